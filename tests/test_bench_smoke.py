@@ -41,7 +41,9 @@ def test_runner_and_cached_smoke(tmp_path, capsys):
         assert ref["wall_full_s"]["median"] == pytest.approx(
             ref["wall_s"]["median"] * n / ref["requests_measured"]
         )
-    assert "process_pool_2_wall_s" in r
+    for fresh in (r["fresh"], r["fresh_openai_sdk"]):  # both HTTP clients measured
+        assert 0 < fresh["request_s"]["median"] <= fresh["wall_s"]["median"]
+    assert r["efficiency"] == pytest.approx(r["ideal_s"] / r["fresh"]["request_s"]["median"])
     printed = capsys.readouterr().out
     assert "1 runner efficiency" in printed and "2 cached rerun" in printed
     assert json.loads((tmp_path / "bench.json").read_text())["table"]

@@ -25,6 +25,12 @@ def server():
         yield srv
 
 
+@pytest.fixture(params=["aiohttp", "openai"])
+def client(request):
+    """Both HTTP clients must behave the same under every fault."""
+    return request.param
+
+
 @pytest.fixture()
 def key_env(monkeypatch):
     monkeypatch.setenv("JL_TEST_KEY", KEY)
@@ -56,8 +62,10 @@ def _run(items, spec, cache_path, **kw):
         return runner.run(items, spec, cache=cache, progress=False, **kw)
 
 
-def test_identical_tables_with_and_without_transport_faults(server, key_env, cjb, tmp_path):
-    spec = _spec(server)
+def test_identical_tables_with_and_without_transport_faults(
+    server, client, key_env, cjb, tmp_path
+):
+    spec = _spec(server, client=client)
     clean = _run(cjb, spec, tmp_path / "clean.sqlite", write_tables=False)
     assert clean.summary.answered == 32 and clean.summary.retries == 0  # 16 pairs x 2 orders
     server.reset()
@@ -75,7 +83,7 @@ def test_identical_tables_with_and_without_transport_faults(server, key_env, cjb
     assert clean.judgments["valid"].all()
 
 
-def test_retry_after_is_honoured_and_retries_are_ours(server, key_env, tmp_path):
+def test_retry_after_is_honoured_and_retries_are_ours(server, client, key_env, tmp_path):
     items = schema.new_items(
         [
             {
@@ -92,7 +100,12 @@ def test_retry_after_is_honoured_and_retries_are_ours(server, key_env, tmp_path)
     )
     server.set_faults(FaultPlan(rate=1.0, kinds=("429",), retry_after_s=0.4))
     t0 = time.monotonic()
-    res = _run(items, _spec(server, backoff_s=0.0), tmp_path / "c.sqlite", write_tables=False)
+    res = _run(
+        items,
+        _spec(server, backoff_s=0.0, client=client),
+        tmp_path / "c.sqlite",
+        write_tables=False,
+    )
     waited = time.monotonic() - t0
     assert res.summary.retries == 2 and res.summary.retry_reasons == {"429": 2}
     # Each of the 2 requests (2 orders) was received exactly twice: the client library itself
@@ -101,9 +114,11 @@ def test_retry_after_is_honoured_and_retries_are_ours(server, key_env, tmp_path)
     assert waited >= 0.4
 
 
-def test_failures_are_not_cached_counted_and_retried_next_run(server, key_env, cjb, tmp_path):
+def test_failures_are_not_cached_counted_and_retried_next_run(
+    server, client, key_env, cjb, tmp_path
+):
     server.set_faults(FaultPlan(rate=1.0, kinds=("500",), attempts=10))
-    spec = _spec(server, max_retries=2)
+    spec = _spec(server, max_retries=2, client=client)
     first = _run(cjb, spec, tmp_path / "c.sqlite", write_tables=False)
     assert (first.summary.failed, first.summary.answered, first.summary.rows) == (32, 0, 0)
     assert all(n == 3 for n in server.counts.values())  # 1 try + 2 retries each
@@ -113,9 +128,9 @@ def test_failures_are_not_cached_counted_and_retried_next_run(server, key_env, c
     assert (second.summary.cache_hits, second.summary.answered, second.summary.rows) == (0, 32, 32)
 
 
-def test_answer_faults_are_cached_kept_invalid_and_counted(server, key_env, cjb, tmp_path):
+def test_answer_faults_are_cached_kept_invalid_and_counted(server, client, key_env, cjb, tmp_path):
     server.set_faults(FaultPlan(rate=1.0, kinds=("empty_content", "length"), seed=1))
-    res = _run(cjb, _spec(server), tmp_path / "c.sqlite", write_tables=False)
+    res = _run(cjb, _spec(server, client=client), tmp_path / "c.sqlite", write_tables=False)
     assert all(n == 1 for n in server.counts.values())  # real answers: never re-asked
     j, d = res.judgments, res.details
     assert len(j) == 32 and res.summary.retries == 0
@@ -128,10 +143,10 @@ def test_answer_faults_are_cached_kept_invalid_and_counted(server, key_env, cjb,
     assert j["chosen"][~j["valid"]].isna().all()
 
 
-def test_wrong_key_stops_the_run_clearly(server, key_env, cjb, tmp_path):
+def test_wrong_key_stops_the_run_clearly(server, client, key_env, cjb, tmp_path):
     server.set_faults(FaultPlan(rate=1.0, kinds=("401",)))
     with pytest.raises(runner.JudgeRunError, match=r"refused.*\$JL_TEST_KEY"):
-        _run(cjb, _spec(server), tmp_path / "c.sqlite")
+        _run(cjb, _spec(server, client=client), tmp_path / "c.sqlite")
     assert server.total <= 4  # stops after the in-flight requests of 4 workers
 
 
@@ -247,3 +262,25 @@ def test_api_key_is_written_nowhere(server, key_env, cjb, tmp_path, judgelab_hom
     needle = KEY.encode()
     leaks = [str(p) for p in files if needle in p.read_bytes()]
     assert leaks == []
+
+
+def test_a_failing_cache_write_stops_the_run_and_keeps_what_was_stored(
+    server, key_env, cjb, tmp_path, monkeypatch
+):
+    import sqlite3
+
+    calls = []
+    real = RequestCache.put_many
+
+    def fail_after_two(self, entries):
+        calls.append(1)
+        if len(calls) > 2:
+            raise sqlite3.OperationalError("disk I/O error")
+        return real(self, entries)
+
+    monkeypatch.setattr(RequestCache, "put_many", fail_after_two)
+    with pytest.raises(sqlite3.OperationalError, match="disk I/O error"):
+        _run(cjb, _spec(server, concurrency=1), tmp_path / "c.sqlite", write_tables=False)
+    monkeypatch.setattr(RequestCache, "put_many", real)
+    with RequestCache(tmp_path / "c.sqlite") as cache:
+        assert len(cache) == 2  # one answer per commit with one worker: both kept

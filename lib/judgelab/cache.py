@@ -53,13 +53,16 @@ def default_path() -> Path:
     return paths.cache() / "requests.sqlite"
 
 
+# A rowid table: rows of several KB are appended in rowid order and only the small key index
+# is kept sorted (a WITHOUT ROWID table would split pages of the big rows on every random
+# key; caches created that way by earlier versions keep working, the queries are the same).
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS requests (
     key TEXT PRIMARY KEY,
     request TEXT NOT NULL,
     response TEXT NOT NULL,
     created_at TEXT NOT NULL
-) WITHOUT ROWID;
+);
 """
 
 
@@ -128,6 +131,17 @@ class RequestCache:
                 f"SELECT key, response FROM requests WHERE key IN ({marks})", chunk
             ).fetchall()
             found.update((k, json.loads(v)) for k, v in rows)
+        return found
+
+    def present(self, keys: Iterable[str]) -> set[str]:
+        """Return which of `keys` are stored (without reading their responses)."""
+        keys = list(dict.fromkeys(keys))
+        found: set[str] = set()
+        for start in range(0, len(keys), 500):
+            chunk = keys[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            rows = self._conn.execute(f"SELECT key FROM requests WHERE key IN ({marks})", chunk)
+            found.update(r[0] for r in rows)
         return found
 
     def put(self, key: str, request: Mapping[str, Any], response: Mapping[str, Any]) -> bool:

@@ -1,10 +1,11 @@
 """Run a judge over a benchmark: fetch what is not cached, then build and write the table.
 
-Remote judges go through `openai.AsyncOpenAI` against any OpenAI-compatible endpoint:
+Remote judges go to any OpenAI-compatible endpoint through a `judgelab.judges.clients`
+client (`spec.client`: aiohttp, the default, or the openai SDK):
 
-- bounded concurrency (`spec.concurrency` workers) and a total per-request timeout
-  (`spec.timeout_s`, enforced around the whole call);
-- retries are ours (the client's own `max_retries` is 0, so every retry is counted): up to
+- bounded concurrency (`spec.concurrency` workers over one keep-alive pool) and a total
+  per-request timeout (`spec.timeout_s`, enforced around the whole call);
+- retries are ours (the clients never retry on their own, so every retry is counted): up to
   `spec.max_retries` on 429, 408/409, 5xx, timeouts, connection errors and malformed answers
   (invalid JSON, no choices), waiting `Retry-After` / `retry-after-ms` when the server sends
   it, else `backoff_s * 2**attempt` times a jitter in [0.5, 1.5) (capped at 60 s). Other
@@ -23,7 +24,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import email.utils
 import json
 import math
 import random
@@ -39,13 +39,12 @@ import pandas as pd
 
 from judgelab import paths, tables
 from judgelab.cache import RequestCache
-from judgelab.judges import offline, templates
+from judgelab.judges import clients, offline, templates
 from judgelab.judges import table as table_mod
 from judgelab.judges.spec import JudgeSpec
 
 MAX_BACKOFF_S = 60.0
 MAX_RETRY_AFTER_S = 300.0
-WORKERS_PER_CLIENT = 8
 
 
 class JudgeRunError(RuntimeError):
@@ -87,6 +86,7 @@ class Summary:
     completion_tokens: int
     cost_usd: float | None
     wall_s: float
+    request_s: float = 0.0
     retry_reasons: dict[str, int] = field(default_factory=dict)
     errors: dict[str, str] = field(default_factory=dict)
     path: str | None = None
@@ -108,7 +108,7 @@ class Summary:
             f"  tokens (new calls) {self.prompt_tokens} prompt + {self.completion_tokens} "
             "completion",
             f"  cost (new calls)   {cost}",
-            f"  wall time          {self.wall_s:.1f} s",
+            f"  wall time          {self.wall_s:.1f} s ({self.request_s:.1f} s of requests)",
         ]
         if self.path:
             lines.append(f"  table              {self.path}")
@@ -121,31 +121,6 @@ class Summary:
         return "\n".join(lines)
 
 
-def _retry_after(headers: Any) -> float | None:
-    """Return the wait a server asks for (`retry-after-ms` or `Retry-After`), in seconds.
-
-    >>> _retry_after({"retry-after": "2"}), _retry_after({"retry-after-ms": "150"})
-    (2.0, 0.15)
-    """
-    if not headers:
-        return None
-    ms = headers.get("retry-after-ms")
-    if ms:
-        with contextlib.suppress(ValueError):
-            return max(0.0, float(ms) / 1000)
-    value = headers.get("retry-after")
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    with contextlib.suppress(TypeError, ValueError):
-        when = email.utils.parsedate_to_datetime(value)
-        return max(0.0, (when - datetime.now(UTC)).total_seconds())
-    return None
-
-
 def backoff_delay(attempt: int, base_s: float, rng: random.Random) -> float:
     """Return the exponential backoff with jitter for retry number `attempt` (0-based).
 
@@ -155,73 +130,28 @@ def backoff_delay(attempt: int, base_s: float, rng: random.Random) -> float:
     return min(MAX_BACKOFF_S, base_s * (2**attempt)) * rng.uniform(0.5, 1.5)
 
 
-class _Retryable(Exception):
-    def __init__(self, reason: str, message: str, wait_s: float | None = None):
-        super().__init__(message)
-        self.reason, self.wait_s = reason, wait_s
-
-
-class _Fatal(Exception):
-    pass
-
-
 def _scrub(text: str, secret: str | None) -> str:
     if secret and secret != "EMPTY" and len(secret) >= 4:
         text = text.replace(secret, "***")
     return text
 
 
-def _disconnected(exc: BaseException) -> bool:
-    """Return True when a "timeout" was really a dropped connection.
-
-    The aiohttp transport reports a server that closes the connection as a connect timeout;
-    its cause chain still names the disconnect, which is a connection error, not a slow answer.
-    """
-    seen: BaseException | None = exc
-    while seen is not None:
-        if "Disconnected" in type(seen).__name__ or isinstance(seen, ConnectionError):
-            return True
-        seen = seen.__cause__ or seen.__context__
-    return False
-
-
-async def _call(client: Any, payload: dict[str, Any], spec: JudgeSpec) -> dict[str, Any]:
-    """Make one chat request; return the record to cache or raise _Retryable/_Fatal/error."""
-    import openai
-
+async def _call(client: clients.ChatClient, payload: dict[str, Any], spec: JudgeSpec) -> dict:
+    """Make one chat request; return the record to cache or raise a `clients` error."""
     t0 = time.monotonic()
     try:
-        # The client's documented low-level `post` sends the payload as built (the cached
-        # request) and skips the SDK's per-call param transform, which costs ~1.5 ms of CPU
-        # per request and halves throughput at high concurrency; errors map as for `create`.
-        resp = await asyncio.wait_for(
-            client.post("/chat/completions", cast_to=object, body=payload),
-            timeout=spec.timeout_s,
-        )
-    except (openai.AuthenticationError, openai.PermissionDeniedError) as exc:
-        raise _Fatal(f"{type(exc).__name__}: HTTP {exc.status_code}: {exc.message}") from None
-    except openai.APIStatusError as exc:
-        code = exc.status_code
-        if code in (408, 409, 429) or code >= 500:
-            wait = _retry_after(getattr(exc.response, "headers", None))
-            raise _Retryable(str(code), f"HTTP {code}: {exc.message}", wait) from None
-        raise RuntimeError(f"HTTP {code}: {exc.message}") from None
-    except (TimeoutError, openai.APITimeoutError) as exc:
-        if _disconnected(exc):
-            raise _Retryable("connection", "the server closed the connection") from None
-        raise _Retryable("timeout", f"no answer within {spec.timeout_s:g} s") from None
-    except openai.APIConnectionError as exc:
-        raise _Retryable("connection", f"connection error: {exc}") from None
-    except (ValueError, openai.APIResponseValidationError) as exc:
-        raise _Retryable("malformed", f"malformed response: {type(exc).__name__}") from None
+        async with asyncio.timeout(spec.timeout_s):  # no extra task per call, as wait_for has
+            resp = await client.complete(payload)
+    except TimeoutError:
+        raise clients.RetryableError("timeout", f"no answer within {spec.timeout_s:g} s") from None
     latency = time.monotonic() - t0
-    # `cast_to=object` returns the decoded JSON as is: building the SDK's pydantic
-    # ChatCompletion costs ~0.6 ms of CPU per request, and only these fields are kept.
+    # Only these fields are kept: the decoded JSON is read as is, never through SDK models.
     if not isinstance(resp, dict):
-        raise _Retryable("malformed", f"response is a {type(resp).__name__}, not a JSON object")
+        msg = f"response is a {type(resp).__name__}, not a JSON object"
+        raise clients.RetryableError("malformed", msg)
     choices = resp.get("choices")
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-        raise _Retryable("malformed", "response has no choices")
+        raise clients.RetryableError("malformed", "response has no choices")
     choice = choices[0]
     message = choice.get("message") if isinstance(choice.get("message"), dict) else {}
     usage = resp.get("usage") if isinstance(resp.get("usage"), dict) else {}
@@ -237,17 +167,40 @@ async def _call(client: Any, payload: dict[str, Any], spec: JudgeSpec) -> dict[s
     }
 
 
-def _aiohttp_transport(openai: Any) -> Any | None:
-    """Return the SDK's aiohttp client class when aiohttp is installed (a dependency here).
+class _GroupCommit:
+    """Store answers in the cache, one transaction for all that arrive in one loop turn.
 
-    It costs about a third less CPU per request than the SDK's default httpx transport, which
-    is what bounds throughput at high concurrency on a small machine.
+    A worker awaits its answer's commit before it takes the next request, so a kill loses at
+    most the one answer per worker that was not yet stored; but answers that arrive together
+    share a transaction, which costs a fraction of one commit per answer. (A writer thread was
+    measured slower: it contends with the event loop for the GIL.)
     """
-    try:
-        import aiohttp  # noqa: F401
-    except ImportError:
-        return None
-    return getattr(openai, "DefaultAioHttpClient", None)
+
+    def __init__(self, cache: RequestCache):
+        self.cache = cache
+        self.pending: list[tuple[str, dict[str, Any], dict[str, Any], asyncio.Future[None]]] = []
+
+    async def put(self, key: str, request: dict[str, Any], record: dict[str, Any]) -> None:
+        """Queue one answer, commit it with the others of this loop turn, then return."""
+        loop = asyncio.get_running_loop()
+        done: asyncio.Future[None] = loop.create_future()
+        if not self.pending:
+            loop.call_soon(self._flush)
+        self.pending.append((key, request, record, done))
+        await done
+
+    def _flush(self) -> None:
+        batch, self.pending = self.pending, []
+        try:
+            self.cache.put_many([(k, q, r) for k, q, r, _ in batch])
+        except BaseException as exc:  # e.g. disk full: every waiting worker sees it
+            for *_, done in batch:
+                if not done.done():
+                    done.set_exception(exc)
+            return
+        for *_, done in batch:
+            if not done.done():
+                done.set_result(None)
 
 
 async def fetch(
@@ -272,12 +225,12 @@ async def fetch(
     Raises:
         JudgeRunError: the endpoint rejected the key (401/403); answers so far are cached.
     """
-    import openai
     from tqdm.auto import tqdm
 
     stats = FetchStats(requested=len(todo))
     if not todo:
         return stats
+    store = _GroupCommit(cache)
     api_key = spec.api_key()
     rng = random.Random(seed)
     queue: asyncio.Queue[table_mod.Planned] = asyncio.Queue()
@@ -309,11 +262,12 @@ async def fetch(
             while True:
                 try:
                     record = await _call(client, p.payload(), spec)
-                except _Retryable as exc:
+                except clients.RetryableError as exc:
                     if attempt >= spec.max_retries:
                         stats.failed += 1
                         msg = f"{exc} (gave up after {attempt} retries)"
                         stats.errors[p.key] = _scrub(msg, api_key)
+                        postfix()
                         break
                     stats.retries += 1
                     stats.retry_reasons[exc.reason] = stats.retry_reasons.get(exc.reason, 0) + 1
@@ -324,14 +278,15 @@ async def fetch(
                     attempt += 1
                     postfix()
                     continue
-                except _Fatal as exc:
+                except clients.FatalError as exc:
                     fatal.append(_scrub(str(exc), api_key))
                     return
                 except Exception as exc:  # non-retryable HTTP errors, unexpected bugs
                     stats.failed += 1
                     stats.errors[p.key] = _scrub(f"{type(exc).__name__}: {exc}", api_key)
+                    postfix()
                     break
-                cache.put(p.key, p.request, record)
+                await store.put(p.key, p.request, record)
                 stats.answered += 1
                 stats.prompt_tokens += int(record["prompt_tokens"] or 0)
                 stats.completion_tokens += int(record["completion_tokens"] or 0)
@@ -340,33 +295,17 @@ async def fetch(
                 )
                 stats.cost_usd += cost or 0.0
                 break
-            bar.update(1)
-            postfix()
+            bar.update(1)  # the postfix changes only on a retry or a failure
 
-    # httpx's pool scans every connection on each request, so one pool of 64 connections costs
-    # O(64) per call; with httpx, several small pools (<= 8 workers each) keep that cost flat.
-    # The aiohttp transport has no such cost and serves all workers from one client.
-    aio = _aiohttp_transport(openai)
-    n_clients = 1 if aio is not None else math.ceil(spec.concurrency / WORKERS_PER_CLIENT)
     try:
-        async with contextlib.AsyncExitStack() as stack:
-            clients = [
-                await stack.enter_async_context(
-                    openai.AsyncOpenAI(
-                        base_url=spec.base_url,
-                        api_key=api_key,
-                        max_retries=0,
-                        timeout=spec.timeout_s,
-                        **({"http_client": aio()} if aio is not None else {}),
-                    )
-                )
-                for _ in range(n_clients)
-            ]
-            workers = [
-                asyncio.create_task(worker(clients[i % n_clients]))
-                for i in range(spec.concurrency)
-            ]
-            await asyncio.gather(*workers)
+        async with clients.open_client(
+            spec.client,
+            spec.base_url,
+            api_key,
+            timeout_s=spec.timeout_s,
+            concurrency=spec.concurrency,
+        ) as client:
+            await asyncio.gather(*(worker(client) for _ in range(spec.concurrency)))
     finally:
         bar.close()
     if fatal:
@@ -603,8 +542,12 @@ def build_from_cache(
     *,
     conditions: list[str] | None = None,
     cache: RequestCache | None = None,
+    the_plan: table_mod.Plan | None = None,
 ) -> table_mod.Built:
-    """Build the judge's table over all `items` from whatever the cache holds (no calls)."""
+    """Build the judge's table over all `items` from whatever the cache holds (no calls).
+
+    `the_plan`: the plan of exactly these items and conditions, if computed already.
+    """
     items = with_condition_references(items, spec, conditions)
     if spec.is_offline:
         rows, details = offline.build(
@@ -618,7 +561,7 @@ def build_from_cache(
         return table_mod.Built(
             table_mod.to_table(rows), pd.DataFrame(details, columns=table_mod.DETAIL_COLUMNS)
         )
-    p = table_mod.plan(items, spec, conditions=_conditions(items, spec, conditions))
+    p = the_plan or table_mod.plan(items, spec, conditions=_conditions(items, spec, conditions))
     own = cache is None
     cache = cache or RequestCache()
     try:
@@ -697,27 +640,38 @@ def run(
     if spec.is_offline:
         offline.check_benchmark(chosen, offline.BASELINES[spec.model])
     else:
-        p = table_mod.plan(chosen, spec, conditions=_conditions(items, spec, conditions))
+        conds = _conditions(items, spec, conditions)
+        p = table_mod.plan(chosen, spec, conditions=conds)
     own = cache is None and not spec.is_offline
     if own:
         cache = RequestCache()
     try:
         hits = 0
+        request_s = 0.0
         n_planned = 0
         skipped = 0
         if p is not None:
             assert cache is not None
             n_planned, skipped = len(p.requests), len(p.skipped)
-            have = set(cache.get_many(p.keys))
+            have = cache.present(p.keys)
             hits = sum(1 for r in p.requests if r.key in have)
             todo = list({r.key: r for r in p.requests if r.key not in have}.values())
+            t_req = time.monotonic()
             stats = _run_coroutine(fetch(spec, todo, cache, cached=hits, progress=progress))
+            request_s = time.monotonic() - t_req
         # Build and write under the table's lock: a second process judging other splits of
         # the same judge then rebuilds from a cache that already holds this one's answers,
         # instead of replacing the table with a copy that lacks them.
         lock = _table_lock(items, spec.judge_id) if write_tables else contextlib.nullcontext()
         with lock:
-            built = build_from_cache(items, spec, conditions=conditions, cache=cache)
+            # The selection's plan is the table's when it covers every item and the table's
+            # conditions did not change meanwhile (another process may have added some).
+            whole = None
+            if p is not None and len(chosen) == len(items):
+                whole = p if _conditions(items, spec, conditions) == conds else None
+            built = build_from_cache(
+                items, spec, conditions=conditions, cache=cache, the_plan=whole
+            )
             written = write(built, spec.judge_id) if write_tables and len(built.judgments) else []
     finally:
         if own and cache is not None:
@@ -744,6 +698,7 @@ def run(
         completion_tokens=stats.completion_tokens,
         cost_usd=None if (spec.price_in is None and not spec.is_offline) else stats.cost_usd,
         wall_s=time.monotonic() - t0,
+        request_s=request_s,
         retry_reasons=stats.retry_reasons,
         errors=stats.errors,
         path=", ".join(map(str, written)) or None,

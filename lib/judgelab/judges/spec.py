@@ -26,6 +26,7 @@ Offline baseline (`endpoint: offline`; `model` names the baseline, `options` its
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
@@ -38,7 +39,10 @@ from urllib.parse import urlsplit
 
 import yaml
 
+from judgelab.judges import clients
+
 ENDPOINTS = ("openai-compatible", "offline")
+CLIENTS = clients.CLIENTS
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 _ENV_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _SECRET_KEY_RE = re.compile(
@@ -80,6 +84,8 @@ class JudgeSpec:
         orders: Presentation orders for pairwise items: (0, 1) = both (the default).
         conditions: Conditions to run (default: the template's own default).
         concurrency, timeout_s, max_retries, backoff_s: How requests are made.
+        client: HTTP client: "aiohttp" (default, lean) or "openai" (the official SDK); both
+            send the same requests, so the cache and the judge id do not depend on it.
         price_in, price_out: USD per 1M prompt / completion tokens (None: cost unknown).
         options: Offline baseline params (e.g. `threshold`).
         id: Judge id override (default: model + template + a hash of the params).
@@ -102,6 +108,7 @@ class JudgeSpec:
     timeout_s: float = 120.0
     max_retries: int = 6
     backoff_s: float = 1.0
+    client: str = "aiohttp"
     price_in: float | None = None
     price_out: float | None = None
     options: dict[str, Any] = field(default_factory=dict)
@@ -113,7 +120,7 @@ class JudgeSpec:
         """Return True for an offline baseline."""
         return self.endpoint == "offline"
 
-    @property
+    @functools.cached_property  # the spec is frozen: computed once
     def endpoint_id(self) -> str:
         """Return the base URL without credentials or query (part of every cache key)."""
         parts = urlsplit(self.base_url)
@@ -130,7 +137,7 @@ class JudgeSpec:
             out["seed"] = self.seed
         return out
 
-    @property
+    @functools.cached_property
     def judge_id(self) -> str:
         """Return the stable, file-name-safe judge id: model, template and a params hash."""
         if self.id:
@@ -284,6 +291,8 @@ def from_dict(data: dict[str, Any], *, source: str | None = None) -> JudgeSpec:
             source,
             "api_key_env",
         )
+    if "client" in out and out["client"] not in CLIENTS:
+        raise _fail(f"{out['client']!r} is not one of {list(CLIENTS)}", source, "client")
     if "base_url" in out and not re.match(r"^https?://", out["base_url"]):
         raise _fail(f"{out['base_url']!r} is not an http(s) URL", source, "base_url")
     if "orders" in out:

@@ -141,6 +141,7 @@ def plan(
         raise ValueError(f"judge {spec.judge_id} is an offline baseline; it makes no requests")
     template = templates.get(str(spec.template))
     conds = conditions_for(spec, template, conditions)
+    sampling = spec.sampling()
     requests: list[Planned] = []
     skipped: list[Skipped] = []
     for idx, row in enumerate(item_records(items)):
@@ -161,7 +162,7 @@ def plan(
                     continue
                 for order in orders:
                     for sample in range(spec.n):
-                        request = request_for(spec, messages[order], sample)
+                        request = request_for(spec, messages[order], sample, sampling=sampling)
                         requests.append(
                             Planned(
                                 *where,
@@ -176,13 +177,22 @@ def plan(
     return Plan(requests, skipped)
 
 
-def request_for(spec: JudgeSpec, messages: list[dict[str, str]], sample: int) -> dict[str, Any]:
-    """Return the cached request for one sample (endpoint + model + messages + sampling)."""
+def request_for(
+    spec: JudgeSpec,
+    messages: list[dict[str, str]],
+    sample: int,
+    *,
+    sampling: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Return the cached request for one sample (endpoint + model + messages + sampling).
+
+    `sampling`: `spec.sampling()` computed once by a caller that builds many requests.
+    """
     request: dict[str, Any] = {
         "endpoint": spec.endpoint_id,
         "model": spec.model,
         "messages": messages,
-        **spec.sampling(),
+        **(spec.sampling() if sampling is None else sampling),
     }
     if sample > 0:
         request["seed"] = (spec.seed or 0) + sample
@@ -290,6 +300,7 @@ def build(
     records = item_records(items)
     rows: list[dict[str, Any]] = []
     details: list[dict[str, Any]] = []
+    judge_id, prompt_id = spec.judge_id, spec.prompt_id  # hashed once, not once per row
     for req in p.requests:
         key_cols = {c: getattr(req, c) for c in KEY_COLUMNS}
         resp = responses.get(req.key)
@@ -310,9 +321,9 @@ def build(
         rows.append(
             {
                 **key_cols,
-                "judge": spec.judge_id,
+                "judge": judge_id,
                 "model": spec.model,
-                "prompt": spec.prompt_id,
+                "prompt": prompt_id,
                 "output": output,
                 **judge_row(
                     template,

@@ -145,6 +145,7 @@ class _State:
     latency_s: float
     faults: FaultPlan
     models: tuple[str, ...]
+    api_key: str | None = None
     counts: Counter[str] = field(default_factory=Counter)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -194,9 +195,17 @@ def _json(obj: Any) -> bytes:
     return json.dumps(obj).encode("utf-8")
 
 
-async def _answer(state: _State, method: str, path: str, raw: bytes) -> bytes | str | None:
+async def _answer(
+    state: _State, method: str, path: str, raw: bytes, headers: dict[str, str] | None = None
+) -> bytes | str | None:
     """Return the bytes to send, "hang", "drop", or None to close."""
     path = path.split("?", 1)[0]
+    wanted = state.api_key
+    if wanted is not None and (headers or {}).get("authorization") != f"Bearer {wanted}":
+        return _http(
+            401,
+            _json({"error": {"message": "missing or wrong API key", "type": "invalid_api_key"}}),
+        )
     if method == "GET" and path.rstrip("/") in ("/v1/models", "/models"):
         data = [{"id": m, "object": "model", "owned_by": "judgelab-test"} for m in state.models]
         return _http(200, _json({"object": "list", "data": data}))
@@ -279,7 +288,7 @@ async def _serve_connection(
                     headers[k.strip().lower()] = v.strip()
             length = int(headers.get("content-length", "0") or 0)
             raw = await reader.readexactly(length) if length else b""
-            out = await _answer(state, method, path, raw)
+            out = await _answer(state, method, path, raw, headers)
             if out is None:
                 return
             writer.write(out)
@@ -302,6 +311,7 @@ class OpenAIServer:
         faults: Which requests get injected faults (default: none).
         port: Port to bind (0 = a free one).
         models: Model ids listed by `GET /v1/models`.
+        api_key: If set, every request must carry `Authorization: Bearer <api_key>` (else 401).
     """
 
     def __init__(
@@ -312,12 +322,14 @@ class OpenAIServer:
         faults: FaultPlan | None = None,
         port: int = 0,
         models: tuple[str, ...] = ("test-model",),
+        api_key: str | None = None,
     ):
         self._state = _State(
             responder=responder or default_responder,
             latency_s=latency_s,
             faults=faults or FaultPlan(),
             models=models,
+            api_key=api_key,
         )
         self._port = port
         self._loop: asyncio.AbstractEventLoop | None = None
