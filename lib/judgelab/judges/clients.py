@@ -5,11 +5,11 @@ caching and accounting do not depend on which one is used (`JudgeSpec.client`):
 
 - `aiohttp` (the default): one `aiohttp.ClientSession` per run posts the JSON body to
   `<base_url>/chat/completions` with `Authorization: Bearer <key>` and decodes the JSON
-  answer. About 0.2 ms of CPU per request, so one process keeps 64 concurrent requests busy
-  at well over 1,000 requests/s;
+  answer. A whole run costs about 0.5 ms of CPU per request (`make bench`), so one process
+  keeps 64 concurrent requests busy at over 1,100 requests/s;
 - `openai`: the official SDK's `AsyncOpenAI.post` (over its aiohttp transport when available).
-  It also reads `OPENAI_ORG_ID`/`OPENAI_PROJECT_ID`, but costs about ten times the CPU per
-  request, which bounds throughput at high concurrency on a small machine.
+  It also reads `OPENAI_ORG_ID`/`OPENAI_PROJECT_ID`, but a run costs about 1.1 ms of CPU per
+  request (its request building), which bounds throughput at high concurrency on two cores.
 
 Errors: `FatalError` for 401/403 (the key is wrong for every request), `RetryableError` for
 408/409/429/5xx (with the server's `retry-after-ms`/`Retry-After` wait), timeouts, dropped
