@@ -118,3 +118,16 @@ def test_a_refused_connection_is_retryable_and_names_no_key(client):
     with pytest.raises(clients.RetryableError) as info:
         asyncio.run(go())
     assert info.value.reason == "connection" and KEY not in str(info.value)
+
+
+def test_tls_trusts_ssl_cert_file_else_certifi(monkeypatch, tmp_path):
+    import certifi
+
+    monkeypatch.delenv("SSL_CERT_FILE", raising=False)
+    n_certifi = len(clients.ssl_context().get_ca_certs())
+    assert n_certifi > 10  # certifi's bundle, not an empty store
+    monkeypatch.setenv("SSL_CERT_FILE", str(tmp_path / "missing.pem"))
+    with pytest.raises(FileNotFoundError):
+        clients.ssl_context()  # the named file is used, never silently skipped
+    monkeypatch.setenv("SSL_CERT_FILE", certifi.where())
+    assert len(clients.ssl_context().get_ca_certs()) == n_certifi

@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import email.utils
 import json
+import os
 from datetime import UTC, datetime
 from typing import Any, Protocol
 from urllib.parse import urlsplit, urlunsplit
@@ -133,6 +134,25 @@ def env_proxy(url: str) -> str | None:
     return urllib.request.getproxies().get(parts.scheme) or None
 
 
+def ssl_context() -> Any:
+    """Return the TLS context for https endpoints: `SSL_CERT_FILE`, else certifi's CA bundle.
+
+    The same trust store the openai SDK (httpx) uses, so an endpoint that works with the SDK
+    works here too, also on Pythons without system certificates.
+    """
+    import ssl
+
+    cafile = os.environ.get("SSL_CERT_FILE")
+    if not cafile:
+        try:
+            import certifi
+
+            cafile = certifi.where()
+        except ImportError:  # pragma: no cover - certifi comes with httpx/openai
+            cafile = None
+    return ssl.create_default_context(cafile=cafile)
+
+
 def _disconnected(exc: BaseException) -> bool:
     """Return True when a "timeout" was really a dropped connection (see the cause chain)."""
     seen: BaseException | None = exc
@@ -161,7 +181,10 @@ class AioHttpChat:
         from judgelab import __version__
 
         self._session = aiohttp.ClientSession(
-            connector=aiohttp.TCPConnector(limit=self.concurrency),
+            connector=aiohttp.TCPConnector(
+                limit=self.concurrency,
+                ssl=ssl_context() if self.url.startswith("https:") else None,
+            ),
             timeout=aiohttp.ClientTimeout(total=self.timeout_s),
             headers={
                 "Authorization": f"Bearer {self._api_key}",
@@ -282,4 +305,5 @@ __all__ = [
     "open_client",
     "raise_for_status",
     "retry_after",
+    "ssl_context",
 ]
