@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 
 import pandas as pd
 import pytest
@@ -14,6 +13,7 @@ from judgelab.cache import RequestCache, default_path
 from judgelab.judges import runner, table
 from judgelab.judges import spec as spec_mod
 from judgelab.testing.items import write_pairwise_items
+from judgelab.testing.judge_cli import judge_command, write_loopback_spec
 from judgelab.testing.openai_server import OpenAIServer, canonical_key
 
 N_ITEMS = 80  # x 2 orders = 160 requests
@@ -29,21 +29,14 @@ def test_two_judge_processes_share_cache_and_table(tmp_path, monkeypatch):
     monkeypatch.setenv("JL_TWO_KEY", "sk-" + "two-0123456789abcdef")
     items_file = _items_file(tmp_path)
     with OpenAIServer(latency_s=0.005) as server:
-        spec_file = tmp_path / "judge.yaml"
-        spec_file.write_text(
-            f"endpoint: openai-compatible\nmodel: test-model\nbase_url: {server.url}\n"
-            "api_key_env: JL_TWO_KEY\ntemplate: cjb.workflow\nconcurrency: 4\ntimeout_s: 10\n"
+        spec_file = write_loopback_spec(
+            tmp_path / "judge.yaml",
+            server.url,
+            api_key_env="JL_TWO_KEY",
+            concurrency=4,
+            timeout_s=10,
         )
-        cmd = [
-            sys.executable,
-            "-m",
-            "judgelab.cli_judge",
-            "--judge",
-            str(spec_file),
-            "--benchmark",
-            str(items_file),
-            "--no-progress",
-        ]
+        cmd = judge_command(spec_file, "--benchmark", str(items_file), "--no-progress")
         procs = [
             subprocess.Popen(
                 cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=os.environ
@@ -139,15 +132,18 @@ def test_two_judge_processes_on_disjoint_splits_keep_every_row(tmp_path, monkeyp
         tmp_path / "items.jsonl", N_ITEMS, benchmark="splitbench", splits=("a", "b")
     )
     with OpenAIServer(latency_s=0.005) as server:
-        spec_file = tmp_path / "judge.yaml"
-        spec_file.write_text(
-            f"endpoint: openai-compatible\nmodel: test-model\nbase_url: {server.url}\n"
-            "api_key_env: JL_TWO_KEY\ntemplate: cjb.workflow\nconcurrency: 4\ntimeout_s: 10\n"
+        spec_file = write_loopback_spec(
+            tmp_path / "judge.yaml",
+            server.url,
+            api_key_env="JL_TWO_KEY",
+            concurrency=4,
+            timeout_s=10,
         )
-        base = [sys.executable, "-m", "judgelab.cli_judge", "--judge", str(spec_file)]
         procs = [
             subprocess.Popen(
-                [*base, "--benchmark", str(path), "--split", split, "--no-progress"],
+                judge_command(
+                    spec_file, "--benchmark", str(path), "--split", split, "--no-progress"
+                ),
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 text=True,

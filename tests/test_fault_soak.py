@@ -20,7 +20,6 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import time
 from collections import Counter
 
@@ -33,6 +32,7 @@ from judgelab.judges import runner, table
 from judgelab.judges import spec as spec_mod
 from judgelab.testing import openai_server
 from judgelab.testing.items import write_pairwise_items
+from judgelab.testing.judge_cli import judge_command, write_loopback_spec
 from judgelab.testing.openai_server import FaultPlan, OpenAIServer, canonical_key
 
 N_ITEMS = 5_000  # x 2 orders = 10,000 requests
@@ -86,22 +86,17 @@ def test_10k_requests_with_faults_and_two_kills(tmp_path, monkeypatch):
     items_file = _items_file(tmp_path)
     started = time.monotonic()
     with OpenAIServer(latency_s=0.002, faults=FAULTS) as server:
-        spec_file = tmp_path / "judge.yaml"
-        spec_file.write_text(
-            f"endpoint: openai-compatible\nmodel: soak-model\nbase_url: {server.url}\n"
-            f"api_key_env: JL_SOAK_KEY\ntemplate: cjb.workflow\nconcurrency: {CONCURRENCY}\n"
-            f"timeout_s: {TIMEOUT_S}\nmax_retries: {MAX_RETRIES}\nbackoff_s: 0.01\n"
+        spec_file = write_loopback_spec(
+            tmp_path / "judge.yaml",
+            server.url,
+            api_key_env="JL_SOAK_KEY",
+            model="soak-model",
+            concurrency=CONCURRENCY,
+            timeout_s=TIMEOUT_S,
+            max_retries=MAX_RETRIES,
+            backoff_s=0.01,
         )
-        cmd = [
-            sys.executable,
-            "-m",
-            "judgelab.cli_judge",
-            "--judge",
-            str(spec_file),
-            "--benchmark",
-            str(items_file),
-            "--no-progress",
-        ]
+        cmd = judge_command(spec_file, "--benchmark", str(items_file), "--no-progress")
         snapshots = []  # (server counts, cached keys) right after each kill
         for kill_at in KILL_AT:
             proc = subprocess.Popen(

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import time
 
 import pandas as pd
@@ -15,6 +14,7 @@ from judgelab.cache import RequestCache, default_path
 from judgelab.judges import runner, table
 from judgelab.judges import spec as spec_mod
 from judgelab.testing.items import write_pairwise_items
+from judgelab.testing.judge_cli import judge_command, write_loopback_spec
 from judgelab.testing.openai_server import OpenAIServer, canonical_key
 
 N_ITEMS = 60  # x 2 orders = 120 requests
@@ -26,27 +26,19 @@ def _items_file(tmp_path):
 
 
 def _judge_cmd(spec_file, items_file):
-    return [
-        sys.executable,
-        "-m",
-        "judgelab.cli_judge",
-        "--judge",
-        str(spec_file),
-        "--benchmark",
-        str(items_file),
-        "--no-progress",
-    ]
+    return judge_command(spec_file, "--benchmark", str(items_file), "--no-progress")
 
 
 def test_kill_9_mid_run_then_rerun_loses_nothing_and_pays_once(tmp_path, monkeypatch):
     monkeypatch.setenv("JL_TEST_KEY", "sk-" + "test-kill-0123456789")
     items_file = _items_file(tmp_path)
     with OpenAIServer(latency_s=0.05) as server:
-        spec_file = tmp_path / "judge.yaml"
-        spec_file.write_text(
-            f"endpoint: openai-compatible\nmodel: test-model\nbase_url: {server.url}\n"
-            f"api_key_env: JL_TEST_KEY\ntemplate: cjb.workflow\nconcurrency: {CONCURRENCY}\n"
-            "timeout_s: 5\n"
+        spec_file = write_loopback_spec(
+            tmp_path / "judge.yaml",
+            server.url,
+            api_key_env="JL_TEST_KEY",
+            concurrency=CONCURRENCY,
+            timeout_s=5,
         )
         proc = subprocess.Popen(
             _judge_cmd(spec_file, items_file),

@@ -13,6 +13,7 @@ from judgelab import catalog, cli_judge, schema, tables
 from judgelab.cache import RequestCache
 from judgelab.judges import runner, table
 from judgelab.judges import spec as spec_mod
+from judgelab.testing.judge_cli import write_loopback_spec
 from judgelab.testing.openai_server import TRANSPORT_FAULTS, FaultPlan, OpenAIServer
 
 KEY = "sk-" + "test-SECRET-0123456789abcdef"
@@ -217,10 +218,8 @@ def test_dry_run_counts_and_estimates_without_calling(server, key_env, cjb, tmp_
 
 
 def test_cli_dry_run_and_run(server, key_env, cjb, tmp_path, capsys):
-    spec_file = tmp_path / "judge.yaml"
-    spec_file.write_text(
-        f"endpoint: openai-compatible\nmodel: test-model\nbase_url: {server.url}\n"
-        "api_key_env: JL_TEST_KEY\ntemplate: cjb.workflow\nprice_in: 1\nprice_out: 1\n"
+    spec_file = write_loopback_spec(
+        tmp_path / "judge.yaml", server.url, api_key_env="JL_TEST_KEY", price_in=1, price_out=1
     )
     args = ["--judge", str(spec_file), "--benchmark", "sample:contextualjudgebench"]
     assert cli_judge.main([*args, "--dry-run", "--limit", "2"]) == 0
@@ -238,10 +237,12 @@ def test_api_key_is_written_nowhere(server, key_env, cjb, tmp_path, judgelab_hom
     # Exercise success, retries, failures and the CLI, then scan every file under the
     # JUDGELAB_HOME tmp dir (tables, details, the sqlite db and its WAL) for the key.
     server.set_faults(FaultPlan(rate=0.5, kinds=("429", "500", "truncated_json"), seed=7))
-    spec_file = tmp_path / "judge.yaml"
-    spec_file.write_text(
-        f"endpoint: openai-compatible\nmodel: test-model\nbase_url: {server.url}\n"
-        "api_key_env: JL_TEST_KEY\ntemplate: cjb.structured\nbackoff_s: 0.001\n"
+    spec_file = write_loopback_spec(
+        tmp_path / "judge.yaml",
+        server.url,
+        api_key_env="JL_TEST_KEY",
+        template="cjb.structured",
+        backoff_s=0.001,
     )
     assert (
         cli_judge.main(

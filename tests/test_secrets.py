@@ -13,7 +13,6 @@ from __future__ import annotations
 import base64
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import nbformat
@@ -21,6 +20,7 @@ import pytest
 
 from judgelab import pipeline
 from judgelab.testing.items import write_pairwise_items
+from judgelab.testing.judge_cli import judge_command, write_loopback_spec
 from judgelab.testing.openai_server import FaultPlan, OpenAIServer
 
 KEY = "sk-" + "dummy-SECRET-9f8e7d6c5b4a39281706"
@@ -54,13 +54,15 @@ def test_no_written_file_contains_the_key(tmp_path, judgelab_home, monkeypatch):
     logs.mkdir()
     project = tmp_path / "proj"
     with OpenAIServer(latency_s=0.001) as server:
-        spec = inputs / "judge.yaml"
-        spec.write_text(
-            f"endpoint: openai-compatible\nmodel: test-model\nbase_url: {server.url}\n"
-            f"api_key_env: {ENV}\ntemplate: cjb.workflow\nbackoff_s: 0.001\ntimeout_s: 0.5\n"
-            "max_retries: 1\n"
+        spec = write_loopback_spec(
+            inputs / "judge.yaml",
+            server.url,
+            api_key_env=ENV,
+            backoff_s=0.001,
+            timeout_s=0.5,
+            max_retries=1,
         )
-        cmd = [sys.executable, "-m", "judgelab.cli_judge", "--judge", str(spec)]
+        cmd = judge_command(spec)
 
         def judge(name: str, *args: str) -> int:
             proc = subprocess.run(
@@ -80,8 +82,7 @@ def test_no_written_file_contains_the_key(tmp_path, judgelab_home, monkeypatch):
         spec401 = inputs / "judge401.yaml"
         spec401.write_text(spec.read_text().replace("test-model", "other-model"))
         proc = subprocess.run(
-            [sys.executable, "-m", "judgelab.cli_judge", "--judge", str(spec401)]
-            + ["--benchmark", str(items), "--no-progress"],
+            judge_command(spec401, "--benchmark", str(items), "--no-progress"),
             capture_output=True,
             text=True,
             timeout=120,
