@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from itertools import combinations
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -335,13 +336,7 @@ def pairwise_rates(
     rows = [frame(dict(zip(keys, k, strict=True)), "split", s, r, inc) for k, s, r, inc in cells]
 
     if across is not None:
-        pos = keys.index(across)
-        outer: dict[tuple, list] = {}
-        for cell in cells:
-            outer.setdefault(cell[0][:pos] + cell[0][pos + 1 :], []).append(cell)
-        rest = [k for k in keys if k != across]
-        for okey, members in outer.items():
-            base = dict(zip(rest, okey, strict=True))
+        for base, members in _cells_across(cells, keys, across):
             sums = np.sum([m[1] for m in members], axis=0)
             reps = np.sum([m[2] for m in members], axis=0)
             inc = float(sum(m[3] for m in members))
@@ -553,6 +548,22 @@ def run_stability(rates: pd.DataFrame, *, metric: str = "cons") -> pd.DataFrame:
     return out.reset_index()
 
 
+def _cells_across(
+    cells: list[tuple], keys: list[str], across: str
+) -> list[tuple[dict[str, Any], list[tuple]]]:
+    """Group cells (whose first element is their key tuple over `keys`) over `across`.
+
+    Returns (the other keys as a dict, the member cells) per combination of the other keys,
+    in first-seen order: the cells an aggregate over `across` (pooled, mean of splits) uses.
+    """
+    pos = keys.index(across)
+    outer: dict[tuple, list[tuple]] = {}
+    for cell in cells:
+        outer.setdefault(cell[0][:pos] + cell[0][pos + 1 :], []).append(cell)
+    rest = [k for k in keys if k != across]
+    return [(dict(zip(rest, okey, strict=True)), members) for okey, members in outer.items()]
+
+
 def compare_judges(
     outcomes: pd.DataFrame,
     *,
@@ -613,15 +624,10 @@ def compare_judges(
             cells.append((key, x.sum(axis=0), len(x), reps, disc))
         merged = [(dict(zip(cell_keys, c[0], strict=True)), *c[1:]) for c in cells]
         if across is not None:
-            pos = cell_keys.index(across)
-            outer: dict[tuple, list] = {}
-            for c in cells:
-                outer.setdefault(c[0][:pos] + c[0][pos + 1 :], []).append(c)
-            rest = [k for k in cell_keys if k != across]
-            for okey, members in outer.items():
+            for base, members in _cells_across(cells, cell_keys, across):
                 merged.append(
                     (
-                        {**dict(zip(rest, okey, strict=True)), across: POOLED},
+                        {**base, across: POOLED},
                         np.sum([m[1] for m in members], axis=0),
                         sum(m[2] for m in members),
                         np.sum([m[3] for m in members], axis=0),
