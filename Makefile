@@ -29,14 +29,16 @@ env: $(STAMP) ## Create .venv and install judgelab with its dev extras
 figures: $(STAMP) ## Execute every notebook with params/<nb>/default.yaml; writes reports/index.html
 	$(BIN)/judgelab reproduce --runs default
 
-test: $(STAMP) ## Lint (ruff) and run the test suite (pytest)
+test: $(STAMP) ## Lint (ruff, import contracts) and run the test suite (pytest)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports
 	$(BIN)/python -m pytest
 
-lint: $(STAMP) ## Lint only
+lint: $(STAMP) ## Lint only (ruff + import contracts)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports
 
 bench: $(STAMP) ## Benchmarks of issue 12 (offline): table of median/min/max + reports/bench.json
 	$(BIN)/python -m bench.run $(BENCH_ARGS)

@@ -212,7 +212,7 @@ class Server:
 
 def synthetic_items(n: int) -> Any:
     """Return n pairwise items (a few hundred characters of context each)."""
-    from judgelab import schema
+    from judgelab.core import schema
 
     rows = [
         {
@@ -279,7 +279,7 @@ async def _raw_client(port: int, bodies: list[bytes], concurrency: int, timeout_
 
 def _fresh_run(runner: Any, items: Any, spec: Any, srv: Server, tmp: str, n: int) -> Any:
     """Judge `items` into an empty cache; return (result, cache, wall, client/server CPU)."""
-    from judgelab.cache import RequestCache
+    from judgelab.judges.cache import RequestCache
 
     cache = RequestCache(Path(tmp) / f"{spec.client}.sqlite")
     c0, s0, t0 = self_cpu_s(), srv.cpu_s(), time.perf_counter()
@@ -296,9 +296,9 @@ def _fresh_run(runner: Any, items: Any, spec: Any, srv: Server, tmp: str, n: int
 def bench_runner(cfg: dict[str, Any], repeat: int, reference_repeat: int) -> dict[str, Any]:
     """Workloads 1 and 2: fresh requests (both HTTP clients), then all cached."""
     from bench.reference_runner import DEFAULT_THREADS, run_reference
-    from judgelab.cache import RequestCache
     from judgelab.judges import runner
     from judgelab.judges import table as table_mod
+    from judgelab.judges.cache import RequestCache
 
     items = synthetic_items(cfg["items"])
     conc, latency_s = cfg["concurrency"], cfg["latency_ms"] / 1000
@@ -422,7 +422,7 @@ def write_metric_table(path: Path, n_items: int, n_judges: int, n_splits: int) -
     import numpy as np
     import pandas as pd
 
-    from judgelab import tables
+    from judgelab.core import tables
 
     rng = np.random.default_rng(12)
     item = np.repeat(np.arange(n_items), n_judges * 2)
@@ -473,7 +473,8 @@ def write_metric_table(path: Path, n_items: int, n_judges: int, n_splits: int) -
 
 def metrics_chosen(path: str, n_boot: int) -> dict[str, Any]:
     """The library path: key columns only, then item_outcomes → pairwise_rates → boards."""
-    from judgelab import metrics, tables
+    from judgelab.analyses.pairwise import metrics
+    from judgelab.core import tables
 
     t0 = time.perf_counter()
     df = tables.read(path, "judgments", columns=METRIC_COLUMNS)
@@ -497,7 +498,7 @@ def metrics_chosen(path: str, n_boot: int) -> dict[str, Any]:
 
 def metrics_full_read(path: str) -> dict[str, Any]:
     """Reading the whole table as notebooks do today (validated, raw outputs included)."""
-    from judgelab import tables
+    from judgelab.core import tables
 
     t0 = time.perf_counter()
     df = tables.read_judgments(path)
@@ -641,7 +642,7 @@ def bench_import(repeat: int) -> dict[str, Any]:
     mirror = mirror_dir()
     if mirror is None or not (mirror / "llmbar").is_dir():
         return {"skipped": "LLMBar mirror not found: set JUDGELAB_MIRROR or place ../shared/data"}
-    from judgelab import imports
+    from judgelab.data import ingest as imports
 
     walls, n_items, n_judg = [], 0, 0
     for _ in range(repeat):
@@ -685,7 +686,7 @@ def read_records(reports: Path, run: str = "default") -> list[dict[str, Any]]:
 
 def bench_figures(mode: str, timeout_s: float) -> dict[str, Any]:
     """Workload 5: `judgelab reproduce --runs default` in a temporary home, or old records."""
-    from judgelab import paths
+    from judgelab.core import paths
 
     if mode == "records":
         recs = read_records(paths.reports())
@@ -854,7 +855,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.child:
         print(json.dumps(run_child(json.loads(args.child))))
         return 0
-    from judgelab import paths
+    from judgelab.core import paths
 
     only = [w.strip() for w in args.only.split(",") if w.strip()]
     unknown = [w for w in only if w not in WORKLOADS]
@@ -890,7 +891,7 @@ def main(argv: list[str] | None = None) -> int:
                     failed.append(name)
     rows = table_rows(results)
     results["table"] = rows
-    from judgelab import tables
+    from judgelab.core import tables
 
     tables.write_text(out, json.dumps(results, indent=2, default=str))
     print(format_table(rows))

@@ -84,7 +84,7 @@ licence: MIT
 homepage: https://example.org
 origin: {type: url, base: "http://127.0.0.1:9/"}
 mirror_dir: tiny
-importer: "judgelab.importers.mapping:import_mapped"
+importer: "judgelab.data.importers.mapping:import_mapped"
 options:
   mapping:
     benchmark: tinypairs

@@ -2,6 +2,6 @@
 
 import sys
 
-from judgelab.cli import main
+from judgelab.cli.main import main
 
 sys.exit(main())

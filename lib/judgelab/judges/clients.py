@@ -27,23 +27,11 @@ from datetime import UTC, datetime
 from typing import Any, Protocol
 from urllib.parse import urlsplit, urlunsplit
 
+from judgelab.errors import FatalError as FatalError
+from judgelab.errors import RequestError as RequestError
+from judgelab.errors import RetryableError as RetryableError
+
 CLIENTS = ("aiohttp", "openai")
-
-
-class RetryableError(Exception):
-    """A failure worth retrying; `reason` is its counter name, `wait_s` the server's wish."""
-
-    def __init__(self, reason: str, message: str, wait_s: float | None = None):
-        super().__init__(message)
-        self.reason, self.wait_s = reason, wait_s
-
-
-class FatalError(Exception):
-    """The endpoint refuses the credentials (401/403): no request of the run can succeed."""
-
-
-class RequestError(RuntimeError):
-    """The endpoint rejects this request (a 4xx other than 401/403/408/409/429)."""
 
 
 class ChatClient(Protocol):

@@ -43,14 +43,10 @@ from typing import Any
 
 import pandas as pd
 
-from judgelab import lengths
+from judgelab.core import lengths
+from judgelab.errors import OfflineNotApplicable as OfflineNotApplicable
 from judgelab.judges.parsers import Parsed
 from judgelab.judges.templates.base import ItemView, NotApplicable, parse_condition
-
-
-class OfflineNotApplicable(ValueError):
-    """An offline baseline does not apply to a benchmark; the message says why."""
-
 
 REFUSAL_PATTERNS = (
     r"\b(can ?not|can't|cannot|unable to|not able to)\b.{0,40}\b(answer|determine|tell|find|"

@@ -37,18 +37,16 @@ from typing import Any
 
 import pandas as pd
 
-from judgelab import paths, tables
-from judgelab.cache import RequestCache
+from judgelab.core import paths, tables
+from judgelab.errors import JudgeRunError as JudgeRunError
 from judgelab.judges import clients, offline, templates
 from judgelab.judges import table as table_mod
+from judgelab.judges.cache import RequestCache
+from judgelab.judges.references import reference_for_condition
 from judgelab.judges.spec import JudgeSpec
 
 MAX_BACKOFF_S = 60.0
 MAX_RETRY_AFTER_S = 300.0
-
-
-class JudgeRunError(RuntimeError):
-    """A run cannot continue (e.g. the endpoint rejects the key); finished work is kept."""
 
 
 @dataclass
@@ -522,8 +520,6 @@ def with_condition_references(
     ]
     if not wanted:
         return items
-    from judgelab.reference_quality import reference_for_condition
-
     metas = [json.loads(m) if isinstance(m, str) and m else {} for m in items["meta"]]
     for name in wanted:
         refs = reference_for_condition(items, name, seed=spec.seed or 0, self_model=spec.model)

@@ -39,6 +39,7 @@ from urllib.parse import urlsplit
 
 import yaml
 
+from judgelab.errors import JudgeSpecError as JudgeSpecError
 from judgelab.judges import clients
 
 ENDPOINTS = ("openai-compatible", "offline")
@@ -54,19 +55,6 @@ _SECRET_VALUE_RES = (
     re.compile(r"\b(gsk|xai|hf|tgp|pplx|AIza)[_\-A-Za-z0-9]{16,}"),
 )
 _SAFE_SECRET_NAMES = {"api_key_env"}
-
-
-class JudgeSpecError(ValueError):
-    """A judge spec is malformed; the message names the file (if any) and the key."""
-
-    def __init__(self, problem: str, *, source: str | None = None, key: str | None = None):
-        self.problem, self.source, self.key = problem, source, key
-        from judgelab.schema import clip
-
-        where = [source or "judge spec"]
-        if key is not None:
-            where.append(f"key '{clip(str(key), 200)}'")
-        super().__init__(", ".join(where) + f": {clip(problem)}")
 
 
 @dataclass(frozen=True)
@@ -367,7 +355,7 @@ def load(path: str | os.PathLike[str]) -> JudgeSpec:
     Raises:
         JudgeSpecError: the file is missing, not YAML, or not a valid spec (names the file).
     """
-    from judgelab import tables
+    from judgelab.core import tables
 
     p = Path(path)
     if not p.exists():
@@ -385,7 +373,7 @@ def load(path: str | os.PathLike[str]) -> JudgeSpec:
 
 def resolve(name_or_path: str) -> JudgeSpec:
     """Load a spec from a YAML path, or by name from `params/judges/<name>.yaml`."""
-    from judgelab import paths
+    from judgelab.core import paths
 
     p = Path(name_or_path)
     if p.suffix in (".yaml", ".yml") or p.exists():

@@ -19,8 +19,8 @@ from typing import Any, NamedTuple
 
 import pandas as pd
 
-from judgelab import cache as cache_mod
-from judgelab import schema
+from judgelab.core import schema
+from judgelab.judges import cache as cache_mod
 from judgelab.judges import templates
 from judgelab.judges.parsers import Parsed
 from judgelab.judges.spec import JudgeSpec

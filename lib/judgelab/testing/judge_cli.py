@@ -36,5 +36,5 @@ def write_loopback_spec(
 
 
 def judge_command(spec_file: Path, *args: str) -> list[str]:
-    """Return the argv of `python -m judgelab.cli_judge --judge SPEC ARGS...`."""
-    return [sys.executable, "-m", "judgelab.cli_judge", "--judge", str(spec_file), *args]
+    """Return the argv of `python -m judgelab.cli.judge --judge SPEC ARGS...`."""
+    return [sys.executable, "-m", "judgelab.cli.judge", "--judge", str(spec_file), *args]

@@ -23,13 +23,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from judgelab.errors import NotApplicable as NotApplicable
 from judgelab.judges.parsers import Parsed
 
 Messages = list[dict[str, str]]
-
-
-class NotApplicable(ValueError):
-    """A template cannot build a prompt for this item/condition (e.g. it has no reference)."""
 
 
 def parse_condition(condition: str) -> dict[str, str]:

@@ -1,0 +1,1 @@
+"""Analyses: one package per family, DataFrames in and DataFrames out."""

@@ -1,0 +1,515 @@
+"""Which contexts are "default"? WEIRD default-context ratings and sensitivity (spec 002 §2.7-2.8).
+
+Ratings come as judgments tables of the `ce.default_relevance` template (one 1-5 relevance
+rating per attribute value of one default response; items = query x attribute) or of the
+`ce.adapted_relevance` template (one rating of a value-adapted response; items = query x
+attribute x value), as produced by `judgelab.judges.chain`:
+
+- `ratings_table`: the long table `kind, query_id, attribute, value, value_order, rater,
+  rating, parse_ok` (outputs re-parsed with the spec's §4.10/§4.11 parsers);
+- `mean_ratings`: Figure 5, mean rating per attribute value with a bootstrap interval and n;
+- `group_values` / `weird_gap`: WEIRD vs non-WEIRD values per attribute (`weird_map`, the
+  paper's findings as the default), the within-query difference, a Wilcoxon signed-rank test
+  and an exact sign test;
+- `max_differences`, `max_difference_distribution`, `sensitivity_summary`: Figure 6.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import stats as sps
+
+from judgelab.core import stats
+from judgelab.core.schema import require_columns as _require
+from judgelab.judges import parsers
+
+#: Table 8 of the paper [P] (spec 002 §1.12), in the paper's order: attribute -> (question,
+#: values). The repo file differs only in "Professionals / Experts in the field".
+TABLE8: dict[str, tuple[str, tuple[str, ...]]] = {
+    "Level of Detail": (
+        "How much detail do you prefer in the response?",
+        ("One-sentence answer", "Key points only", "Moderate detailed", "Extensive detail"),
+    ),
+    "User Expertise": (
+        "What is your level of expertise on this topic?",
+        ("Complete beginner", "Basic understanding", "Intermediate", "Advanced", "Expert"),
+    ),
+    "Length": (
+        "What is your preferred length for the response?",
+        ("One sentence", "2-3 sentences", "One paragraph (>3 sentences)", "Several paragraphs"),
+    ),
+    "Format of response": (
+        "What format would you prefer the response to be in?",
+        ("Bulleted list", "Numbered steps", "Paragraph text", "Table or chart"),
+    ),
+    "Style": (
+        "What style of response do you prefer?",
+        ("Formal", "Informal", "Conversational", "Academic", "Technical"),
+    ),
+    "Intended Audience": (
+        "Who is the intended audience for this response?",
+        ("General public", "Children", "Students", "Professionals / Experts"),
+    ),
+    "Geographical / Regional Context": (
+        "What region or country should this response be based on?",
+        ("North America", "Europe", "Asia", "Africa", "Latin America"),
+    ),
+    "Cultural Context": (
+        "What cultural perspective should be considered in the response?",
+        ("Western culture", "Eastern culture", "Indigenous culture", "Multicultural perspective"),
+    ),
+    "Age Group": (
+        "Which age group should this response be relevant for?",
+        ("Children", "Teenagers", "Young adults", "Middle-aged adults", "Seniors"),
+    ),
+    "Economic Context": (
+        "What economic situation should this response be relevant for?",
+        ("Low-income", "Middle-income", "High-income", "Budget-conscious"),
+    ),
+    "Political Context": (
+        "What political context should this response consider?",
+        ("Liberal", "Conservative", "Centrist", "Socialist"),
+    ),
+    "Gender": (
+        "Should the response consider any specific gender perspective?",
+        ("Male", "Female", "Non-binary", "Gender-neutral"),
+    ),
+}
+REPO_VALUE_STRINGS = {"Professionals / Experts": "Professionals / Experts in the field"}
+
+#: The WEIRD-aligned values per attribute (spec 002 §2.7). Cultural, economic and age follow
+#: the paper's findings; the geographical mapping is a workbench choice [A]. Every other value
+#: of a mapped attribute is "non-WEIRD"; unmapped attributes are not grouped.
+WEIRD_MAP: dict[str, tuple[str, ...]] = {
+    "Cultural Context": ("Western culture",),
+    "Economic Context": ("Middle-income", "High-income"),
+    "Age Group": ("Young adults", "Middle-aged adults"),
+    "Geographical / Regional Context": ("North America", "Europe"),
+}
+RATING_TEMPLATES = {"ce.default_relevance": "default", "ce.adapted_relevance": "adapted"}
+
+
+def slug(attribute: str) -> str:
+    """Return a file- and split-safe name of an attribute.
+
+    >>> slug("Geographical / Regional Context")
+    'geographical_regional_context'
+    """
+    return re.sub(r"[^a-z0-9]+", "_", attribute.lower()).strip("_")
+
+
+def paper_attributes(*, value_strings: str = "repo") -> pd.DataFrame:
+    """Return Table 8 as a tidy table (`attribute, question, option, option_index`).
+
+    Args:
+        value_strings: `paper` (Table 8 verbatim) or `repo` (the released file's strings).
+    """
+    if value_strings not in ("paper", "repo"):
+        raise ValueError(f"value_strings must be 'paper' or 'repo', got {value_strings!r}")
+    rows = []
+    for attr, (question, values) in TABLE8.items():
+        for k, v in enumerate(values):
+            v = REPO_VALUE_STRINGS.get(v, v) if value_strings == "repo" else v
+            rows.append({"attribute": attr, "question": question, "option": v, "option_index": k})
+    return pd.DataFrame(rows)
+
+
+def load_attributes(source: str = "contexteval") -> tuple[pd.DataFrame, str]:
+    """Return the contextual-attribute catalogue and where it came from.
+
+    The released `contextual_attributes_qas.txt` of `source` (mirror or download) when it can
+    be had; otherwise the paper's Table 8 (`paper_attributes(value_strings="repo")`), and the
+    second value says so.
+    """
+    from judgelab.data import fetch, sources
+    from judgelab.data.importers.contexteval_attributes import read_contextual_attributes
+
+    try:
+        root = fetch.ensure_local(sources.get_source(source))
+        return read_contextual_attributes(root), f"released file of source {source!r}"
+    except (fetch.FetchError, OSError) as exc:
+        why = f"{type(exc).__name__}: {str(exc)[:160]}"
+        return paper_attributes(), f"paper Table 8 (released file unavailable: {why})"
+
+
+def attribute_catalogue(
+    attributes: pd.DataFrame, *, weird_map: Mapping[str, Sequence[str]] = WEIRD_MAP
+) -> pd.DataFrame:
+    """Return one row per attribute: question, values, number of values and WEIRD values.
+
+    Args:
+        attributes: Tidy attributes (`attribute, question, option, option_index`).
+        weird_map: Attribute -> the values counted as WEIRD-aligned.
+    """
+    _require(attributes, ["attribute", "question", "option", "option_index"], "attributes")
+    rows = []
+    for attr, g in attributes.sort_values("option_index").groupby("attribute", sort=False):
+        values = g["option"].tolist()
+        rows.append(
+            {
+                "attribute": attr,
+                "question": g["question"].iloc[0],
+                "values": ", ".join(values),
+                "n_values": len(values),
+                "weird_values": ", ".join(v for v in values if v in weird_map.get(attr, ())),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def attribute_line(question: str, values: Sequence[str]) -> str:
+    """Return the Table 8 line `Q: <question> A: ["v1", ...]` used as `[CONTEXT]` (§2.7).
+
+    >>> attribute_line("Which age?", ["Children", "Seniors"])
+    'Q: Which age? A: ["Children", "Seniors"]'
+    """
+    return f"Q: {question} A: {json.dumps(list(values), ensure_ascii=False)}"
+
+
+def _meta(m: Any) -> dict[str, Any]:
+    if isinstance(m, dict):
+        return m
+    if isinstance(m, str) and m:
+        value = json.loads(m)
+        return value if isinstance(value, dict) else {}
+    return {}
+
+
+def ratings_table(judgments: pd.DataFrame, items: pd.DataFrame) -> pd.DataFrame:
+    """Return one row per (judgment, attribute value): the long ratings table (§1.10).
+
+    Args:
+        judgments: Judgments of `ce.default_relevance` and/or `ce.adapted_relevance`
+            (other prompts are ignored); needs `split, item_id, judge, prompt, output`.
+        items: Their items; `meta` holds `query_id`, `attribute`, `values` and, for adapted
+            items, `value`.
+
+    Returns:
+        `kind` (default/adapted), `query_id`, `attribute`, `value`, `value_order` (index in
+        the attribute's values), `rater`, `rating` (1-5, NaN when unparseable), `parse_ok`.
+    """
+    _require(judgments, ["split", "item_id", "judge", "prompt", "output"], "judgments")
+    _require(items, ["split", "item_id", "meta"], "items")
+    meta = {
+        (s, i): _meta(m)
+        for s, i, m in zip(items["split"], items["item_id"], items["meta"], strict=True)
+    }
+    rows = []
+    j = judgments[judgments["prompt"].isin(list(RATING_TEMPLATES))]
+    for rec in j.itertuples(index=False):
+        m = meta.get((rec.split, rec.item_id))
+        if m is None:
+            raise KeyError(f"judgment {rec.split}/{rec.item_id} has no item")
+        values = list(m.get("values") or [])
+        base = {
+            "kind": RATING_TEMPLATES[rec.prompt],
+            "query_id": str(m.get("query_id")),
+            "attribute": m.get("attribute"),
+            "rater": rec.judge,
+        }
+        output = rec.output if isinstance(rec.output, str) else None
+        if rec.prompt == "ce.default_relevance":
+            p = parsers.ce_relevance_by_value(output, values)
+            got = json.loads(p.verdict) if p.verdict else {}
+            for k, v in enumerate(values):
+                r = got.get(v)
+                rows.append(
+                    {
+                        **base,
+                        "value": v,
+                        "value_order": k,
+                        "rating": float(r) if r is not None else np.nan,
+                        "parse_ok": r is not None,
+                    }
+                )
+        else:
+            p = parsers.relevance_rating(output)
+            v = m.get("value")
+            rows.append(
+                {
+                    **base,
+                    "value": v,
+                    "value_order": values.index(v) if v in values else -1,
+                    "rating": float(p.verdict) if p.valid else np.nan,
+                    "parse_ok": bool(p.valid),
+                }
+            )
+    cols = ["kind", "query_id", "attribute", "value", "value_order", "rater", "rating", "parse_ok"]
+    return pd.DataFrame(rows, columns=cols)
+
+
+def _attr_order(df: pd.DataFrame, order: Sequence[str]) -> pd.DataFrame:
+    rank = {a: k for k, a in enumerate(order)}
+    return df.assign(_a=[rank.get(a, len(rank)) for a in df["attribute"]])
+
+
+def mean_ratings(
+    ratings: pd.DataFrame,
+    *,
+    kind: str = "default",
+    n_boot: int = 1000,
+    seed: int = 0,
+    level: float = 0.95,
+    attribute_order: Sequence[str] = tuple(TABLE8),
+) -> pd.DataFrame:
+    """Return the mean rating per attribute value (Figure 5) with n, SD and a bootstrap CI.
+
+    Args:
+        ratings: The output of `ratings_table`.
+        kind: Which ratings: `default` (§2.7) or `adapted` (§2.8).
+        n_boot: Bootstrap resamples (over queries) for the interval.
+        seed: Bootstrap seed.
+        level: Confidence level.
+        attribute_order: Attribute order of the output (others follow).
+
+    Returns:
+        `attribute, value, value_order, n, n_unparsed, mean, sd, sem, ci_low, ci_high`.
+    """
+    _require(ratings, ["kind", "attribute", "value", "value_order", "rating"], "ratings")
+    r = ratings[ratings["kind"] == kind]
+    rows = []
+    for (attr, value, vo), g in r.groupby(["attribute", "value", "value_order"], sort=False):
+        x = g["rating"].dropna().to_numpy(dtype=float)
+        est = stats.bootstrap_mean(x, n_boot=n_boot, seed=seed, level=level)
+        sd = float(np.std(x, ddof=1)) if len(x) > 1 else np.nan
+        rows.append(
+            {
+                "attribute": attr,
+                "value": value,
+                "value_order": int(vo),
+                "n": len(x),
+                "n_unparsed": int(g["rating"].isna().sum()),
+                "mean": est.estimate,
+                "sd": sd,
+                "sem": sd / np.sqrt(len(x)) if len(x) > 1 else np.nan,
+                "ci_low": est.low,
+                "ci_high": est.high,
+            }
+        )
+    out = pd.DataFrame(rows)
+    if out.empty:
+        return out
+    out = _attr_order(out, attribute_order).sort_values(["_a", "value_order"], kind="stable")
+    return out.drop(columns="_a").reset_index(drop=True)
+
+
+def group_values(
+    ratings: pd.DataFrame, *, weird_map: Mapping[str, Sequence[str]] = WEIRD_MAP
+) -> pd.DataFrame:
+    """Return `ratings` with a `group` column: WEIRD, non-WEIRD, or "" (attribute not mapped).
+
+    Args:
+        ratings: Needs `attribute`, `value`.
+        weird_map: Attribute -> the values counted as WEIRD-aligned (a parameter: the
+            paper's findings are the default, `WEIRD_MAP`).
+    """
+    _require(ratings, ["attribute", "value"], "ratings")
+    group = [
+        ("WEIRD" if v in weird_map[a] else "non-WEIRD") if a in weird_map else ""
+        for a, v in zip(ratings["attribute"], ratings["value"], strict=True)
+    ]
+    return ratings.assign(group=group)
+
+
+def weird_gap(
+    ratings: pd.DataFrame,
+    *,
+    weird_map: Mapping[str, Sequence[str]] = WEIRD_MAP,
+    kind: str = "default",
+    n_boot: int = 1000,
+    seed: int = 0,
+    level: float = 0.95,
+) -> pd.DataFrame:
+    """Return the WEIRD gap per mapped attribute: within-query WEIRD minus non-WEIRD rating.
+
+    For each query (and rater) the gap is mean(rating of its WEIRD values) − mean(rating of
+    the other values); queries lacking a rating in either group are left out. [X] (spec 002
+    §2.7): the paper reports no test.
+
+    Returns:
+        `attribute, weird_values, n_queries, mean_weird, mean_other, gap` (mean of the
+        per-query gaps), `ci_low, ci_high` (bootstrap over queries), `share_weird_higher`,
+        `wilcoxon_p` (signed-rank test of the gaps, zeros dropped), `sign_p` (exact sign
+        test of positive vs negative gaps).
+    """
+    g = group_values(ratings[ratings["kind"] == kind], weird_map=weird_map)
+    g = g[(g["group"] != "") & g["rating"].notna()]
+    per = g.groupby(["attribute", "query_id", "rater", "group"])["rating"].mean().unstack("group")
+    rows = []
+    for attr in weird_map:
+        if attr not in per.index.get_level_values("attribute"):
+            continue
+        p = per.loc[attr]
+        if "WEIRD" not in p or "non-WEIRD" not in p:
+            continue
+        p = p.dropna(subset=["WEIRD", "non-WEIRD"])
+        d = (p["WEIRD"] - p["non-WEIRD"]).to_numpy(dtype=float)
+        est = stats.bootstrap_mean(d, n_boot=n_boot, seed=seed, level=level)
+        nz = d[d != 0]
+        wil = float(sps.wilcoxon(nz).pvalue) if len(nz) > 0 else np.nan
+        rows.append(
+            {
+                "attribute": attr,
+                "weird_values": ", ".join(weird_map[attr]),
+                "n_queries": len(d),
+                "mean_weird": float(p["WEIRD"].mean()),
+                "mean_other": float(p["non-WEIRD"].mean()),
+                "gap": est.estimate,
+                "ci_low": est.low,
+                "ci_high": est.high,
+                "share_weird_higher": float(np.mean(d > 0)) if len(d) else np.nan,
+                "wilcoxon_p": wil,
+                "sign_p": stats.sign_test(int((d > 0).sum()), int((d != 0).sum())).p_value,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def max_differences(
+    ratings: pd.DataFrame, *, kind: str = "adapted", require_all_values: bool = True
+) -> pd.DataFrame:
+    """Return, per query, rater and attribute, the max rating difference across values (§2.8).
+
+    Args:
+        ratings: The output of `ratings_table`.
+        kind: Which ratings (the paper's Figure 6 uses `adapted`).
+        require_all_values: Keep only queries rated on every value of the attribute (else at
+            least 2 rated values suffice).
+
+    Returns:
+        `attribute, query_id, rater, n_values, maxdiff` (max − min rating, an integer 0-4),
+        `argmin_value` (the first lowest-rated value).
+    """
+    _require(ratings, ["kind", "attribute", "query_id", "rater", "value", "rating"], "ratings")
+    r = ratings[ratings["kind"] == kind]
+    n_all = r.groupby("attribute")["value"].nunique()
+    rows = []
+    for (attr, q, rater), g in r.groupby(["attribute", "query_id", "rater"], sort=False):
+        x = g.dropna(subset=["rating"])
+        need = n_all[attr] if require_all_values else 2
+        if len(x) < max(need, 2):
+            continue
+        lo = x["rating"].min()
+        rows.append(
+            {
+                "attribute": attr,
+                "query_id": q,
+                "rater": rater,
+                "n_values": len(x),
+                "maxdiff": int(x["rating"].max() - lo),
+                "argmin_value": x.loc[x["rating"] == lo, "value"].iloc[0],
+            }
+        )
+    cols = ["attribute", "query_id", "rater", "n_values", "maxdiff", "argmin_value"]
+    return pd.DataFrame(rows, columns=cols)
+
+
+def max_difference_distribution(
+    maxdiffs: pd.DataFrame, *, attribute_order: Sequence[str] = tuple(TABLE8)
+) -> pd.DataFrame:
+    """Return the distribution of the max rating difference per attribute (Figure 6).
+
+    Returns:
+        One row per attribute and k in 0..4: `attribute, maxdiff, count, n, pct`.
+    """
+    _require(maxdiffs, ["attribute", "maxdiff"], "maxdiffs")
+    rows = []
+    for attr, g in maxdiffs.groupby("attribute", sort=False):
+        for k in range(5):
+            c = int((g["maxdiff"] == k).sum())
+            rows.append(
+                {"attribute": attr, "maxdiff": k, "count": c, "n": len(g), "pct": 100 * c / len(g)}
+            )
+    out = pd.DataFrame(rows, columns=["attribute", "maxdiff", "count", "n", "pct"])
+    out = _attr_order(out, attribute_order).sort_values(["_a", "maxdiff"], kind="stable")
+    return out.drop(columns="_a").reset_index(drop=True)
+
+
+def sensitivity_summary(
+    maxdiffs: pd.DataFrame, *, n_boot: int = 1000, seed: int = 0, level: float = 0.95
+) -> pd.DataFrame:
+    """Return per attribute: n, mean max difference (bootstrap CI), % >= 3, hardest value.
+
+    The hardest value is the one most often rated lowest ([X], spec 002 §2.8). Sorted by
+    mean max difference, highest first.
+    """
+    _require(maxdiffs, ["attribute", "maxdiff", "argmin_value"], "maxdiffs")
+    rows = []
+    for attr, g in maxdiffs.groupby("attribute", sort=False):
+        x = g["maxdiff"].to_numpy(dtype=float)
+        est = stats.bootstrap_mean(x, n_boot=n_boot, seed=seed, level=level)
+        rows.append(
+            {
+                "attribute": attr,
+                "n": len(x),
+                "mean_maxdiff": est.estimate,
+                "ci_low": est.low,
+                "ci_high": est.high,
+                "pct_ge3": 100 * float(np.mean(x >= 3)),
+                "hardest_value": g["argmin_value"].value_counts().index[0],
+            }
+        )
+    out = pd.DataFrame(rows)
+    if out.empty:
+        return out
+    return out.sort_values("mean_maxdiff", ascending=False, kind="stable").reset_index(drop=True)
+
+
+def load_ratings(sources: Sequence[str], *, fallback: str | None = None) -> Any:
+    """Load rating items and judgments from chain outputs or sample sets (a `catalog.Loaded`).
+
+    Each entry of `sources` is `sample:<set>` or a benchmark written by
+    `contexteval_chain.run_chain` (items `paths.items()/<name>.parquet`, judgments
+    `paths.judgments()/<name>/`). When any is missing and `fallback` names a sample set, the
+    sample is loaded instead and `reason` says why (notebooks show it in a banner).
+    """
+    from judgelab.data import catalog
+
+    items, judgments = [], []
+    try:
+        for source in sources:
+            if catalog.is_sample(source):
+                loaded = catalog.load_source(source)
+                items.append(loaded.items)
+                judgments.append(loaded.judgments)
+            else:
+                items.append(catalog.load_items(source))
+                judgments.append(catalog.load_judgments(source))
+    except catalog.SourceNotFound as exc:
+        if fallback is None:
+            raise
+        loaded = catalog.load_source(fallback)
+        reason = f"ratings {list(sources)} unavailable: {exc}"
+        return catalog.Loaded(
+            loaded.items, loaded.judgments, fallback, ",".join(sources), True, reason
+        )
+    name = ",".join(sources)
+    sample = all(catalog.is_sample(s) for s in sources)
+    return catalog.Loaded(
+        pd.concat(items, ignore_index=True),
+        pd.concat(judgments, ignore_index=True),
+        name,
+        name,
+        sample,
+        "",
+    )
+
+
+def rating_counts(ratings: pd.DataFrame) -> pd.DataFrame:
+    """Return per kind and attribute: raters, queries, ratings and unparsed ratings."""
+    _require(ratings, ["kind", "attribute", "query_id", "rater", "rating"], "ratings")
+    g = ratings.groupby(["kind", "attribute"], sort=False)
+    return pd.DataFrame(
+        {
+            "n_raters": g["rater"].nunique(),
+            "n_queries": g["query_id"].nunique(),
+            "n_ratings": g["rating"].size(),
+            "n_unparsed": g["rating"].apply(lambda s: int(s.isna().sum())),
+        }
+    ).reset_index()

@@ -1,0 +1,200 @@
+"""Judge accuracy against context length (ContextualJudgeBench Figs. 8 and 11, spec 000 §4.9/4.11).
+
+Input is `length_bias.item_table` output: one row per judge × item with `correct` (pairwise:
+consistent accuracy; pointwise: accuracy), `consistent` (pairwise only), `len_context` and
+`len_response`. Bins are percentiles of the *items'* lengths (each item once, "percentile of
+the entire benchmark"), closed on the right; every bin shows its length edge and n.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from judgelab.analyses.length import bias as length_bias
+
+DEFAULT_EDGES = (0, 20, 40, 60, 80, 100)
+
+
+def accuracy_by_context(
+    table: pd.DataFrame,
+    *,
+    edges: Sequence[float] = DEFAULT_EDGES,
+    n_boot: int = 1000,
+    seed: int = 0,
+    level: float = 0.95,
+) -> pd.DataFrame:
+    """Return accuracy (and, for pairwise judges, consistency) per judge × context bin.
+
+    Args:
+        table: `length_bias.item_table` output; needs `judge`, `len_context`, `correct`,
+            `consistent`, `benchmark`, `split`, `item_id`.
+        edges: Percentile edges (0–100) of the items' context lengths.
+        n_boot: Bootstrap resamples B (over items).
+        seed: Seed of the bootstrap.
+        level: Confidence level.
+
+    Returns:
+        `judge`, `bin`, `metric` (`accuracy`, `consistency`), `value`, `k`, `n`, `n_items`,
+        `ci_low`, `ci_high`, `wilson_low`, `wilson_high`, `len_unit`.
+    """
+    return length_bias.accuracy_by_length(
+        table,
+        edges=edges,
+        by="percentile",
+        column="len_context",
+        n_boot=n_boot,
+        seed=seed,
+        level=level,
+    )
+
+
+def length_grid(
+    table: pd.DataFrame,
+    *,
+    context_edges: Sequence[float] = DEFAULT_EDGES,
+    response_edges: Sequence[float] = DEFAULT_EDGES,
+    min_n: int = 20,
+) -> pd.DataFrame:
+    """Return accuracy and consistency per context bin × response bin, averaged over judges.
+
+    Fig. 11 layout: each cell is the unweighted mean over judges of the judge's rate on the
+    items of the cell (pairwise `correct` = consistent accuracy); `n` counts the distinct
+    items in the cell and `masked` is True when n < `min_n` (draw those cells blank).
+
+    Args:
+        table: `length_bias.item_table` output.
+        context_edges: Percentile edges of the items' context lengths (rows).
+        response_edges: Percentile edges of the items' response lengths (columns; pairwise:
+            mean length of the pair).
+        min_n: Cells with fewer items are masked.
+
+    Returns:
+        `context_bin`, `response_bin`, `metric` (`accuracy`, `consistency` where defined),
+        `value`, `n`, `n_judges`, `masked`, `len_unit` — every cell of the grid, also empty.
+    """
+    length_bias._require(
+        table,
+        ["judge", "len_context", "len_response", "correct", "consistent", *length_bias.KEYS],
+        "length_grid",
+    )
+    ref = table.drop_duplicates(list(length_bias.KEYS))
+    data = table.assign(
+        context_bin=length_bias.bin_lengths(
+            table["len_context"], edges=context_edges, reference=ref["len_context"]
+        ),
+        response_bin=length_bias.bin_lengths(
+            table["len_response"], edges=response_edges, reference=ref["len_response"]
+        ),
+    )
+    cols = [
+        "context_bin",
+        "response_bin",
+        "metric",
+        "value",
+        "n",
+        "n_judges",
+        "masked",
+        "len_unit",
+    ]
+    parts = []
+    for col, name in (("correct", "accuracy"), ("consistent", "consistency")):
+        sub = data[data[col].notna()]
+        if sub.empty:
+            continue
+        per_judge = sub.groupby(["context_bin", "response_bin", "judge"], observed=False)[col]
+        judge_rate = per_judge.mean().rename("value").reset_index()
+        cell = judge_rate.groupby(["context_bin", "response_bin"], observed=False)["value"]
+        out = cell.mean().to_frame()
+        out["n_judges"] = cell.count()
+        counts = sub.drop_duplicates([*length_bias.KEYS]).groupby(
+            ["context_bin", "response_bin"], observed=False
+        )
+        out["n"] = counts.size()
+        out = out.reset_index()
+        out["n"] = out["n"].fillna(0).astype(int)
+        out["metric"] = name
+        parts.append(out)
+    if not parts:
+        return pd.DataFrame(columns=cols)
+    grid = pd.concat(parts, ignore_index=True)
+    grid["masked"] = grid["n"] < min_n
+    grid["len_unit"] = length_bias._first_unit(table)
+    return grid[cols]
+
+
+def context_trend(
+    table: pd.DataFrame,
+    *,
+    by: Sequence[str] = ("judge",),
+    value: str = "correct",
+    control_response_length: bool = False,
+    level: float = 0.95,
+) -> pd.DataFrame:
+    """Logistic regression of correctness on log2 context length, per judge (trend test).
+
+    `coef` is the change in log-odds of a correct judgment per *doubling* of the context;
+    with `control_response_length`, log2 response length enters as a covariate (longer
+    documents tend to come with longer responses). Errors are robust (HC0); one row per
+    item and judge.
+
+    Args:
+        table: `length_bias.item_table` output.
+        by: Group columns.
+        value: The 0/1 outcome (`correct`, or `consistent`).
+        control_response_length: Add log2(len_response) to the model.
+        level: Confidence level of the Wald interval.
+
+    Returns:
+        `by` columns, `coef`, `ci_low`, `ci_high`, `p_value`, `odds_ratio` (per doubling),
+        `n`, `trend` (`falls`, `rises` or `no clear trend`: whether the interval excludes
+        0), `note`.
+    """
+    import statsmodels.api as sm
+
+    by = list(by)
+    length_bias._require(table, [*by, value, "len_context", "len_response"], "context_trend")
+    data = table[table[value].notna() & (table["len_context"] > 0)]
+    if control_response_length:
+        data = data[data["len_response"] > 0]
+    rows = []
+    groups = data.groupby(by, sort=True, observed=True).indices if len(data) else {}
+    for key, idx in groups.items():
+        key = key if isinstance(key, tuple) else (key,)
+        g = data.iloc[idx]
+        X = pd.DataFrame({"const": 1.0, "log2_context": np.log2(g["len_context"].astype(float))})
+        if control_response_length:
+            X["log2_response"] = np.log2(g["len_response"].astype(float))
+        note = ""
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                res = sm.GLM(g[value].to_numpy(float), X, family=sm.families.Binomial()).fit(
+                    cov_type="HC0"
+                )
+            coef = float(res.params["log2_context"])
+            ci = res.conf_int(alpha=1 - level).loc["log2_context"]
+            low, high = float(ci.iloc[0]), float(ci.iloc[1])
+            p = float(res.pvalues["log2_context"])
+        except Exception as exc:
+            coef = low = high = p = np.nan
+            note = f"fit failed: {type(exc).__name__}: {exc}"
+        trend = "falls" if high < 0 else "rises" if low > 0 else "no clear trend"
+        rows.append(
+            {
+                **dict(zip(by, key, strict=True)),
+                "coef": coef,
+                "ci_low": low,
+                "ci_high": high,
+                "p_value": p,
+                "odds_ratio": float(np.exp(coef)),
+                "n": len(g),
+                "trend": trend,
+                "note": note,
+            }
+        )
+    cols = ["coef", "ci_low", "ci_high", "p_value", "odds_ratio", "n", "trend", "note"]
+    return pd.DataFrame(rows, columns=[*by, *cols])

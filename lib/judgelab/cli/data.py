@@ -1,0 +1,162 @@
+"""`judgelab data ...`: validate, list, fetch and import data tables."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+EXIT_BAD_INPUT = 2
+
+
+def _cmd_validate(args: argparse.Namespace) -> int:
+    from judgelab.core import schema, tables
+    from judgelab.data import catalog
+
+    path = Path(args.file)
+    kind = args.kind or ("judgments" if "judgment" in path.name else "items")
+    try:
+        if path.suffix == ".jsonl":
+            df = catalog.read_records(path, kind)
+        else:
+            df = tables.read(path, kind)
+    except (schema.SchemaError, tables.TableError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    extra = ""
+    if kind == "judgments":
+        extra = f", {df['judge'].nunique()} judges, {int((~df['valid']).sum())} invalid"
+    print(
+        f"ok: {path} is a valid {kind} table: {len(df)} rows, "
+        f"{df['benchmark'].nunique()} benchmarks, {df['split'].nunique()} splits{extra}"
+    )
+    return 0
+
+
+def _size(n: int | None) -> str:
+    if n is None:
+        return "?"
+    for unit in ("B", "kB", "MB", "GB"):
+        if n < 1000 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1000
+    return "?"  # pragma: no cover
+
+
+def _print_table(rows: list[dict], file=None) -> None:
+    if not rows:
+        return
+    cols = list(rows[0])
+    width = {c: max(len(c), *(len(str(r[c])) for r in rows)) for c in cols}
+    print("  ".join(c.ljust(width[c]) for c in cols), file=file)
+    for r in rows:
+        print("  ".join(str(r[c]).ljust(width[c]) for c in cols), file=file)
+
+
+def _cmd_list(args: argparse.Namespace) -> int:
+    from judgelab.core import paths
+    from judgelab.data import fetch, sources
+    from judgelab.data import ingest as imports
+
+    registry = sources.load_registry()
+    mirror = paths.mirror()
+    rows = [
+        {
+            "name": s.name,
+            "kind": s.kind,
+            "licence": s.licence,
+            "size": _size(s.size),
+            "files": len(s.files),
+            "cached": "yes" if fetch.is_cached(s) else "no",
+            "mirror": ("yes" if fetch.in_mirror(s) else "no") if mirror else "-",
+            "imported": "yes" if imports.is_imported(s.name) else "no",
+        }
+        for s in registry.values()
+    ]
+    _print_table(rows)
+    print(
+        f"\n{len(rows)} sources; cache {paths.benchmarks()}; mirror "
+        + (str(mirror) if mirror else "not set (JUDGELAB_MIRROR)")
+    )
+    return 0
+
+
+def _fetch_failed(exc: Exception) -> int:
+    print(f"error: {exc}", file=sys.stderr)
+    return 1
+
+
+def _cmd_fetch(args: argparse.Namespace) -> int:
+    from judgelab.data import fetch, sources
+
+    source = sources.get_source(args.name)
+    try:
+        root = fetch.ensure_local(source, timeout=args.timeout, progress=print)
+    except fetch.ChecksumError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except fetch.FetchError as exc:
+        return _fetch_failed(exc)
+    print(f"ok: {len(source.files)} files of {source.name} verified in {root}")
+    return 0
+
+
+def _report(report) -> None:
+    for p in [*report.items_paths, *report.judgment_paths]:
+        print(f"wrote {p}")
+    print(f"{report.n_items} items, {report.n_judgments} judgments")
+    _print_table(report.summary.to_dict("records"))
+
+
+def _cmd_import(args: argparse.Namespace) -> int:
+    from judgelab.data import fetch
+    from judgelab.data import ingest as imports
+
+    try:
+        report = imports.import_source(args.name, limit=args.limit, progress=print)
+    except fetch.ChecksumError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except fetch.FetchError as exc:
+        return _fetch_failed(exc)
+    _report(report)
+    return 0
+
+
+def _cmd_import_file(args: argparse.Namespace) -> int:
+    from judgelab.data import ingest as imports
+
+    _report(imports.import_mapped_file(args.file, args.mapping, limit=args.limit))
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the `data` command and its actions to the top-level parser."""
+    data = sub.add_parser("data", help="data sources and tables: list, fetch, import, validate")
+    dsub = data.add_subparsers(dest="data_command", metavar="ACTION")
+    p = dsub.add_parser(
+        "list", help="every registered source: kind, licence, size, cached, mirror"
+    )
+    p.set_defaults(func=_cmd_list)
+    p = dsub.add_parser("fetch", help="download (or check in JUDGELAB_MIRROR) and verify a source")
+    p.add_argument("name")
+    p.add_argument("--timeout", type=float, default=60.0, help="seconds per connection/read")
+    p.set_defaults(func=_cmd_fetch)
+    p = dsub.add_parser("import", help="fetch a source and write its items/judgments tables")
+    p.add_argument("name")
+    p.add_argument("--limit", type=int, help="keep the first N items of every split")
+    p.set_defaults(func=_cmd_import)
+    p = dsub.add_parser("import-file", help="import a CSV/JSONL/JSON/parquet file with a mapping")
+    p.add_argument("file")
+    p.add_argument("--mapping", required=True, metavar="MAPPING.yaml", help="column mapping")
+    p.add_argument("--limit", type=int, help="keep the first N items of every split")
+    p.set_defaults(func=_cmd_import_file)
+    p = dsub.add_parser("validate", help="check an items/judgments file against the schema")
+    p.add_argument("file")
+    p.add_argument(
+        "--kind",
+        choices=["items", "judgments"],
+        help="table kind (default: judgments if the file name says so, else items)",
+    )
+    p.set_defaults(func=_cmd_validate)
+    data.set_defaults(func=lambda a: (data.print_help(), EXIT_BAD_INPUT)[1])

@@ -1,0 +1,119 @@
+"""The `judgelab` command line."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from judgelab import __version__
+
+EXIT_BAD_INPUT = 2
+# Modules that add subcommands: each defines `register(subparsers)`.
+SUBCOMMAND_MODULES = ("judgelab.cli.data", "judgelab.cli.judge", "judgelab.cli.card")
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from judgelab.reporting import pipeline
+
+    overrides = pipeline.parse_overrides(args.p or [])
+    params_file = args.params
+    if params_file is None and args.run is None:
+        default = pipeline.paths.params() / Path(args.notebook).stem / "default.yaml"
+        params_file = default if default.exists() else None
+    result = pipeline.run_notebook(
+        args.notebook, params_file=params_file, overrides=overrides, run=args.run
+    )
+    pipeline.write_index()
+    print(f"{result.status}: {result.ipynb}")
+    if result.html:
+        print(f"html: {result.html}")
+    if not result.ok:
+        print(f"error: {result.error}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _cmd_reproduce(args: argparse.Namespace) -> int:
+    from judgelab.reporting import pipeline
+
+    if args.jobs is None:
+        args.jobs = pipeline.default_jobs()
+    runs = args.runs.split(",") if args.runs else None
+    notebooks = args.notebooks.split(",") if args.notebooks else None
+    results = pipeline.reproduce(runs=runs, notebooks=notebooks, echo=print, jobs=args.jobs)
+    failed = [r for r in results if not r.ok]
+    print(
+        f"{len(results) - len(failed)} ok, {len(failed)} failed; "
+        f"index: {pipeline.paths.reports() / 'index.html'}"
+    )
+    for r in failed:
+        print(f"FAILED {r.notebook} [{r.run}]: {r.error}", file=sys.stderr)
+    return 1 if failed or not results else 0
+
+
+def _cmd_index(args: argparse.Namespace) -> int:
+    from judgelab.reporting import pipeline
+
+    print(pipeline.write_index())
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Return the argument parser for the `judgelab` command."""
+    parser = argparse.ArgumentParser(
+        prog="judgelab",
+        description="Measure how far an LLM judge can be trusted: import judgments, run "
+        "judges, and execute the analysis notebooks.",
+    )
+    parser.add_argument("--version", action="version", version=f"judgelab {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    p = sub.add_parser("run", help="execute one notebook with papermill and export HTML")
+    p.add_argument("notebook", help="notebook stem, e.g. 00_data_overview")
+    p.add_argument(
+        "--params", metavar="FILE", help="params YAML (default: params/<nb>/default.yaml)"
+    )
+    p.add_argument("-p", action="append", metavar="KEY=VALUE", help="override one parameter")
+    p.add_argument("--run", help="run name (default: the params file stem)")
+    p.set_defaults(func=_cmd_run)
+
+    p = sub.add_parser("reproduce", help="execute every params/*/*.yaml and write the index")
+    p.add_argument("--runs", help="comma-separated run names to keep (e.g. default)")
+    p.add_argument("--notebooks", help="comma-separated notebook stems to keep")
+    p.add_argument(
+        "--jobs",
+        type=int,
+        default=None,
+        help="notebooks executed at once (default: one per CPU core, at most 4)",
+    )
+    p.set_defaults(func=_cmd_reproduce)
+
+    p = sub.add_parser("index", help="rewrite reports/index.html from the run records")
+    p.set_defaults(func=_cmd_index)
+
+    for module_name in SUBCOMMAND_MODULES:
+        importlib.import_module(module_name).register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; return the exit status."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 0
+    from judgelab.reporting.pipeline import ParamsError
+
+    try:
+        return int(args.func(args) or 0)
+    except (ParamsError, FileNotFoundError, ValueError, LookupError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

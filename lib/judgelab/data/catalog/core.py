@@ -1,0 +1,208 @@
+"""Find tables by name so notebooks never hold file paths.
+
+An items *source* is one of:
+- `sample:<name>`: the illustrative fixtures in `data/samples/<name>/items.jsonl`;
+- `<benchmark>`: an imported table, `data/items/<benchmark>.parquet`;
+- a path to a `.parquet` or `.jsonl` items file.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import pandas as pd
+
+from judgelab.core import paths, schema, tables
+from judgelab.errors import SourceNotFound as SourceNotFound
+
+SAMPLE_PREFIX = "sample:"
+
+
+def is_sample(source: str) -> bool:
+    """Return True when `source` names illustrative sample data."""
+    return source.startswith(SAMPLE_PREFIX)
+
+
+def sample_names() -> list[str]:
+    """Return the names of the sample fixture sets."""
+    root = paths.samples()
+    return (
+        sorted(p.name for p in root.iterdir() if (p / "items.jsonl").exists())
+        if root.exists()
+        else []
+    )
+
+
+def read_records(path: Path, kind: str) -> pd.DataFrame:
+    """Read a JSONL file of items or judgments rows; errors name the file and line."""
+    records = tables.read_jsonl(path)
+    try:
+        if kind == "items":
+            return schema.new_items(records)
+        return schema.new_judgments(records)
+    except schema.SchemaError as exc:
+        # Re-raise with the file named; JSONL rows are 1-based lines.
+        raise schema.SchemaError(
+            exc.table,
+            exc.problem,
+            column=exc.column,
+            row=None if exc.row is None else exc.row + 1,
+            key=exc.key,
+            expected=exc.expected,
+            source=f"{path} (row = line)",
+        ) from None
+
+
+def items_path(source: str) -> Path:
+    """Return the file an items source resolves to (it may not exist)."""
+    if is_sample(source):
+        return paths.samples() / source[len(SAMPLE_PREFIX) :] / "items.jsonl"
+    p = Path(source)
+    if p.suffix in (".parquet", ".jsonl"):
+        return p if p.is_absolute() else paths.project() / p
+    return paths.items() / f"{source}.parquet"
+
+
+def load_items(source: str) -> pd.DataFrame:
+    """Load an items table by source name (see module docstring)."""
+    path = items_path(source)
+    if not path.exists():
+        hint = (
+            f"known samples: {sample_names()}"
+            if is_sample(source)
+            else f"run `judgelab data import {source}` first"
+        )
+        raise SourceNotFound(f"items source {source!r}: {path} does not exist ({hint})")
+    if path.suffix == ".jsonl":
+        return read_records(path, "items")
+    return tables.read_items(path)
+
+
+def judgments_path(source: str) -> Path:
+    """Return the file or folder a judgments source resolves to (it may not exist)."""
+    if is_sample(source):
+        return paths.samples() / source[len(SAMPLE_PREFIX) :] / "judgments.jsonl"
+    p = Path(source)
+    if p.suffix in (".parquet", ".jsonl"):
+        return p if p.is_absolute() else paths.project() / p
+    return paths.judgments() / source
+
+
+def load_judgments(source: str) -> pd.DataFrame:
+    """Load judgments: a sample set, one file, or every `<judge>.parquet` of a benchmark."""
+    path = judgments_path(source)
+    if not path.exists():
+        raise SourceNotFound(f"judgments source {source!r}: {path} does not exist")
+    if path.is_dir():
+        files = sorted(path.glob("*.parquet"))
+        if not files:
+            raise SourceNotFound(f"judgments source {source!r}: no *.parquet in {path}")
+        return pd.concat([tables.read_judgments(f) for f in files], ignore_index=True)
+    if path.suffix == ".jsonl":
+        return read_records(path, "judgments")
+    return tables.read_judgments(path)
+
+
+class Loaded(NamedTuple):
+    """Tables a notebook analyses, and where they really came from."""
+
+    items: pd.DataFrame
+    judgments: pd.DataFrame | None
+    source: str  # what was loaded: the requested source, or the sample fallback
+    requested: str
+    is_sample: bool
+    reason: str  # why the fallback was used ("" when the requested source loaded)
+
+
+def _load_sample(name: str) -> tuple[pd.DataFrame, pd.DataFrame | None]:
+    items = load_items(name)
+    jpath = judgments_path(name)
+    return items, (load_judgments(name) if jpath.exists() else None)
+
+
+def _load_imported(name: str) -> tuple[pd.DataFrame, pd.DataFrame | None]:
+    from judgelab.data import ingest as imports
+
+    imports.ensure_imported(name)
+    files = imports.imported_files(name)
+    item_files = [f for f in files if f.parent == paths.items()]
+    judgment_files = [f for f in files if f not in item_files]
+    items = pd.concat([tables.read_items(f) for f in item_files], ignore_index=True)
+    judgments = (
+        pd.concat([tables.read_judgments(f) for f in judgment_files], ignore_index=True)
+        if judgment_files
+        else None
+    )
+    return items, judgments
+
+
+def load_source(
+    source: str, *, fallback: str | None = None, need_judgments: bool = False
+) -> Loaded:
+    """Load a source's items and judgments, falling back to a sample set when unreachable.
+
+    `source` is a registry name (imported on first use: fetched from its public origin or
+    read from `JUDGELAB_MIRROR`, verified, cached), or `sample:<set>`. When the real source
+    cannot be had (offline, no mirror, a failed download) and `fallback` names a sample set,
+    the sample is loaded instead and `reason` says why — notebooks show it in a banner.
+    With `need_judgments`, a source that has items but no judgments yet (e.g. a benchmark
+    nobody has run a judge on) falls back the same way.
+    """
+    if is_sample(source):
+        items, judgments = _load_sample(source)
+        return Loaded(items, judgments, source, source, True, "")
+    from judgelab.data.fetch import FetchError
+
+    try:
+        items, judgments = _load_imported(source)
+    except (FetchError, OSError) as exc:
+        # Only failures to *obtain* the data fall back; a malformed source or an importer
+        # bug still raises, so real-data runs never hide behind the samples.
+        if fallback is None:
+            raise
+        reason = f"real source {source!r} unavailable: {type(exc).__name__}: {exc}"
+        return Loaded(*_load_sample(fallback), fallback, source, True, reason)
+    if need_judgments and (judgments is None or judgments.empty) and fallback is not None:
+        reason = f"source {source!r} has no judgments yet (run a judge on it first)"
+        return Loaded(*_load_sample(fallback), fallback, source, True, reason)
+    return Loaded(items, judgments, source, source, False, "")
+
+
+def select(
+    loaded: Loaded,
+    *,
+    judges: list[str] | tuple[str, ...] = (),
+    splits: list[str] | tuple[str, ...] = (),
+) -> pd.DataFrame:
+    """Return the judgments of `loaded` restricted to `judges` and `splits` (empty = all).
+
+    Filters name ids of the *requested* source, so they apply only when it loaded; on the
+    sample fallback (whose ids differ) they are ignored — the banner already says the page
+    shows illustrative data. A name that matches nothing in a real source is an error.
+    """
+    if loaded.judgments is None:
+        raise SourceNotFound(f"source {loaded.source!r} has no judgments (items only)")
+    df = loaded.judgments
+    if loaded.is_sample and loaded.requested != loaded.source:
+        return df
+    for column, wanted in (("judge", judges), ("split", splits)):
+        if not wanted:
+            continue
+        known = set(df[column].unique())
+        unknown = [w for w in wanted if w not in known]
+        if unknown:
+            raise ValueError(
+                f"source {loaded.source!r}: unknown {column}(s) {unknown}; known: {sorted(known)}"
+            )
+        df = df[df[column].isin(list(wanted))]
+    return df.reset_index(drop=True)
+
+
+def source_specific(loaded: Loaded, value: Any, otherwise: Any) -> Any:
+    """Return `value` (a setting naming ids of the requested source) unless the fallback loaded.
+
+    Settings such as judge groups name ids of the real source; on the sample fallback they
+    would match nothing, so `otherwise` is returned instead.
+    """
+    return otherwise if loaded.is_sample and loaded.requested != loaded.source else value

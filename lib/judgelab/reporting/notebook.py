@@ -1,0 +1,92 @@
+"""Small display helpers that keep notebooks to one call per step."""
+
+from __future__ import annotations
+
+import html
+import json
+from pathlib import Path
+
+import pandas as pd
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+
+from judgelab.core import paths, tables
+from judgelab.data import catalog
+from judgelab.reporting import figures
+
+SAMPLE_BANNER = "ILLUSTRATIVE SAMPLE DATA — NOT RESULTS"
+
+
+def is_illustrative(table: pd.DataFrame) -> bool:
+    """Return True when any row of an items table is marked `meta.illustrative`."""
+    if "meta" not in table.columns:
+        return False
+    return any(
+        isinstance(m, str) and json.loads(m).get("illustrative") is True
+        for m in table["meta"].dropna().unique()
+    )
+
+
+def banner_html(source: str, table: pd.DataFrame | None = None, *, reason: str = "") -> str:
+    """Return the HTML banner describing where the data came from."""
+    sample = catalog.is_sample(source) or (table is not None and is_illustrative(table))
+    if sample:
+        why = f" {html.escape(reason)}" if reason else ""
+        return (
+            '<div class="judgelab-banner" style="border:3px solid #b00;background:#fee;'
+            'padding:10px;font-size:16px;font-weight:bold;color:#900">'
+            f"⚠ {SAMPLE_BANNER}: hand-written fixtures from data/samples "
+            f"(source {html.escape(source)!s}).{why}</div>"
+        )
+    return (
+        '<div class="judgelab-banner" style="border:1px solid #070;background:#efe;padding:6px">'
+        f"Data source: {html.escape(source)}</div>"
+    )
+
+
+def source_banner(source: str, table: pd.DataFrame | None = None, *, reason: str = "") -> None:
+    """Display the data-source banner (an unmissable warning for sample data)."""
+    from IPython.display import HTML, display
+
+    display(HTML(banner_html(source, table, reason=reason)))
+
+
+def show_source(loaded: catalog.Loaded) -> None:
+    """Display the banner for tables returned by `catalog.load_source`."""
+    source_banner(loaded.source, loaded.items, reason=loaded.reason)
+
+
+def save_table(df: pd.DataFrame, name: str, *, notebook: str, run: str = "default") -> Path:
+    """Write a result table as CSV beside the run's figures and return its path."""
+    target = paths.figures() / notebook / run / f"{name}.csv"
+    return tables.write_text(target, df.to_csv(index=False))
+
+
+class Outputs:
+    """Where one notebook run writes: `figures/<notebook>/<run>/<name>.csv|png|svg`.
+
+    One object per run replaces passing `notebook=…, run=run` to every save:
+    `out = notebook.outputs("03_length_bias", run)`, then `out.table(df, "picks_longer")` and
+    `out.figure(ax, "picks_longer")`.
+    """
+
+    def __init__(self, notebook: str, run: str = "default"):
+        self.notebook, self.run = notebook, run
+
+    def __repr__(self) -> str:
+        return f"outputs of {self.notebook} [{self.run}]"
+
+    def table(self, df: pd.DataFrame, name: str) -> Path:
+        """Write a result table as CSV beside the run's figures and return its path."""
+        return save_table(df, name, notebook=self.notebook, run=self.run)
+
+    def figure(
+        self, fig_or_ax: Figure | Axes, name: str, *, formats: tuple[str, ...] = ("png", "svg")
+    ) -> figures.Saved:
+        """Write a figure as PNG and SVG and return the paths (shown as one short line)."""
+        return figures.save(fig_or_ax, name, notebook=self.notebook, run=self.run, formats=formats)
+
+
+def outputs(notebook: str, run: str = "default") -> Outputs:
+    """Return the writer of one notebook run's tables and figures."""
+    return Outputs(notebook, run)

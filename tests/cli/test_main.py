@@ -1,0 +1,69 @@
+import subprocess
+import sys
+from pathlib import Path
+
+from judgelab import __version__
+from judgelab.cli import main as cli
+from judgelab.core import schema, tables
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_help_and_version(capsys):
+    out = subprocess.run(
+        [sys.executable, "-m", "judgelab", "--help"], capture_output=True, text=True, timeout=60
+    )
+    assert out.returncode == 0
+    for cmd in ("run", "reproduce", "data"):
+        assert cmd in out.stdout
+    out = subprocess.run(
+        [sys.executable, "-m", "judgelab", "--version"], capture_output=True, text=True, timeout=60
+    )
+    assert out.stdout.strip() == f"judgelab {__version__}"
+
+
+def test_data_validate_ok(capsys):
+    code = cli.main(
+        ["data", "validate", str(ROOT / "data/samples/contextualjudgebench/items.jsonl")]
+    )
+    assert code == 0
+    out = capsys.readouterr().out
+    assert out.startswith("ok: ") and "16 rows" in out and "8 splits" in out
+
+
+def test_data_validate_bad_parquet(tmp_path: Path, capsys):
+    df = schema.new_judgments(
+        [
+            {
+                "benchmark": "b",
+                "split": "s",
+                "item_id": "1",
+                "judge": "j",
+                "valid": True,
+                "chosen": "pos",
+            }
+        ]
+    )
+    path = tables.write_judgments(df, tmp_path / "judgments.parquet")
+    assert cli.main(["data", "validate", str(path)]) == 0
+    assert "1 judges, 0 invalid" in capsys.readouterr().out
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    bad = df.copy()
+    bad["order"] = bad["order"].astype("int64") + 5
+    pq.write_table(pa.Table.from_pandas(bad, preserve_index=False), tmp_path / "judgments.parquet")
+    assert cli.main(["data", "validate", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "judgments.parquet" in err and "column 'order'" in err and "row 0" in err
+
+
+def test_data_validate_jsonl_row_is_line(tmp_path: Path, capsys):
+    f = tmp_path / "items.jsonl"
+    f.write_text(
+        '{"benchmark": "b", "split": "s", "item_id": "1", "task": "pairwise"}\n'
+        '{"benchmark": "b", "split": "s", "item_id": "2", "task": "ranking"}\n'
+    )
+    assert cli.main(["data", "validate", str(f)]) == 2
+    err = capsys.readouterr().err
+    assert "items.jsonl" in err and "column 'task'" in err and "row 2" in err

@@ -1,0 +1,680 @@
+"""The bad-input corpus: every entry point, malformed input, a clear error, nothing half-written.
+
+`CASES` lists every case: its id, the entry point, what is wrong, and the fragments the error
+message must contain (`{d}` is the folder holding the inputs). One parametrized test builds
+each input in a temporary folder, runs the entry point (the `judgelab` CLI in-process, or a
+library call), and checks that:
+
+- it fails: a non-zero exit status, or an exception;
+- the message names the file, the line/row and the column/key (the fragments) and stays
+  readable (a 10 MB cell must not make a 10 MB message);
+- nothing was written: no file appears or changes under the output root (data, cache,
+  reports, figures) nor beside the inputs, except where the case says what a failure writes
+  on purpose (a failed notebook run keeps its executed copy, record and index).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import nbformat
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from judgelab.cli import main as cli
+from judgelab.core import schema, tables
+
+ROOT = Path(__file__).resolve().parents[2]
+BIG = 10_000_000  # a 10 MB single field
+MAX_MESSAGE = 4000
+
+# id, entry point, what is wrong, expected message fragments
+CASES: list[tuple[str, str, str, list[str]]] = [
+    # --- items / judgments parquet (`judgelab data validate`, `tables.write`) ---
+    ("items_missing_column", "data validate", "no `task` column",
+     ["{d}/items.parquet", "column 'task'", "missing column"]),
+    ("items_renamed_column", "data validate", "`item_id` renamed to `id`",
+     ["{d}/items.parquet", "column 'item_id'", "missing column"]),
+    ("items_extra_column", "data validate", "an extra `score` column",
+     ["{d}/items.parquet", "column 'score'", "unexpected column"]),
+    ("items_nan_key", "data validate", "item_id null in row 2",
+     ["{d}/items.parquet", "column 'item_id'", "row 2", "null value"]),
+    ("items_duplicate_key", "data validate", "row 3 repeats row 1's key",
+     ["{d}/items.parquet", "row 3", "item_id='i1'", "duplicate key"]),
+    ("items_bad_task", "data validate", "task 'ranking' outside the domain",
+     ["{d}/items.parquet", "column 'task'", "row 1", "'ranking'"]),
+    ("items_meta_not_json", "data validate", "meta is not JSON in row 1",
+     ["{d}/items.parquet", "column 'meta'", "row 1", "invalid JSON"]),
+    ("items_empty_file", "data validate", "a 0-byte parquet file",
+     ["{d}/items.parquet", "not a readable parquet"]),
+    ("items_10mb_task", "data validate", "a 10 MB task cell",
+     ["{d}/items.parquet", "column 'task'", "row 0", "chars]"]),
+    ("items_10mb_duplicate_key", "data validate", "a 10 MB item_id, twice",
+     ["{d}/items.parquet", "row 1", "duplicate key", "chars]"]),
+    ("judgments_order_as_text", "data validate", "order holds strings",
+     ["{d}/judgments.parquet", "column 'order'", "row 0", "wrong dtype"]),
+    ("judgments_fractional_sample", "data validate", "sample 0.5 in row 2",
+     ["{d}/judgments.parquet", "column 'sample'", "row 2", "wrong dtype"]),
+    ("judgments_chosen_domain", "data validate", "chosen 'left' in row 1",
+     ["{d}/judgments.parquet", "column 'chosen'", "row 1", "'left'"]),
+    ("judgments_chosen_on_invalid", "data validate", "chosen set where valid is false",
+     ["{d}/judgments.parquet", "column 'chosen'", "row 2", "invalid judgment"]),
+    ("judgments_negative_tokens", "data validate", "prompt_tokens -5 in row 1",
+     ["{d}/judgments.parquet", "column 'prompt_tokens'", "row 1", "below minimum"]),
+    ("judgments_truncated", "data validate", "a parquet file cut in half",
+     ["{d}/judgments.parquet", "not a readable parquet"]),
+    ("write_invalid_judgments", "tables.write", "valid is null in row 1",
+     ["{d}/out/j.parquet", "column 'valid'", "row 1", "null value"]),
+    # --- items JSONL (`judgelab judge --benchmark FILE.jsonl`) ---
+    ("jsonl_line_cut_in_half", "judge --benchmark", "line 3 ends mid-object",
+     ["{d}/items.jsonl", "line 3", "malformed JSON"]),
+    ("jsonl_line_not_object", "judge --benchmark", "line 2 is a JSON list",
+     ["{d}/items.jsonl", "line 2", "expected a JSON object"]),
+    ("jsonl_latin1", "judge --benchmark", "a Latin-1 byte on line 2",
+     ["{d}/items.jsonl", "line 2", "not UTF-8", "0xe9"]),
+    ("jsonl_utf16_bom", "judge --benchmark", "UTF-16 with a BOM",
+     ["{d}/items.jsonl", "line 1", "UTF-16"]),
+    ("jsonl_bom_mid_file", "judge --benchmark", "a BOM at the start of line 2",
+     ["{d}/items.jsonl", "line 2", "malformed JSON"]),
+    ("jsonl_missing_key_field", "judge --benchmark", "record on line 2 has no item_id",
+     ["{d}/items.jsonl", "column 'item_id'", "row 2", "null value"]),
+    ("jsonl_duplicate_key", "judge --benchmark", "line 3 repeats line 1's key",
+     ["{d}/items.jsonl", "row 3", "duplicate key", "item_id='i1'"]),
+    ("jsonl_int_item_id", "judge --benchmark", "item_id is a number",
+     ["{d}/items.jsonl", "column 'item_id'", "wrong dtype"]),
+    ("jsonl_empty", "judge --benchmark", "an empty file",
+     ["{d}/items.jsonl", "empty file"]),
+    ("jsonl_10mb_line_cut", "judge --benchmark", "a 10 MB field on line 2, cut",
+     ["{d}/items.jsonl", "line 2", "malformed JSON"]),
+    # --- generic importer (`judgelab data import-file`) and its column mapping ---
+    ("csv_missing_column", "data import-file", "mapped column 'winner' absent",
+     ["{d}/j.csv", "column 'winner'", "mapping field 'verdict'"]),
+    ("csv_renamed_column", "data import-file", "header says swop, mapping swap",
+     ["{d}/j.csv", "column 'swap'", "mapping field 'swapped'"]),
+    ("csv_empty_file", "data import-file", "a 0-byte CSV",
+     ["{d}/j.csv", "empty file"]),
+    ("csv_header_only", "data import-file", "header, no rows",
+     ["{d}/j.csv", "empty file (no data rows)"]),
+    ("csv_latin1", "data import-file", "a Latin-1 byte on line 3",
+     ["{d}/j.csv", "line 3", "not UTF-8"]),
+    ("csv_utf16_bom", "data import-file", "UTF-16 with a BOM",
+     ["{d}/j.csv", "line 1", "UTF-16"]),
+    ("csv_ragged_row", "data import-file", "line 3 has an extra field",
+     ["{d}/j.csv", "line 3", "Expected 8 fields"]),
+    ("csv_bad_flag", "data import-file", "swap 'perhaps' in row 2",
+     ["{d}/j.csv", "row 2", "column 'swap'", "true/false"]),
+    ("csv_empty_item_id", "data import-file", "no id in row 2",
+     ["{d}/j.csv", "row 2", "column 'id'", "empty item id"]),
+    ("csv_unmapped_gold", "data import-file", "label '3' not in the gold map",
+     ["{d}/j.csv", "row 3", "column 'label'", "not in the map"]),
+    ("csv_conflicting_item", "data import-file", "item q1 with other responses",
+     ["{d}/j.csv", "row 2", "item 'q1'", "other responses"]),
+    ("csv_negative_sample", "data import-file", "sample -1 in row 1",
+     ["{d}/j.csv", "row 1", "column 'run'", "non-negative"]),
+    ("csv_10mb_flag", "data import-file", "a 10 MB swap cell",
+     ["{d}/j.csv", "row 1", "column 'swap'", "chars]"]),
+    ("import_jsonl_line_cut", "data import-file", "line 2 cut in half",
+     ["{d}/j.jsonl", "line 2", "malformed JSON"]),
+    ("import_unsupported_type", "data import-file", "an .xlsx file",
+     ["{d}/j.xlsx", "unsupported file type"]),
+    ("mapping_unknown_field", "data import-file", "mapping key 'questoin'",
+     ["{d}/m.yaml", "mapping key 'questoin'", "unknown field"]),
+    ("mapping_missing_benchmark", "data import-file", "no benchmark",
+     ["{d}/m.yaml", "mapping key 'benchmark'", "missing"]),
+    ("mapping_broken_yaml", "data import-file", "unclosed bracket",
+     ["{d}/m.yaml", "line 3", "not valid YAML"]),
+    ("mapping_latin1", "data import-file", "a Latin-1 byte on line 2",
+     ["{d}/m.yaml", "line 2", "not UTF-8"]),
+    ("mapping_bad_verdict_map", "data import-file", "verdict maps to 'first'",
+     ["{d}/m.yaml", "mapping key 'verdict'", "'first'"]),
+    # --- judge specs (`judgelab judge --judge FILE`) ---
+    ("spec_unknown_template", "judge --judge", "template cjb.nope",
+     ["{d}/judge.yaml", "key 'template'", "unknown template 'cjb.nope'"]),
+    ("spec_zero_concurrency", "judge --judge", "concurrency: 0",
+     ["{d}/judge.yaml", "key 'concurrency'", "0 must be at least 1"]),
+    ("spec_negative_concurrency", "judge --judge", "concurrency: -4",
+     ["{d}/judge.yaml", "key 'concurrency'", "-4 must be at least 1"]),
+    ("spec_text_concurrency", "judge --judge", "concurrency: many",
+     ["{d}/judge.yaml", "key 'concurrency'", "expected a number"]),
+    ("spec_unknown_key", "judge --judge", "a typo: temprature",
+     ["{d}/judge.yaml", "key 'temprature'", "unknown key"]),
+    ("spec_missing_model", "judge --judge", "no model",
+     ["{d}/judge.yaml", "key 'model'", "missing"]),
+    ("spec_literal_api_key", "judge --judge", "api_key: sk-...",
+     ["{d}/judge.yaml", "key 'api_key'", "literal API key"]),
+    ("spec_unknown_baseline", "judge --judge", "offline model nope",
+     ["{d}/judge.yaml", "key 'model'", "unknown offline baseline 'nope'"]),
+    ("spec_bad_orders", "judge --judge", "orders: [2]",
+     ["{d}/judge.yaml", "key 'orders'", "[2]"]),
+    ("spec_empty_file", "judge --judge", "an empty file",
+     ["{d}/judge.yaml", "empty file"]),
+    ("spec_broken_yaml", "judge --judge", "a tab-indented mapping",
+     ["{d}/judge.yaml", "not valid YAML", "line 3"]),
+    ("spec_latin1", "judge --judge", "a Latin-1 byte on line 2",
+     ["{d}/judge.yaml, line 2", "not UTF-8"]),
+    ("spec_unknown_name", "judge --judge", "no spec named nope",
+     ["no judge spec named 'nope'"]),
+    # --- CLI arguments ---
+    ("cli_unknown_split", "judge --split", "split nope",
+     ["--split", "unknown split(s) ['nope']", "contextualjudgebench"]),
+    ("cli_zero_limit", "judge --limit", "--limit 0", ["--limit", "got 0"]),
+    ("cli_negative_limit", "judge --limit", "--limit -2", ["--limit", "got -2"]),
+    ("cli_text_limit", "judge --limit", "--limit ten", ["--limit", "'ten'"]),
+    ("cli_bad_order", "judge --order", "--order 2", ["--order", "invalid choice: 2"]),
+    ("cli_unknown_benchmark", "judge --benchmark", "benchmark nobench",
+     ["items source 'nobench'", "nobench.parquet"]),
+    ("cli_unknown_condition", "judge --condition", "condition bogus=1",
+     ["cjb.workflow", "condition key 'bogus'"]),
+    ("cli_unknown_source", "data import", "source nope", ["unknown source 'nope'"]),
+    ("cli_bad_table_kind", "data validate --kind", "--kind votes",
+     ["--kind", "invalid choice: 'votes'"]),
+    # --- params YAML and notebook parameters (`judgelab run`) ---
+    ("params_undeclared_key", "run --params", "colour is not a parameter",
+     ["{d}/bad.yaml", "key 'colour'", "not a parameter of notebook 90_bad"]),
+    ("params_broken_yaml", "run --params", "unclosed list on line 2",
+     ["{d}/bad.yaml, line 3", "invalid YAML"]),
+    ("params_not_mapping", "run --params", "a YAML list",
+     ["{d}/bad.yaml", "expected a mapping"]),
+    ("params_utf16_bom", "run --params", "UTF-16 with a BOM",
+     ["{d}/bad.yaml, line 1", "UTF-16"]),
+    ("params_latin1", "run --params", "a Latin-1 byte on line 2",
+     ["{d}/bad.yaml, line 2", "not UTF-8"]),
+    ("params_credential_key", "run --params", "api_key: ...",
+     ["{d}/bad.yaml", "key 'api_key'", "credential"]),
+    ("params_secret_value", "run --params", "the key's value under `source`",
+     ["{d}/bad.yaml", "key 'source'", "secret"]),
+    ("override_undeclared", "run -p", "-p colour=red",
+     ["-p overrides", "key 'colour'", "not a parameter of notebook 90_bad"]),
+    ("override_no_equals", "run -p", "-p splits", ["-p 'splits'", "key=value"]),
+    ("override_bad_name", "run -p", "-p 1x=2", ["'1x' is not a valid parameter name"]),
+    ("override_unknown_judge", "run -p", "-p judges=[nope]: the notebook raises",
+     ["reports/90_bad/default.ipynb", "cell 2", "unknown judge(s) ['nope']"]),
+]  # fmt: skip
+
+# What a failure writes on purpose (globs under the output root), by case.
+ALLOWED_OUTPUTS = {
+    "override_unknown_judge": ["reports/90_bad/*", "reports/index.html"],
+}
+
+BUILDERS: dict[str, Callable[[Path], list[str] | Callable[[], object]]] = {}
+
+
+def builds(name):
+    def register(fn):
+        BUILDERS[name] = fn
+        return fn
+
+    return register
+
+
+# ---------------------------------------------------------------- tables
+
+
+def _items(n: int = 4) -> pd.DataFrame:
+    return schema.new_items(
+        [
+            {
+                "benchmark": "b",
+                "split": "s",
+                "item_id": f"i{k}",
+                "task": "pairwise",
+                "question": "q",
+                "response_pos": "p",
+                "response_neg": "n",
+                "gold": "pos",
+            }
+            for k in range(n)
+        ]
+    )
+
+
+def _judgments(n: int = 4) -> pd.DataFrame:
+    return schema.new_judgments(
+        [
+            {
+                "benchmark": "b",
+                "split": "s",
+                "item_id": f"i{k}",
+                "judge": "j",
+                "output": "[[A]]",
+                "verdict": "A",
+                "valid": True,
+                "chosen": "pos",
+                "correct": True,
+                "prompt_tokens": 10,
+            }
+            for k in range(n)
+        ]
+    )
+
+
+def _raw_parquet(df: pd.DataFrame, path: Path) -> Path:
+    """Write `df` as parquet without validation (what a foreign tool might produce)."""
+    pq.write_table(pa.Table.from_pandas(df, preserve_index=False), path)
+    return path
+
+
+def _validate(path: Path, kind: str) -> list[str]:
+    return ["data", "validate", str(path), "--kind", kind]
+
+
+def _items_case(mutate):
+    def build(d: Path):
+        df = _items().astype(object)
+        df = mutate(df)
+        return _validate(_raw_parquet(df, d / "items.parquet"), "items")
+
+    return build
+
+
+def _judgments_case(mutate):
+    def build(d: Path):
+        df = mutate(_judgments().astype(object))
+        return _validate(_raw_parquet(df, d / "judgments.parquet"), "judgments")
+
+    return build
+
+
+def _set(df, row, col, value):
+    df.loc[row, col] = value
+    return df
+
+
+BUILDERS["items_missing_column"] = _items_case(lambda df: df.drop(columns=["task"]))
+BUILDERS["items_renamed_column"] = _items_case(lambda df: df.rename(columns={"item_id": "id"}))
+BUILDERS["items_extra_column"] = _items_case(lambda df: df.assign(score=1.0))
+BUILDERS["items_nan_key"] = _items_case(lambda df: _set(df, 2, "item_id", None))
+BUILDERS["items_duplicate_key"] = _items_case(lambda df: _set(df, 3, "item_id", "i1"))
+BUILDERS["items_bad_task"] = _items_case(lambda df: _set(df, 1, "task", "ranking"))
+BUILDERS["items_meta_not_json"] = _items_case(lambda df: _set(df, 1, "meta", "{source: x"))
+BUILDERS["items_10mb_task"] = _items_case(lambda df: _set(df, 0, "task", "x" * BIG))
+BUILDERS["items_10mb_duplicate_key"] = _items_case(
+    lambda df: _set(_set(df, 0, "item_id", "k" * BIG), 1, "item_id", "k" * BIG)
+)
+BUILDERS["judgments_order_as_text"] = _judgments_case(lambda df: df.assign(order="0"))
+BUILDERS["judgments_fractional_sample"] = _judgments_case(
+    lambda df: df.assign(sample=[0.0, 0.0, 0.5, 0.0])
+)
+BUILDERS["judgments_chosen_domain"] = _judgments_case(lambda df: _set(df, 1, "chosen", "left"))
+BUILDERS["judgments_chosen_on_invalid"] = _judgments_case(lambda df: _set(df, 2, "valid", False))
+BUILDERS["judgments_negative_tokens"] = _judgments_case(
+    lambda df: df.assign(prompt_tokens=pd.array([10, -5, 10, 10], dtype="Int64"))
+)
+
+
+@builds("items_empty_file")
+def _(d):
+    (d / "items.parquet").write_bytes(b"")
+    return _validate(d / "items.parquet", "items")
+
+
+@builds("judgments_truncated")
+def _(d):
+    good = tables.write_judgments(_judgments(200), d / "good.parquet")
+    data = good.read_bytes()
+    good.unlink()
+    (d / "judgments.parquet").write_bytes(data[: len(data) // 2])
+    return _validate(d / "judgments.parquet", "judgments")
+
+
+@builds("write_invalid_judgments")
+def _(d):
+    df = _judgments().astype(object)
+    df.loc[1, "valid"] = None
+    (d / "out").mkdir()
+    return lambda: tables.write_judgments(df, d / "out" / "j.parquet")
+
+
+# ---------------------------------------------------------------- items JSONL
+
+
+def _item_line(k, **kw) -> str:
+    row = {
+        "benchmark": "b",
+        "split": "s",
+        "item_id": f"i{k}",
+        "task": "pairwise",
+        "question": "q",
+        "context": "c",
+        "response_pos": "p",
+        "response_neg": "n",
+        "gold": "pos",
+        **kw,
+    }
+    return json.dumps({k: v for k, v in row.items() if v is not ...}, ensure_ascii=False)
+
+
+def _judge_on(d: Path, benchmark: str, *extra: str) -> list[str]:
+    spec = d / "offline.yaml"
+    if not spec.exists():
+        spec.write_text("endpoint: offline\nmodel: prefer_longer\n")
+    return ["judge", "--judge", str(spec), "--benchmark", benchmark, "--no-progress", *extra]
+
+
+def _jsonl_case(lines_or_bytes):
+    def build(d: Path):
+        p = d / "items.jsonl"
+        content = lines_or_bytes() if callable(lines_or_bytes) else lines_or_bytes
+        if isinstance(content, bytes):
+            p.write_bytes(content)
+        else:
+            p.write_text("\n".join(content) + "\n", encoding="utf-8")
+        return _judge_on(d, str(p))
+
+    return build
+
+
+BUILDERS["jsonl_line_cut_in_half"] = _jsonl_case(
+    lambda: [_item_line(0), _item_line(1), _item_line(2)[:40], _item_line(3)]
+)
+BUILDERS["jsonl_line_not_object"] = _jsonl_case(lambda: [_item_line(0), "[1, 2]"])
+BUILDERS["jsonl_latin1"] = _jsonl_case(
+    lambda: (_item_line(0) + "\n" + _item_line(1, question="café") + "\n").encode("latin-1")
+)
+BUILDERS["jsonl_utf16_bom"] = _jsonl_case(
+    lambda: (_item_line(0) + "\n" + _item_line(1) + "\n").encode("utf-16")
+)
+BUILDERS["jsonl_bom_mid_file"] = _jsonl_case(
+    lambda: [_item_line(0), "\ufeff" + _item_line(1), _item_line(2)]
+)
+BUILDERS["jsonl_missing_key_field"] = _jsonl_case(
+    lambda: [_item_line(0), _item_line(1, item_id=...), _item_line(2)]
+)
+BUILDERS["jsonl_duplicate_key"] = _jsonl_case(
+    lambda: [_item_line(0), _item_line(1), _item_line(1)]
+)
+BUILDERS["jsonl_int_item_id"] = _jsonl_case(lambda: [_item_line(0, item_id=7)])
+BUILDERS["jsonl_empty"] = _jsonl_case(b"")
+BUILDERS["jsonl_10mb_line_cut"] = _jsonl_case(
+    lambda: [_item_line(0), _item_line(1, context="z" * BIG)[: BIG // 2]]
+)
+
+
+# ---------------------------------------------------------------- mapped import
+
+PAIR_CSV = (
+    "id,instruction,out1,out2,label,swap,winner,judge\n"
+    "q1,Say hi,Hello!,Go away.,1,false,[[A]],gpt-4\n"
+    "q1,Say hi,Hello!,Go away.,1,true,[[A]],gpt-4\n"
+    "q2,Add 2+2,5,4,2,false,[[B]],gpt-4\n"
+)
+PAIR_MAPPING = (
+    "benchmark: demo\n"
+    "item_id: id\n"
+    "question: instruction\n"
+    "response_1: out1\n"
+    "response_2: out2\n"
+    "gold: {column: label, map: {'1': '1', '2': '2', tie: tie}}\n"
+    "swapped: swap\n"
+    "verdict: {column: winner, map: {'[[A]]': A, '[[B]]': B, '[[C]]': tie}}\n"
+    "judge: {column: judge}\n"
+)
+
+
+def _import_case(data: str | bytes | Callable[[], str | bytes], *, name="j.csv", mapping=None):
+    def build(d: Path):
+        p = d / name
+        content = data() if callable(data) else data
+        if isinstance(content, bytes):
+            p.write_bytes(content)
+        else:
+            p.write_text(content, encoding="utf-8")
+        m = d / "m.yaml"
+        mp = mapping if mapping is not None else PAIR_MAPPING
+        if isinstance(mp, bytes):
+            m.write_bytes(mp)
+        else:
+            m.write_text(mp, encoding="utf-8")
+        return ["data", "import-file", str(p), "--mapping", str(m)]
+
+    return build
+
+
+def _csv_row(row: int, old: str, new: str) -> str:
+    lines = PAIR_CSV.splitlines()
+    lines[row] = lines[row].replace(old, new, 1)
+    return "\n".join(lines) + "\n"
+
+
+BUILDERS["csv_missing_column"] = _import_case(PAIR_CSV.replace(",winner,", ",verdict,"))
+BUILDERS["csv_renamed_column"] = _import_case(PAIR_CSV.replace(",swap,", ",swop,"))
+BUILDERS["csv_empty_file"] = _import_case("")
+BUILDERS["csv_header_only"] = _import_case(PAIR_CSV.splitlines()[0] + "\n")
+BUILDERS["csv_latin1"] = _import_case(_csv_row(2, "Hello!", "Café!").encode("latin-1"))
+BUILDERS["csv_utf16_bom"] = _import_case(PAIR_CSV.encode("utf-16"))
+BUILDERS["csv_ragged_row"] = _import_case(_csv_row(2, "gpt-4", "gpt-4,extra"))
+BUILDERS["csv_bad_flag"] = _import_case(_csv_row(2, "true", "perhaps"))
+BUILDERS["csv_empty_item_id"] = _import_case(_csv_row(2, "q1,", ","))
+BUILDERS["csv_unmapped_gold"] = _import_case(_csv_row(3, ",2,false", ",3,false"))
+BUILDERS["csv_conflicting_item"] = _import_case(_csv_row(2, "Go away.", "Leave."))
+BUILDERS["csv_negative_sample"] = _import_case(
+    "id,o1,o2,run,w\nq1,a,b,-1,A\n",
+    mapping="benchmark: demo\nitem_id: id\nresponse_pos: o1\nresponse_neg: o2\n"
+    "sample: run\nverdict: w\n",
+)
+BUILDERS["csv_10mb_flag"] = _import_case(lambda: _csv_row(1, "false", "y" * BIG))
+BUILDERS["import_jsonl_line_cut"] = _import_case(
+    '{"id": "q1", "out1": "a", "out2": "b"}\n{"id": "q2", "out1": "a", "ou\n', name="j.jsonl"
+)
+BUILDERS["import_unsupported_type"] = _import_case(b"PK\x03\x04", name="j.xlsx")
+BUILDERS["mapping_unknown_field"] = _import_case(
+    PAIR_CSV, mapping=PAIR_MAPPING + "questoin: instruction\n"
+)
+BUILDERS["mapping_missing_benchmark"] = _import_case(
+    PAIR_CSV, mapping=PAIR_MAPPING.replace("benchmark: demo\n", "")
+)
+BUILDERS["mapping_broken_yaml"] = _import_case(
+    PAIR_CSV, mapping="benchmark: demo\nitem_id: id\nmeta: [a, b\nquestion: q\n"
+)
+BUILDERS["mapping_latin1"] = _import_case(
+    PAIR_CSV, mapping="benchmark: demo\n# café\n".encode("latin-1")
+)
+BUILDERS["mapping_bad_verdict_map"] = _import_case(
+    PAIR_CSV, mapping=PAIR_MAPPING.replace("'[[A]]': A", "'[[A]]': first")
+)
+
+
+# ---------------------------------------------------------------- judge specs
+
+REMOTE = (
+    "endpoint: openai-compatible\nmodel: m\nbase_url: http://127.0.0.1:9/v1\n"
+    "api_key_env: JL_BAD_INPUT_KEY\ntemplate: cjb.workflow\n"
+)
+
+
+def _spec_case(text: str | bytes):
+    def build(d: Path):
+        p = d / "judge.yaml"
+        if isinstance(text, bytes):
+            p.write_bytes(text)
+        else:
+            p.write_text(text, encoding="utf-8")
+        return _judge_on(d, "sample:contextualjudgebench", "--judge", str(p))
+
+    return build
+
+
+BUILDERS["spec_unknown_template"] = _spec_case(REMOTE.replace("cjb.workflow", "cjb.nope"))
+BUILDERS["spec_zero_concurrency"] = _spec_case(REMOTE + "concurrency: 0\n")
+BUILDERS["spec_negative_concurrency"] = _spec_case(REMOTE + "concurrency: -4\n")
+BUILDERS["spec_text_concurrency"] = _spec_case(REMOTE + "concurrency: many\n")
+BUILDERS["spec_unknown_key"] = _spec_case(REMOTE + "temprature: 0.5\n")
+BUILDERS["spec_missing_model"] = _spec_case(REMOTE.replace("model: m\n", ""))
+BUILDERS["spec_literal_api_key"] = _spec_case(REMOTE + "api_key: sk-abcdefghijklmnop\n")
+BUILDERS["spec_unknown_baseline"] = _spec_case("endpoint: offline\nmodel: nope\n")
+BUILDERS["spec_bad_orders"] = _spec_case(REMOTE + "orders: [2]\n")
+BUILDERS["spec_empty_file"] = _spec_case("")
+BUILDERS["spec_broken_yaml"] = _spec_case(
+    "endpoint: offline\nmodel: prefer_longer\n\toptions: 1\n"
+)
+BUILDERS["spec_latin1"] = _spec_case("endpoint: offline\n# café\n".encode("latin-1"))
+
+
+@builds("spec_unknown_name")
+def _(d):
+    return ["judge", "--judge", "nope", "--benchmark", "sample:contextualjudgebench"]
+
+
+# ---------------------------------------------------------------- CLI arguments
+
+BUILDERS["cli_unknown_split"] = lambda d: _judge_on(
+    d, "sample:contextualjudgebench", "--split", "nope"
+)
+BUILDERS["cli_zero_limit"] = lambda d: _judge_on(d, "sample:contextualjudgebench", "--limit", "0")
+BUILDERS["cli_negative_limit"] = lambda d: _judge_on(
+    d, "sample:contextualjudgebench", "--limit", "-2"
+)
+BUILDERS["cli_text_limit"] = lambda d: _judge_on(
+    d, "sample:contextualjudgebench", "--limit", "ten"
+)
+BUILDERS["cli_bad_order"] = lambda d: _judge_on(d, "sample:contextualjudgebench", "--order", "2")
+BUILDERS["cli_unknown_benchmark"] = lambda d: _judge_on(d, "nobench")
+BUILDERS["cli_unknown_source"] = lambda d: ["data", "import", "nope"]
+
+
+@builds("cli_unknown_condition")
+def _(d):
+    (d / "remote.yaml").write_text(REMOTE)
+    return _judge_on(
+        d,
+        "sample:contextualjudgebench",
+        "--judge",
+        str(d / "remote.yaml"),
+        "--condition",
+        "bogus=1",
+    )
+
+
+@builds("cli_bad_table_kind")
+def _(d):
+    tables.write_items(_items(), d / "items.parquet")
+    return ["data", "validate", str(d / "items.parquet"), "--kind", "votes"]
+
+
+# ---------------------------------------------------------------- params and notebooks
+
+
+def _params_case(text: str | bytes):
+    def build(d: Path):
+        p = d / "bad.yaml"
+        if isinstance(text, bytes):
+            p.write_bytes(text)
+        else:
+            p.write_text(text, encoding="utf-8")
+        return ["run", "90_bad", "--params", str(p)]
+
+    return build
+
+
+SECRET = "dummy-bad-input-secret-0123456789"
+BUILDERS["params_undeclared_key"] = _params_case("splits: []\ncolour: red\n")
+BUILDERS["params_broken_yaml"] = _params_case("judges: []\nsplits: [a, b\nsource: x\n")
+BUILDERS["params_not_mapping"] = _params_case("- a\n- b\n")
+BUILDERS["params_utf16_bom"] = _params_case("splits: []\n".encode("utf-16"))
+BUILDERS["params_latin1"] = _params_case("splits: []\n# café\n".encode("latin-1"))
+BUILDERS["params_credential_key"] = _params_case("api_key: abc\n")
+BUILDERS["params_secret_value"] = _params_case(f"source: {SECRET}\n")
+BUILDERS["override_undeclared"] = lambda d: ["run", "90_bad", "-p", "colour=red"]
+BUILDERS["override_no_equals"] = lambda d: ["run", "90_bad", "-p", "splits"]
+BUILDERS["override_bad_name"] = lambda d: ["run", "90_bad", "-p", "1x=2"]
+BUILDERS["override_unknown_judge"] = lambda d: ["run", "90_bad", "-p", "judges=[nope]"]
+
+NOTEBOOK_PARAMS = (
+    'source: str = "sample:contextualjudgebench"  # items + judgments source\n'
+    "judges: list[str] = []  # judge ids; empty: all\n"
+    "splits: list[str] = []  # splits; empty: all\n"
+    'run: str = "default"  # run name'
+)
+NOTEBOOK_BODY = (
+    "from judgelab.data import catalog\n"
+    "loaded = catalog.load_source(source)\n"
+    "df = catalog.select(loaded, judges=judges, splits=splits)\n"
+    "print(len(df))"
+)
+
+
+@pytest.fixture()
+def project(tmp_path_factory, monkeypatch) -> Path:
+    """A project holding one notebook, `90_bad`, that reads a sample and filters it."""
+    root = tmp_path_factory.mktemp("proj")
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_code_cell(NOTEBOOK_PARAMS, metadata={"tags": ["parameters"]}),
+        nbformat.v4.new_code_cell(NOTEBOOK_BODY),
+    ]
+    for i, c in enumerate(nb.cells):
+        c["id"] = f"c{i}"
+    nb.metadata = {
+        "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}
+    }
+    (root / "notebooks").mkdir()
+    nbformat.write(nb, root / "notebooks" / "90_bad.ipynb")
+    (root / "params" / "judges").mkdir(parents=True)
+    monkeypatch.setenv("JUDGELAB_PROJECT", str(root))
+    monkeypatch.setenv("JUDGELAB_SAMPLES", str(ROOT / "data" / "samples"))
+    monkeypatch.setenv("JL_BAD_INPUT_KEY", SECRET)
+    return root
+
+
+def _snapshot(root: Path) -> dict[str, tuple[int, int]]:
+    if not root.exists():
+        return {}
+    return {
+        str(p.relative_to(root)): (p.stat().st_size, p.stat().st_mtime_ns)
+        for p in root.rglob("*")
+        if p.is_file()
+    }
+
+
+def test_the_table_covers_every_entry_point_and_has_a_builder():
+    ids = [c[0] for c in CASES]
+    assert len(ids) == len(set(ids)) >= 40
+    assert set(ids) == set(BUILDERS)
+    entry_points = {c[1].split()[0] for c in CASES}
+    assert {"data", "judge", "run", "tables.write"} <= entry_points
+    assert all(c[3] for c in CASES)  # every case expects at least one fragment
+
+
+@pytest.mark.parametrize(("case", "entry", "what", "fragments"), CASES, ids=[c[0] for c in CASES])
+def test_bad_input(case, entry, what, fragments, tmp_path, judgelab_home, project, capsys):
+    inputs = tmp_path / "inputs"
+    inputs.mkdir()
+    call = BUILDERS[case](inputs)
+    before_home, before_inputs = _snapshot(judgelab_home), _snapshot(inputs)
+    before_project = _snapshot(project)
+    capsys.readouterr()
+
+    if callable(call):
+        with pytest.raises(Exception) as info:  # noqa: B017 - the message is what is checked
+            call()
+        message = str(info.value)
+    else:
+        try:
+            rc = cli.main(call)
+        except SystemExit as exc:  # argparse rejects bad arguments itself
+            rc = exc.code
+        captured = capsys.readouterr()
+        message = captured.err + captured.out  # `run` prints the report path on stdout
+        assert rc not in (0, None), f"{case}: exit status {rc}, stdout {captured.out[-500:]}"
+
+    expected = [f.replace("{d}", str(inputs)) for f in fragments]
+    missing = [f for f in expected if f not in message]
+    assert not missing, f"{case}: {missing} not in message {message[:1500]!r}"
+    assert len(message) < MAX_MESSAGE, f"{case}: a {len(message)}-character message"
+
+    # Nothing half-written: no new or changed file under the output root, the inputs or the
+    # project, beyond what the case says a failure writes on purpose.
+    allowed = ALLOWED_OUTPUTS.get(case, [])
+    after_home = _snapshot(judgelab_home)
+    changed = {p for p in after_home if after_home[p] != before_home.get(p)}
+    changed = {p for p in changed if not any(Path(p).match(g) for g in allowed)}
+    assert not changed, f"{case}: wrote {sorted(changed)}"
+    assert _snapshot(inputs) == before_inputs
+    assert _snapshot(project) == before_project
+    if allowed:  # the failed run is recorded as failed
+        index = (judgelab_home / "reports" / "index.html").read_text()
+        assert "1 runs, 1 failed" in index

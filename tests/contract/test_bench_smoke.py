@@ -1,0 +1,125 @@
+"""Smoke-sized runs of every `make bench` workload: the code runs, no timing is asserted."""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from pathlib import Path
+
+import pytest
+
+from judgelab.analyses.pairwise import metrics
+
+ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from bench import run as bench  # noqa: E402
+from bench.reference_runner import run_reference  # noqa: E402
+
+
+def _main(tmp_path: Path, *args: str) -> dict:
+    out = tmp_path / "bench.json"
+    assert bench.main(["--smoke", "--repeat", "1", "--out", str(out), *args]) == 0
+    return json.loads(out.read_text())
+
+
+def test_runner_and_cached_smoke(tmp_path, capsys):
+    res = _main(tmp_path, "--only", "runner")
+    r = res["runner"]
+    cfg = bench.SIZES["smoke"]
+    n = cfg["items"] * 2
+    assert r["requests"] == n
+    assert r["ideal_s"] == pytest.approx(math.ceil(n / cfg["concurrency"]) * 0.002)
+    assert r["fresh"]["wall_s"]["n"] == 1 and r["fresh"]["wall_s"]["median"] > 0
+    assert r["cached"]["per_request_us"]["median"] > 0
+    for label, threads in (("defaults", 10), ("equal_concurrency", cfg["concurrency"])):
+        ref = r["reference"][label]
+        assert ref["threads"] == threads and ref["requests_measured"] == 2 * cfg["reference_items"]
+        # the reference's wall is scaled from its measured share to all n requests
+        assert ref["wall_full_s"]["median"] == pytest.approx(
+            ref["wall_s"]["median"] * n / ref["requests_measured"]
+        )
+    for fresh in (r["fresh"], r["fresh_openai_sdk"]):  # both HTTP clients measured
+        assert 0 < fresh["request_s"]["median"] <= fresh["wall_s"]["median"]
+    assert r["efficiency"] == pytest.approx(r["ideal_s"] / r["fresh"]["request_s"]["median"])
+    printed = capsys.readouterr().out
+    assert "1 runner efficiency" in printed and "2 cached rerun" in printed
+    assert json.loads((tmp_path / "bench.json").read_text())["table"]
+
+
+def test_reference_runner_sends_orders_one_after_the_other():
+    from judgelab.testing.openai_server import OpenAIServer
+
+    bodies = [
+        [{"model": "m", "messages": [{"role": "user", "content": f"q{i} o{o}"}]} for i in range(3)]
+        for o in (0, 1)
+    ]
+    with OpenAIServer() as srv:
+        res = run_reference(bodies, base_url=srv.url, api_key="sk-test", threads=2)
+        assert (res.requests, res.answered, res.failed) == (6, 6, 0)
+        assert srv.total == 6 and len(srv.counts) == 6
+
+
+def test_metrics_smoke_keeps_texts_out_and_counts_rows(tmp_path):
+    res = _main(tmp_path, "--only", "metrics")
+    m = res["metrics"]
+    cfg = bench.SIZES["smoke"]
+    assert m["rows"] == cfg["metric_items"] * cfg["judges"] * 2
+    assert m["text_columns_loaded"] == []  # only keys and verdicts are read
+    assert m["full_read"]["rows"] == m["rows"]
+    assert m["equal_b"]["n_boot"] == cfg["pandas_boot"] and m["equal_b"]["ratio"] > 0
+    assert m["peak_rss_mb"]["max"] > 0
+
+
+def test_metric_table_paths_agree_on_point_estimates(tmp_path):
+    path = tmp_path / "j.parquet"
+    assert bench.write_metric_table(path, 30, 2, 2) == 120
+    chosen = bench.metrics_chosen(str(path), n_boot=5)
+    assert chosen["rows"] == 120 and chosen["boards"] == len(metrics.METRICS)
+    full = bench.metrics_full_read(str(path))
+    assert full["rows"] == 120
+    assert bench.metrics_pandas(str(path), n_boot=2)["boards"] == 2
+
+
+def test_import_is_skipped_with_a_message_without_mirror(tmp_path, monkeypatch):
+    monkeypatch.setenv("JUDGELAB_MIRROR", str(tmp_path / "nowhere"))
+    res = bench.bench_import(1)
+    assert "mirror not found" in res["skipped"]
+    rows = bench.table_rows({"import": res})
+    assert rows[0][-1].startswith("SKIP: LLMBar mirror not found")
+
+
+@pytest.mark.realdata
+def test_import_smoke_on_the_mirror(mirror):
+    res = bench.bench_import(1)
+    assert res["items"] > 0 and res["judgments"] > 0
+    assert res["wall_s"]["n"] == 1 and res["rows_per_s"] > 0
+
+
+def test_figures_reads_run_records(tmp_path, monkeypatch):
+    reports = tmp_path / "reports"
+    monkeypatch.setenv("JUDGELAB_REPORTS", str(reports))
+    assert "skipped" in bench.bench_figures("records", 10)
+    for nb, secs, status in (("01_a", 2.5, "ok"), ("02_b", 4.0, "failed")):
+        (reports / nb).mkdir(parents=True)
+        rec = {"notebook": nb, "run": "default", "status": status, "seconds": secs}
+        (reports / nb / "default.json").write_text(json.dumps(rec))
+    (reports / "01_a" / "other.json").write_text(json.dumps(rec))  # not a default run
+    res = bench.bench_figures("records", 10)
+    assert [r["notebook"] for r in res["notebooks"]] == ["01_a", "02_b"]
+    assert res["sum_seconds"] == 6.5 and res["failed"] == ["02_b"]
+    rows = bench.table_rows({"figures": res})
+    assert rows[-1][0] == "5 make figures (sum of records)" and rows[-1][-1] == "MISS"
+
+
+def test_summary_and_table_format():
+    assert bench.summarize([4.0, 1.0, 2.0, 3.0]) == {
+        "n": 4,
+        "median": 2.5,
+        "min": 1.0,
+        "max": 4.0,
+    }
+    text = bench.format_table([["x", "1", "2.000", "", "", "s", "", ""]])
+    assert text.splitlines()[0].startswith("workload") and "2.000" in text

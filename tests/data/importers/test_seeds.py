@@ -1,0 +1,270 @@
+"""Seed benchmark loaders on tiny hand-made files in the real shapes."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+
+from judgelab.data.importers import SourceFormatError, seeds
+from judgelab.data.sources import Source, SourceFile
+
+
+def _src(name, files, importer, **options):
+    return Source(
+        name=name,
+        kind="benchmark",
+        title=name,
+        licence="MIT",
+        homepage="https://x.org",
+        origin={"type": "url", "base": "http://127.0.0.1:9/"},
+        mirror_dir=name,
+        importer=importer,
+        files=[SourceFile(f) for f in files],
+        options=options,
+    )
+
+
+def _jsonl(path, rows):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+
+def test_contextualjudgebench_rows_keep_their_order(tmp_path):
+    (tmp_path / "data").mkdir()
+    df = pd.DataFrame(
+        {
+            "negative_response": ["bad0", "bad1"],
+            "positive_response": ["good0", "good1"],
+            "context": ["[1] c", "[1] d"],
+            "question": ["q0", "q1"],
+            "question_id": ["s_7", "s_9"],
+        }
+    )
+    df.to_parquet(tmp_path / "data/conciseness_qa-00000-of-00001.parquet")
+    src = _src("cjb", ["data/conciseness_qa-00000-of-00001.parquet"], "x:y")
+    items = seeds.import_contextualjudgebench(tmp_path, src).items
+    assert items.item_id.tolist() == ["conciseness_qa:0", "conciseness_qa:1"]
+    assert items.response_pos.tolist() == ["good0", "good1"]
+    assert set(items.gold) == {"pos"} and set(items.task) == {"pairwise"}
+    meta = json.loads(items.meta[1])
+    assert meta == {
+        "criterion": "conciseness",
+        "question_id": "s_9",
+        "row_idx": 1,
+        "task_type": "qa",
+    }
+
+
+def test_contextualjudgebench_missing_column_names_file(tmp_path):
+    (tmp_path / "data").mkdir()
+    pd.DataFrame({"context": ["c"], "question": ["q"], "positive_response": ["p"]}).to_parquet(
+        tmp_path / "data/faithfulness_qa-00000-of-00001.parquet"
+    )
+    src = _src("cjb", ["data/faithfulness_qa-00000-of-00001.parquet"], "x:y")
+    with pytest.raises(SourceFormatError, match=r"faithfulness_qa.*column 'negative_response'"):
+        seeds.import_contextualjudgebench(tmp_path, src)
+
+
+def test_faitheval_counterfactual_and_unanswerable(tmp_path):
+    (tmp_path / "data").mkdir()
+    pd.DataFrame(
+        {
+            "id": ["Mercury_1"],
+            "question": ["Which is a metal?"],
+            "context": ["Wood is a metal."],
+            "choices": [{"label": ["A", "B"], "text": ["wood", "iron"]}],
+            "answerKey": ["A"],
+            "num of options": [2],
+        }
+    ).to_parquet(tmp_path / "data/test-00000-of-00001.parquet")
+    src = _src("fe_cf", ["data/test-00000-of-00001.parquet"], "x:y", task="counterfactual")
+    item = seeds.import_faitheval(tmp_path, src).items.iloc[0]
+    # gold = the counterfactual key "A", whose text is "wood".
+    assert (item.gold, item.reference, item.task) == ("A", "wood", "qa")
+    assert json.loads(item.meta)["choices"][1] == {"label": "B", "text": "iron"}
+
+    un = tmp_path / "un"
+    _jsonl(
+        un / "u.jsonl",
+        [
+            {
+                "qid": "squad_1",
+                "question": "Who?",
+                "context": "c",
+                "answers": ["unknown"],
+                "subset": "SQuAD",
+            }
+        ],
+    )
+    src = _src("fe_un", ["u.jsonl"], "x:y", task="unanswerable")
+    item = seeds.import_faitheval(un, src).items.iloc[0]
+    assert item.gold == "unknown" and json.loads(item.meta)["subset"] == "SQuAD"
+
+
+def test_bffbench_variant_columns_and_error(tmp_path):
+    _jsonl(
+        tmp_path / "b.jsonl",
+        [
+            {
+                "uid": "u1",
+                "question_id": "7",
+                "turns": ["What is IFRS 16?", "And the expense?"],
+                "references": ["A lease standard.", "$7,875"],
+            }
+        ],
+    )
+    items = seeds.import_bffbench(tmp_path, _src("bffbench", ["b.jsonl"], "x:y")).items
+    assert items.item_id.tolist() == ["7:t1", "7:t2"]
+    assert items.reference.tolist() == ["A lease standard.", "$7,875"]
+    assert json.loads(items.meta[1])["previous_turns"] == ["What is IFRS 16?"]
+    _jsonl(tmp_path / "bad.jsonl", [{"question_id": "7", "prompts": ["x"], "references": ["y"]}])
+    with pytest.raises(SourceFormatError, match=r"bad\.jsonl, column 'turns'.*looked for turns"):
+        seeds.import_bffbench(tmp_path, _src("bffbench", ["bad.jsonl"], "x:y"))
+
+
+def test_verdicts_consensus(tmp_path):
+    conv = [{"role": "user", "content": "2+2?"}, {"role": "assistant", "content": "4"}]
+    rows = [
+        {
+            "dataset": "bff",
+            "qid": "1",
+            "cid": "c1",
+            "turn": 1,
+            "model": "gpt-4o",
+            "label": lab,
+            "conv": conv,
+        }
+        for lab in ("Correct", "Correct", "Incorrect")
+    ] + [
+        {
+            "dataset": "bff",
+            "qid": "1",
+            "cid": "c1",
+            "turn": 1,
+            "model": "phi-4",
+            "label": lab,
+            "conv": conv,
+        }
+        for lab in ("Correct", "Not Sure", "Incorrect")
+    ]
+    _jsonl(tmp_path / "v.jsonl", rows)
+    items = seeds.import_verdicts(tmp_path, _src("verdicts", ["v.jsonl"], "x:y")).items
+    # gpt-4o: 2 Correct of 3 -> Correct; phi-4: no label has 2 votes -> ambiguous (null).
+    assert items.item_id.tolist() == ["1:t1:gpt-4o", "1:t1:phi-4"]
+    assert [None if pd.isna(g) else g for g in items.gold] == ["Correct", None]
+    assert items.response.tolist() == ["4", "4"] and items.question.tolist() == ["2+2?"] * 2
+    rows[0]["label"] = "Maybe"
+    _jsonl(tmp_path / "v.jsonl", rows)
+    with pytest.raises(SourceFormatError, match=r"v\.jsonl, row 1, column 'label'"):
+        seeds.import_verdicts(tmp_path, _src("verdicts", ["v.jsonl"], "x:y"))
+
+
+def test_cmtbench_keeps_math_and_reasoning(tmp_path):
+    _jsonl(
+        tmp_path / "mt_bench/question.jsonl",
+        [
+            {"question_id": 81, "category": "writing", "turns": ["w1", "w2"]},
+            {
+                "question_id": 111,
+                "category": "math",
+                "turns": ["Area?", "Circle?"],
+                "reference": ["Area is 3", "5pi"],
+            },
+        ],
+    )
+    _jsonl(
+        tmp_path / "mt_bench/reference_answer/gpt-4.jsonl",
+        [
+            {
+                "question_id": 111,
+                "model_id": "gpt-4",
+                "choices": [{"index": 0, "turns": ["0", "5pi"]}],
+            },
+        ],
+    )
+    src = _src(
+        "cmtbench", ["mt_bench/question.jsonl", "mt_bench/reference_answer/gpt-4.jsonl"], "x:y"
+    )
+    items = seeds.import_cmtbench(tmp_path, src).items
+    assert items.item_id.tolist() == ["111:t1", "111:t2"]
+    assert items.reference.tolist() == ["0", "5pi"]  # the original (wrong) GPT-4 reference
+    assert json.loads(items.meta[0])["hints"] == ["Area is 3", "5pi"]
+
+
+def test_contexteval_queries_and_autorater_file(tmp_path):
+    _jsonl(
+        tmp_path / "q.jsonl",
+        [{"query": "Is coffee good?", "source": "kiwi", "example_id": "kiwi_1"}],
+    )
+    _jsonl(
+        tmp_path / "auto.jsonl",
+        [
+            {
+                "query": "Is coffee good?",
+                "candidate_one_response": "R1",
+                "candidate_two_response": "R2",
+                "rand_choice": 1,
+                "eval_judgement": "Response 1\nbecause",
+            },
+            {
+                "query": "Tea?",
+                "candidate_one_response": "T1",
+                "candidate_two_response": "T2",
+                "rand_choice": 2,
+                "eval_judgement": "Response 1",
+            },
+            {
+                "query": "Juice?",
+                "candidate_one_response": "J1",
+                "candidate_two_response": "J2",
+                "rand_choice": 1,
+                # The real autorater shape: the verdict sits in a dict, not on the first line.
+                "eval_judgement": '**output: {"judgement": "Response 2"}**',
+            },
+            {
+                "query": "Milk?",
+                "candidate_one_response": "M1",
+                "candidate_two_response": "M2",
+                "rand_choice": 1,
+                "eval_judgement": "No response. Finish Reason: SAFETY",
+            },
+        ],
+    )
+    src = _src(
+        "contexteval",
+        ["q.jsonl", "auto.jsonl"],
+        "x:y",
+        judgment_files={
+            "auto.jsonl": {
+                "setting": "gen_wo_ctx_eval_wo_ctx",
+                "pair": "gpt-4_vs_gemini",
+                "judge": "Qwen2-72B",
+            }
+        },
+    )
+    imp = seeds.import_contexteval(tmp_path, src)
+    assert imp.items.split.tolist() == ["kiwi"] + ["gen_wo_ctx_eval_wo_ctx"] * 4
+    j = imp.judgments
+    # row 1: candidate 1 shown first (order 0), "Response 1" -> pos.
+    # row 2: rand_choice 2 -> candidate 2 shown first (order 1), "Response 1" -> neg.
+    # row 3: candidate 1 first, the dict says "Response 2" -> neg.
+    # row 4: a failed call -> kept, invalid.
+    assert j.order.tolist() == [0, 1, 0, 0]
+    assert [None if pd.isna(c) else c for c in j.chosen] == ["pos", "neg", "neg", None]
+    assert j.valid.tolist() == [True, True, True, False]
+    assert j.output[3] == "No response. Finish Reason: SAFETY"
+
+
+@pytest.mark.realdata
+def test_real_mirror_cmtbench_and_contexteval(mirror):
+    from judgelab.data import ingest as imports
+
+    report = imports.import_source("cmtbench")
+    # MT-Bench reasoning (101-110) + math (111-120) = 20 conversations x 2 turns = 40 items.
+    assert report.n_items == 40
+    items = pd.read_parquet(report.items_paths[0])
+    assert items.reference.notna().all()  # every math/reasoning turn has a GPT-4 reference
+    report = imports.import_source("contexteval")
+    assert report.n_items == 3580  # the 3,580 queries of spec 002 §1.1
