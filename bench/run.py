@@ -18,7 +18,7 @@ Workloads (each repeated `--repeat` times; the table shows median, min and max):
               equal concurrency. CPU per request of client and server is recorded, because
               wall times on shared 2-core machines are noisy and CPU explains them.
 2. `cached`   the same requests again, all cache hits, including writing the table.
-3. `metrics`  pairwise metrics (every `metrics.METRICS` column of the leaderboard) + bootstrap
+3. `metrics`  pairwise metrics (every `pairwise.METRICS` column of the leaderboard) + bootstrap
               CIs on a synthetic 1M-row judgments table; each path runs in a child process so
               its peak RSS is its own; a pandas-only path is the comparison.
 4. `import`   the full LLMBar import from the mirror (`JUDGELAB_MIRROR`, else ../shared/data).
@@ -473,15 +473,15 @@ def write_metric_table(path: Path, n_items: int, n_judges: int, n_splits: int) -
 
 def metrics_chosen(path: str, n_boot: int) -> dict[str, Any]:
     """The library path: key columns only, then item_outcomes → pairwise_rates → boards."""
-    from judgelab.analyses.pairwise import metrics
+    from judgelab.analyses import pairwise
     from judgelab.core import tables
 
     t0 = time.perf_counter()
     df = tables.read(path, "judgments", columns=METRIC_COLUMNS)
     t_read = time.perf_counter()
-    outcomes = metrics.item_outcomes(df)
-    rates = metrics.pairwise_rates(outcomes, n_boot=n_boot)
-    boards = {m: metrics.leaderboard(rates, metric=m) for m in metrics.METRICS}
+    outcomes = pairwise.item_outcomes(df)
+    rates = pairwise.pairwise_rates(outcomes, n_boot=n_boot)
+    boards = {m: pairwise.leaderboard(rates, metric=m) for m in pairwise.METRICS}
     wall = time.perf_counter() - t0
     text_cols = [c for c in ("output", "question", "context", "response_pos") if c in df]
     return {

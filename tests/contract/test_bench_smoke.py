@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from judgelab.analyses.pairwise import metrics
+from judgelab.analyses import pairwise
 
 ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
@@ -77,7 +77,7 @@ def test_metric_table_paths_agree_on_point_estimates(tmp_path):
     path = tmp_path / "j.parquet"
     assert bench.write_metric_table(path, 30, 2, 2) == 120
     chosen = bench.metrics_chosen(str(path), n_boot=5)
-    assert chosen["rows"] == 120 and chosen["boards"] == len(metrics.METRICS)
+    assert chosen["rows"] == 120 and chosen["boards"] == len(pairwise.METRICS)
     full = bench.metrics_full_read(str(path))
     assert full["rows"] == 120
     assert bench.metrics_pandas(str(path), n_boot=2)["boards"] == 2

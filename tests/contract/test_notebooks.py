@@ -1,7 +1,9 @@
 """The notebook contract (static checks) and the execution of every notebook."""
 
 import ast
+import importlib
 import json
+import types
 from pathlib import Path
 
 import papermill
@@ -119,3 +121,55 @@ def test_every_parameter_is_inspectable_with_help(nb: Path):
     assert sorted(declared) == sorted(names), f"{nb.name}: papermill sees {sorted(declared)}"
     missing_help = [n for n, d in declared.items() if not (d.get("help") or "").strip()]
     assert not missing_help, f"{nb.name}: parameters without a # help comment: {missing_help}"
+
+
+FACES = {
+    "judgelab.core",
+    "judgelab.data",
+    "judgelab.judges",
+    "judgelab.analyses",
+    "judgelab.reporting",
+}
+
+
+def judgelab_imports(nb_path: Path) -> list[tuple[str, list[str]]]:
+    """Return (module, names) of every `judgelab` import in the notebook's code cells."""
+    found = []
+    for cell in code_cells(nb_path):
+        for node in ast.walk(ast.parse(source(cell))):
+            if isinstance(node, ast.Import):
+                found += [(a.name, []) for a in node.names if a.name.startswith("judgelab")]
+            elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("judgelab"):
+                found.append((node.module, [a.name for a in node.names]))
+    return found
+
+
+@pytest.mark.parametrize("nb", NOTEBOOKS, ids=lambda p: p.stem)
+def test_notebooks_import_package_faces_only(nb: Path):
+    for module, names in judgelab_imports(nb):
+        assert module in FACES, (
+            f"{nb.name}: imports {module}; import a wing's face instead "
+            "(e.g. `from judgelab.analyses import length`)"
+        )
+        face = importlib.import_module(module)
+        for name in names:
+            assert name in getattr(face, "__all__", ()), (
+                f"{nb.name}: `from {module} import {name}`: {name} is not in {module}.__all__"
+            )
+            target = getattr(face, name, None) or importlib.import_module(f"{module}.{name}")
+            assert isinstance(target, types.ModuleType), (
+                f"{nb.name}: `from {module} import {name}` should name a package or module"
+            )
+
+
+@pytest.mark.parametrize("nb", NOTEBOOKS, ids=lambda p: p.stem)
+def test_outputs_go_through_one_object_per_run(nb: Path):
+    text = "\n".join(source(c) for c in code_cells(nb))
+    for banned in ("notebook=", "run=run", "save_table(", "figures.save("):
+        assert banned not in text, (
+            f"{nb.name}: `{banned}`: write through `out = notebook.outputs(...)`"
+        )
+    if "out.table(" in text or "out.figure(" in text:
+        assert text.count(f'notebook.outputs("{nb.stem}", run)') == 1, (
+            f'{nb.name}: one `out = notebook.outputs("{nb.stem}", run)` per notebook'
+        )

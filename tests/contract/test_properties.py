@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from judgelab.analyses.pairwise import metrics
+from judgelab.analyses import pairwise
 from judgelab.core import schema, tables
 from judgelab.data.importers.common import pairwise_outcome
 from judgelab.judges import cache, table
@@ -55,9 +55,9 @@ def two_order_judgments(draw, choices=BOTH, invalid=False):
 
 
 def _rates(judgments: pd.DataFrame, policy: str = "repo") -> pd.DataFrame:
-    outcomes = metrics.item_outcomes(judgments, invalid_policy=policy)
-    rates = metrics.pairwise_rates(outcomes, n_boot=10)
-    rates = rates[rates["aggregation"] != metrics.MEAN_OF_SPLITS]
+    outcomes = pairwise.item_outcomes(judgments, invalid_policy=policy)
+    rates = pairwise.pairwise_rates(outcomes, n_boot=10)
+    rates = rates[rates["aggregation"] != pairwise.MEAN_OF_SPLITS]
     return rates.pivot_table(
         index=["judge", "split"], columns="metric", values=["value", "k", "n"]
     )
@@ -77,7 +77,7 @@ def test_oa_is_a1_plus_a2_minus_ca_and_cons_is_ca_plus_1_minus_oa(judgments):
     j0 = judgments[judgments["order"] == 0]
     for (judge, split), row in v.iterrows():
         part = j0[j0["judge"] == judge]
-        if split != metrics.POOLED:
+        if split != pairwise.POOLED:
             part = part[part["split"] == split]
         assert row["a1"] == pytest.approx((part["chosen"] == "pos").mean())
 
@@ -184,7 +184,7 @@ def test_runner_tables_unswap_orders(items):
     # A judge that always answers A: pos when pos is shown first, neg otherwise.
     first = table.build(items, REMOTE, always_a, the_plan=plan).judgments
     assert (first["chosen"] == first["order"].map({0: "pos", 1: "neg"})).all()
-    outcomes = metrics.item_outcomes(first)
+    outcomes = pairwise.item_outcomes(first)
     assert (outcomes["category"] == "biased_first").all()
 
 

@@ -98,11 +98,11 @@ def test_no_written_file_contains_the_key(tmp_path, judgelab_home, monkeypatch):
             'items_file: str = ""  # items\nrun: str = "default"  # run name',
             [
                 "import os\nimport matplotlib.pyplot as plt\n"
-                "from judgelab.analyses.pairwise import metrics\n"
+                "from judgelab.analyses import pairwise\n"
                 "from judgelab.data import catalog\n"
                 "from judgelab.reporting import figures",
                 "j = catalog.load_judgments('secretbench')\n"
-                "rates = metrics.pairwise_rates(metrics.item_outcomes(j), n_boot=20)\n"
+                "rates = pairwise.pairwise_rates(pairwise.item_outcomes(j), n_boot=20)\n"
                 "rates.head()",
                 "ax = plt.figure().gca()\nax.bar(range(len(j)), j['valid'].astype(int))\n"
                 "figures.save(ax, 'valid', notebook='90_table', run=run)",

@@ -114,3 +114,57 @@ def test_percentile_interval_all_nan_column():
 def test_ratio_replicates_zero_denominator_is_nan():
     out = stats.ratio_replicates(np.array([1.0, 2.0]), np.array([2.0, 0.0]))
     assert out[0] == 0.5 and np.isnan(out[1])
+
+
+# --- interval_fields, pairwise_matrix, glm_rows (shared table builders) ---
+
+
+def test_interval_fields_names_half_width_and_n():
+    reps = np.array([0.2, 0.4, 0.6, 0.8, np.nan])
+    f = stats.interval_fields(0.5, reps, level=0.5, half_width=True, n=7)
+    # nanquantile of [.2, .4, .6, .8] at .25 and .75: 0.35 and 0.65
+    assert list(f) == ["value", "ci_low", "ci_high", "half_width", "n"]
+    assert (f["value"], f["ci_low"], f["ci_high"]) == pytest.approx((0.5, 0.35, 0.65))
+    assert f["half_width"] == pytest.approx(0.15) and f["n"] == 7
+    named = stats.interval_fields(1.0, reps, names=("diff", "lo", "hi"))
+    assert list(named) == ["diff", "lo", "hi"]
+    empty = stats.interval_fields(np.nan, np.full(3, np.nan), half_width=True)
+    assert all(np.isnan(v) for v in empty.values())
+
+
+def test_pairwise_matrix_mirrors_swaps_and_fills_the_diagonal():
+    def pair(a, b):
+        return {"x_1": f"{a}1", "x_2": f"{b}2", "same": 0.0}
+
+    m = stats.pairwise_matrix(
+        ["c", "a", "b", "a"], pair, diagonal=lambda a: {"same": 1.0}, swap=[("x_1", "x_2")]
+    )
+    assert m[["judge_1", "judge_2"]].apply(tuple, axis=1).tolist() == [
+        ("a", "b"), ("b", "a"), ("a", "c"), ("c", "a"), ("b", "c"), ("c", "b"),
+        ("a", "a"), ("b", "b"), ("c", "c"),
+    ]  # fmt: skip
+    assert m.loc[1, ["x_1", "x_2"]].tolist() == ["b2", "a1"]  # swapped in the mirror
+    assert m["same"].tolist() == [0.0] * 6 + [1.0] * 3
+    assert m.loc[6:, "x_1"].isna().all()  # the diagonal has no pair columns
+    assert list(stats.pairwise_matrix(["a"], pair).columns) == ["judge_1", "judge_2"]
+
+
+def test_glm_rows_reads_terms_of_a_fit_and_nan_without_one():
+    import pandas as pd
+    import statsmodels.api as sm
+
+    x = pd.DataFrame({"const": 1.0, "x": [0.0, 1.0, 2.0, 3.0, 4.0]})
+    res = sm.OLS([0.1, 2.0, 3.9, 6.1, 8.0], x).fit()
+    rows = stats.glm_rows(res, level=0.9)
+    assert rows["term"].tolist() == ["const", "x"] and (rows["n"] == 5).all()
+    ci = res.conf_int(alpha=0.1)
+    assert rows["coef"].tolist() == pytest.approx(res.params.tolist())
+    assert rows["ci_low"].tolist() == pytest.approx(ci[0].tolist())
+    assert rows["p_value"].tolist() == pytest.approx(res.pvalues.tolist())
+    assert "odds_ratio" not in rows
+    odds = stats.glm_rows(res, terms=["x"], odds_ratio=True, n=9).iloc[0]
+    assert odds["odds_ratio"] == pytest.approx(np.exp(res.params["x"])) and odds["n"] == 9
+    failed = stats.glm_rows(None, terms=["x"], n=3).iloc[0]
+    assert np.isnan(failed["coef"]) and failed["n"] == 3
+    with pytest.raises(ValueError, match="terms"):
+        stats.glm_rows(None)

@@ -66,7 +66,10 @@ def test_parse_and_urls(tmp_path):
             lambda t: t.replace('"judgelab.data.importers.seeds:import_bffbench"', "nocolon"),
             r"key 'importer': must be 'package\.module:function'",
         ),
-        (lambda t: t.replace("kind: corpus", "kind: dataset"), r"key 'kind': must be one of"),
+        (
+            lambda t: t.replace("kind: corpus", "kind: dataset"),
+            r"key 'kind': kind must be one of .*, got 'dataset'",
+        ),
         (lambda t: t.replace("size: 10", "size: -1"), r"key 'files\[0\]\.size'"),
         (lambda t: t.replace("path: y.json", "path: ../y.json"), r"key 'files\[1\]\.path'"),
         (lambda t: t.replace("sha256: null", "sha256: abc"), r"files\[0\]\.sha256"),

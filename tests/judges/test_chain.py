@@ -4,8 +4,9 @@ import re
 
 import pytest
 
-from judgelab.analyses.contexteval import weird as wc
+from judgelab.analyses import contexteval as wc
 from judgelab.core import paths, schema
+from judgelab.data import catalog
 from judgelab.judges import chain
 from judgelab.judges import spec as spec_mod
 from judgelab.judges.cache import RequestCache
@@ -101,7 +102,9 @@ def test_chain_end_to_end_with_cache(specs, tmp_path):
     # each step's items and judgments were written where `judgelab judge` finds them
     assert (paths.items() / "contexteval_default_ratings.parquet").exists()
     assert list((paths.judgments() / "contexteval_default_ratings").glob("*.parquet"))
-    loaded = wc.load_ratings(["contexteval_default_ratings", "contexteval_adapted_ratings"])
+    loaded = catalog.contexteval.load_ratings(
+        ["contexteval_default_ratings", "contexteval_adapted_ratings"]
+    )
     assert not loaded.is_sample and len(wc.ratings_table(loaded.judgments, loaded.items)) == 44
 
 
@@ -138,3 +141,9 @@ def test_select_pairs_is_seeded_and_capped():
     b = chain.select_pairs(q, attrs, max_queries_per_attr=3, seed=4)
     assert a.equals(b) and len(a) == 12 * 3
     assert a.groupby("attribute").size().eq(3).all()
+
+
+def test_prompt_pieces_of_an_attribute():
+    assert chain.slug("Geographical / Regional Context") == "geographical_regional_context"
+    line = chain.attribute_line("Which age?", ["Children", "Seniors"])
+    assert line == 'Q: Which age? A: ["Children", "Seniors"]'

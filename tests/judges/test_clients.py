@@ -78,7 +78,9 @@ def test_env_proxy_honours_no_proxy(monkeypatch):
 
 
 def test_unknown_client_is_refused_by_the_spec():
-    with pytest.raises(spec_mod.JudgeSpecError, match=r"client.*'requests' is not one of"):
+    with pytest.raises(
+        spec_mod.JudgeSpecError, match=r"key 'client': client must be one of .*, got 'requests'"
+    ):
         _spec("http://127.0.0.1:1/v1", "requests")
 
 

@@ -140,7 +140,7 @@ def test_ce_templates():
     assert "Context: [1] The library moved" in with_ctx
     assert "Context:" not in without and without.endswith("Response 2: In March 2019.\nJudgement:")
     assert t.parse('**output: {"judgement": "Response 2"}**', ItemView(PAIR), {}).verdict == "B"
-    with pytest.raises(ValueError, match="context='maybe'"):
+    with pytest.raises(ValueError, match=r"condition context must be one of .*, got 'maybe'"):
         t.check_condition("context=maybe")
     attr = {
         **PAIR,

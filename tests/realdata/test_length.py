@@ -6,6 +6,7 @@ import pandas as pd
 import pytest
 
 from judgelab.core import paths
+from judgelab.data import catalog
 from judgelab.reporting import notebook, pipeline
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -58,6 +59,16 @@ def test_length_controlled_winrate_on_alpaca_eval(mirror):
     assert (weighted["raw_winrate"] - weighted["published_winrate"]).abs().max() < 0.01
     # the short models gain under length control, as in the published LC
     assert (weighted.loc[["gpt4_gamed", "gpt4_0613_concise"], "lc_minus_raw"] > 0).all()
+
+
+@pytest.mark.realdata
+def test_published_alpaca_leaderboard(mirror):
+    board = catalog.length.load_alpaca_leaderboard("alpaca_eval").set_index("model")
+    assert board.index.is_unique and len(board) > 100
+    # the baseline scores 50 % against itself, raw and length-controlled
+    assert board.loc["gpt4_1106_preview", "published_winrate"] == pytest.approx(50.0)
+    assert board.loc["gpt4_1106_preview", "published_lc_winrate"] == pytest.approx(50.0)
+    assert board.loc["NullModel", "published_avg_length"] == 872
 
 
 @pytest.mark.realdata

@@ -15,9 +15,11 @@ def run_name(key: str) -> str:
     >>> run_name("llmbar:GPT-4.Vanilla")
     'llmbar__GPT-4.Vanilla'
     """
-    from judgelab.reporting.card import card as report_card
+    from judgelab.reporting import (
+        card,  # deferred, as every command's: `judgelab --help` stays fast
+    )
 
-    k = report_card.parse_key(key)
+    k = card.parse_key(key)
     return re.sub(r"[^A-Za-z0-9_.-]", "_", f"{k.source}__{k.judge}")
 
 

@@ -8,7 +8,7 @@ row and key, and what was expected. `coerce_*` return a copy with the canonical 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -121,6 +121,19 @@ JUDGMENTS = TableSpec(
 
 SPECS = {"items": ITEMS, "judgments": JUDGMENTS}
 
+#: Columns of a verifier decisions table (criteria verification, spec 000 §4.4): the key of a
+#: judged run and `verified` (nullable boolean). Built by `analyses.prompting`, read from files
+#: by `data.catalog.prompting`.
+DECISION_COLUMNS: tuple[str, ...] = (
+    "benchmark",
+    "split",
+    "item_id",
+    "judge",
+    "order",
+    "sample",
+    "verified",
+)
+
 
 def _key_of(df: pd.DataFrame, spec: TableSpec, pos: int) -> dict[str, Any]:
     return {k: _plain(df[k].iloc[pos]) for k in spec.key if k in df.columns}
@@ -203,6 +216,9 @@ def require_columns(df: pd.DataFrame, columns: Sequence[str | None], what: str) 
         raise KeyError(f"{what}: missing column(s) {missing}; have {list(df.columns)}")
 
 
+_Fail = Callable[..., SchemaError]
+
+
 def validate(df: pd.DataFrame, spec: TableSpec, *, source: str | None = None) -> None:
     """Validate `df` against `spec`; raise `SchemaError` at the first problem found."""
     if not isinstance(df, pd.DataFrame):
@@ -211,6 +227,15 @@ def validate(df: pd.DataFrame, spec: TableSpec, *, source: str | None = None) ->
     def fail(problem: str, **kw: Any) -> SchemaError:
         return SchemaError(spec.name, problem, source=source, **kw)
 
+    _check_columns(df, spec, fail)
+    for col in spec.columns:
+        if col.name in df.columns:
+            _check_values(df, spec, col, fail)
+    _check_rows(df, spec, fail)
+
+
+def _check_columns(df: pd.DataFrame, spec: TableSpec, fail: _Fail) -> None:
+    """Raise on a missing, unexpected or duplicated column."""
     known = set(spec.names)
     for col in spec.columns:
         if col.required and col.name not in df.columns:
@@ -226,78 +251,86 @@ def validate(df: pd.DataFrame, spec: TableSpec, *, source: str | None = None) ->
         dup = df.columns[df.columns.duplicated()][0]
         raise fail("duplicate column name", column=str(dup))
 
-    for col in spec.columns:
-        if col.name not in df.columns:
-            continue
-        s = df[col.name]
-        ok, pos = _kind_ok(s, col.kind)
-        if not ok:
+
+def _check_values(df: pd.DataFrame, spec: TableSpec, col: Column, fail: _Fail) -> None:
+    """Raise on the first value of `col` of the wrong kind, null, out of domain or range."""
+    s = df[col.name]
+    ok, pos = _kind_ok(s, col.kind)
+    if not ok:
+        raise fail(
+            f"wrong dtype {s.dtype}"
+            + (f", value {short_repr(_plain(s.iloc[pos]))}" if pos is not None else ""),
+            column=col.name,
+            row=pos,
+            key=_key_of(df, spec, pos) if pos is not None else None,
+            expected=f"{col.kind} values",
+        )
+    nulls = s.isna().to_numpy()
+    if not col.nullable and nulls.any():
+        pos = _first(nulls)
+        raise fail(
+            "null value",
+            column=col.name,
+            row=pos,
+            key=_key_of(df, spec, pos),
+            expected="no nulls" + (" (a key column)" if col.name in spec.key else ""),
+        )
+    if col.domain is not None:
+        bad = ~nulls & ~s.isin(col.domain).to_numpy()
+        if bad.any():
+            pos = _first(bad)
             raise fail(
-                f"wrong dtype {s.dtype}"
-                + (f", value {short_repr(_plain(s.iloc[pos]))}" if pos is not None else ""),
-                column=col.name,
-                row=pos,
-                key=_key_of(df, spec, pos) if pos is not None else None,
-                expected=f"{col.kind} values",
-            )
-        nulls = s.isna().to_numpy()
-        if not col.nullable and nulls.any():
-            pos = _first(nulls)
-            raise fail(
-                "null value",
+                f"value {short_repr(_plain(s.iloc[pos]))} outside its domain",
                 column=col.name,
                 row=pos,
                 key=_key_of(df, spec, pos),
-                expected="no nulls" + (" (a key column)" if col.name in spec.key else ""),
+                expected="one of " + ", ".join(map(repr, col.domain)) + " or null"
+                if col.nullable
+                else "one of " + ", ".join(map(repr, col.domain)),
             )
-        if col.domain is not None:
-            bad = ~nulls & ~s.isin(col.domain).to_numpy()
-            if bad.any():
-                pos = _first(bad)
-                raise fail(
-                    f"value {short_repr(_plain(s.iloc[pos]))} outside its domain",
-                    column=col.name,
-                    row=pos,
-                    key=_key_of(df, spec, pos),
-                    expected="one of " + ", ".join(map(repr, col.domain)) + " or null"
-                    if col.nullable
-                    else "one of " + ", ".join(map(repr, col.domain)),
-                )
-        if col.minimum is not None:
-            values = pd.to_numeric(s, errors="coerce").to_numpy(dtype="float64", na_value=np.nan)
-            bad = ~np.isnan(values) & (values < col.minimum)
-            if bad.any():
-                pos = _first(bad)
-                raise fail(
-                    f"value {short_repr(_plain(s.iloc[pos]))} below minimum",
-                    column=col.name,
-                    row=pos,
-                    key=_key_of(df, spec, pos),
-                    expected=f">= {col.minimum:g}",
-                )
-        if col.kind == "json":
-            for pos, value in enumerate(s.to_numpy(dtype=object)):
-                if value is None or _isna_scalar(value):
-                    continue
-                try:
-                    parsed = json.loads(value)
-                except (TypeError, ValueError) as exc:
-                    raise fail(
-                        f"invalid JSON ({exc})",
-                        column=col.name,
-                        row=pos,
-                        key=_key_of(df, spec, pos),
-                        expected="a JSON object",
-                    ) from None
-                if not isinstance(parsed, dict):
-                    raise fail(
-                        f"JSON {type(parsed).__name__}, not an object",
-                        column=col.name,
-                        row=pos,
-                        key=_key_of(df, spec, pos),
-                        expected="a JSON object",
-                    )
+    if col.minimum is not None:
+        values = pd.to_numeric(s, errors="coerce").to_numpy(dtype="float64", na_value=np.nan)
+        bad = ~np.isnan(values) & (values < col.minimum)
+        if bad.any():
+            pos = _first(bad)
+            raise fail(
+                f"value {short_repr(_plain(s.iloc[pos]))} below minimum",
+                column=col.name,
+                row=pos,
+                key=_key_of(df, spec, pos),
+                expected=f">= {col.minimum:g}",
+            )
+    if col.kind == "json":
+        _check_json(df, spec, col, fail)
 
+
+def _check_json(df: pd.DataFrame, spec: TableSpec, col: Column, fail: _Fail) -> None:
+    """Raise on the first non-null value of a json column that is not a JSON object."""
+    for pos, value in enumerate(df[col.name].to_numpy(dtype=object)):
+        if value is None or _isna_scalar(value):
+            continue
+        try:
+            parsed = json.loads(value)
+        except (TypeError, ValueError) as exc:
+            raise fail(
+                f"invalid JSON ({exc})",
+                column=col.name,
+                row=pos,
+                key=_key_of(df, spec, pos),
+                expected="a JSON object",
+            ) from None
+        if not isinstance(parsed, dict):
+            raise fail(
+                f"JSON {type(parsed).__name__}, not an object",
+                column=col.name,
+                row=pos,
+                key=_key_of(df, spec, pos),
+                expected="a JSON object",
+            )
+
+
+def _check_rows(df: pd.DataFrame, spec: TableSpec, fail: _Fail) -> None:
+    """Raise on a duplicate key, or (judgments) a `chosen` on an invalid judgment."""
     dup = df.duplicated(subset=list(spec.key), keep="first").to_numpy()
     if dup.any():
         pos = _first(dup)

@@ -10,14 +10,21 @@ percentile interval one `nanquantile`.
 
 Random numbers come from `rng_for(seed, *key)`: a generator seeded by the user's seed *and*
 the group's key, so a group's interval does not change when other groups are added or removed.
+
+Three table builders are shared by the analyses: `interval_fields` (an estimate and its
+percentile interval as row fields), `pairwise_matrix` (a judge × judge table filled from a pair
+function) and `glm_rows` (one row per term of a statsmodels fit).
 """
 
 from __future__ import annotations
 
 import zlib
-from typing import NamedTuple
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from itertools import combinations
+from typing import Any, NamedTuple
 
 import numpy as np
+import pandas as pd
 from scipy import stats as _sps
 
 #: Largest (resamples × items) block materialised at once by `bootstrap_sums`.
@@ -210,3 +217,155 @@ def kappa_from_confusion(conf: np.ndarray) -> np.ndarray:
 def _check_level(level: float) -> None:
     if not 0.0 < level < 1.0:
         raise ValueError(f"confidence level must be in (0, 1), got {level}")
+
+
+#: Columns of `glm_rows` (odds_ratio only with `odds_ratio=True`).
+GLM_COLUMNS = ("term", "coef", "ci_low", "ci_high", "p_value", "odds_ratio", "n")
+
+
+def interval_fields(
+    value: float,
+    replicates: np.ndarray,
+    *,
+    level: float = 0.95,
+    names: Sequence[str] = ("value", "ci_low", "ci_high"),
+    half_width: bool = False,
+    n: int | None = None,
+) -> dict[str, Any]:
+    """Return a point estimate and its percentile bootstrap interval as named row fields.
+
+    The one construction behind every "rate with an interval" row: the estimate, the
+    percentile interval of its bootstrap `replicates` (NaN replicates ignored), optionally
+    `half_width` = max(value − low, high − value) (a symmetric display) and `n`.
+
+    Args:
+        value: The point estimate (the statistic on the full data).
+        replicates: Its bootstrap replicates (1-D).
+        level: Confidence level.
+        names: Names of the estimate, the lower and the upper bound.
+        half_width: Add `half_width`.
+        n: Add `n` (an int) when given.
+
+    Returns:
+        A dict of floats (and `n`), ready to merge into a table row.
+
+    >>> f = interval_fields(0.5, np.array([0.4, 0.5, 0.6]), level=0.5, half_width=True, n=3)
+    >>> [round(v, 4) for v in f.values()], list(f)
+    ([0.5, 0.45, 0.55, 0.05, 3], ['value', 'ci_low', 'ci_high', 'half_width', 'n'])
+    """
+    low, high = percentile_interval(replicates, level=level)
+    est, lo, hi = names
+    out: dict[str, Any] = {est: float(value), lo: float(low), hi: float(high)}
+    if half_width:
+        out["half_width"] = float(max(value - low, high - value))
+    if n is not None:
+        out["n"] = int(n)
+    return out
+
+
+def pairwise_matrix(
+    names: Iterable[str],
+    value_fn: Callable[[str, str], Mapping[str, Any]],
+    *,
+    diagonal: Callable[[str], Mapping[str, Any]] | None = None,
+    swap: Sequence[tuple[str, str]] = (),
+    labels: tuple[str, str] = ("judge_1", "judge_2"),
+) -> pd.DataFrame:
+    """Fill a name × name matrix, in long form, from a function of one (unordered) pair.
+
+    `value_fn(a, b)` runs once per pair of sorted names (a < b); its row is written for both
+    orders (a, b) and (b, a), the columns named in `swap` exchanged in the mirrored row (e.g.
+    ``("error_1", "error_2")``). `diagonal(a)`, when given, fills the rows (a, a) after all
+    pairs; without it the diagonal is left out.
+
+    Args:
+        names: The units (judges) compared; duplicates are dropped, order is sorted.
+        value_fn: Pair function returning the row's values.
+        diagonal: Function returning the values of (a, a), or None.
+        swap: Pairs of columns exchanged in the mirrored row.
+        labels: Names of the two unit columns.
+
+    Returns:
+        `labels` columns, then the value columns: pairs in sorted order, each followed by its
+        mirror, then the diagonal rows.
+
+    >>> same = lambda a, b: {"same": a == b}
+    >>> m = pairwise_matrix(["b", "a"], same, diagonal=lambda a: same(a, a))
+    >>> m.to_records(index=False).tolist()
+    [('a', 'b', False), ('b', 'a', False), ('a', 'a', True), ('b', 'b', True)]
+    """
+    units = sorted(set(names))
+    first, second = labels
+    rows: list[dict[str, Any]] = []
+    for a, b in combinations(units, 2):
+        values = dict(value_fn(a, b))
+        mirror = dict(values)
+        for x, y in swap:
+            mirror[x], mirror[y] = values[y], values[x]
+        rows.append({first: a, second: b, **values})
+        rows.append({first: b, second: a, **mirror})
+    if diagonal is not None:
+        rows.extend({first: a, second: a, **diagonal(a)} for a in units)
+    return pd.DataFrame(rows, columns=[first, second, *_value_columns(rows, labels)])
+
+
+def _value_columns(rows: list[dict[str, Any]], labels: tuple[str, str]) -> list[str]:
+    cols: dict[str, None] = {}
+    for row in rows:
+        cols.update((c, None) for c in row if c not in labels)
+    return list(cols)
+
+
+def glm_rows(
+    result: Any,
+    *,
+    terms: Sequence[str] | None = None,
+    level: float = 0.95,
+    odds_ratio: bool = False,
+    n: int | None = None,
+) -> pd.DataFrame:
+    """Return one row per term of a fitted statsmodels model: coefficient, Wald interval, p.
+
+    The one reading of a GLM/OLS fit shared by the regression tables. `result` None (the fit
+    failed) gives NaN values for every term in `terms`.
+
+    Args:
+        result: A fitted statsmodels results object (`params`, `conf_int`, `pvalues`, `nobs`),
+            or None.
+        terms: Terms to report, in this order (default: every parameter of the fit).
+        level: Confidence level of the Wald interval.
+        odds_ratio: Add `odds_ratio` = exp(coef) (logistic models).
+        n: Observations to report (default: the fit's `nobs`; 0 without a fit).
+
+    Returns:
+        `term`, `coef`, `ci_low`, `ci_high`, `p_value`, [`odds_ratio`], `n`.
+
+    >>> import statsmodels.api as sm
+    >>> x = pd.DataFrame({"const": 1.0, "x": [0.0, 1.0, 2.0, 3.0]})
+    >>> rows = glm_rows(sm.OLS([1.0, 3.0, 5.0, 7.5], x).fit(), terms=["x"])
+    >>> rows["term"].tolist(), round(float(rows["coef"].iloc[0]), 4), int(rows["n"].iloc[0])
+    (['x'], 2.15, 4)
+    >>> failed = glm_rows(None, terms=["x"], odds_ratio=True)
+    >>> list(failed.columns), bool(failed.iloc[0, 1:6].isna().all()), int(failed["n"].iloc[0])
+    (['term', 'coef', 'ci_low', 'ci_high', 'p_value', 'odds_ratio', 'n'], True, 0)
+    """
+    _check_level(level)
+    if result is None and terms is None:
+        raise ValueError("glm_rows: terms are needed when there is no fit")
+    names = list(result.params.index if terms is None else terms)
+    rows = []
+    ci = None if result is None else result.conf_int(alpha=1 - level)
+    for term in names:
+        if result is None:
+            coef = low = high = p = np.nan
+        else:
+            coef = float(result.params[term])
+            low, high = float(ci.loc[term].iloc[0]), float(ci.loc[term].iloc[1])
+            p = float(result.pvalues[term])
+        row = {"term": term, "coef": coef, "ci_low": low, "ci_high": high, "p_value": p}
+        if odds_ratio:
+            row["odds_ratio"] = float(np.exp(coef))
+        row["n"] = int(n if n is not None else (0 if result is None else result.nobs))
+        rows.append(row)
+    cols = [c for c in GLM_COLUMNS if odds_ratio or c != "odds_ratio"]
+    return pd.DataFrame(rows, columns=cols)

@@ -38,6 +38,7 @@ from urllib.parse import quote
 
 import yaml
 
+from judgelab.errors import ChoiceError, check_choice
 from judgelab.errors import RegistryError as RegistryError
 from judgelab.errors import UnknownSourceError as UnknownSourceError
 
@@ -93,6 +94,14 @@ def registry_dir() -> Path:
 
 def _fail(file: Path, key: str, problem: str) -> RegistryError:
     return RegistryError(f"{file}: key '{key}': {problem}")
+
+
+def _check_choice(file: Path, key: str, value: Any, options: tuple[str, ...]) -> None:
+    """Raise `RegistryError` naming the file and `key` when `value` is not one of `options`."""
+    try:
+        check_choice(key, value, options)
+    except ChoiceError as exc:
+        raise _fail(file, key, str(exc)) from None
 
 
 def _check_rel_path(file: Path, key: str, value: Any) -> str:
@@ -152,8 +161,7 @@ def parse_source(yaml_file: Path) -> Source:
         raise _fail(yaml_file, "name", f"must be lowercase [a-z0-9_-], got {raw['name']!r}")
     if raw["name"] != yaml_file.stem:
         raise _fail(yaml_file, "name", f"{raw['name']!r} must equal the file stem")
-    if raw["kind"] not in KINDS:
-        raise _fail(yaml_file, "kind", f"must be one of {KINDS}, got {raw['kind']!r}")
+    _check_choice(yaml_file, "kind", raw["kind"], KINDS)
     if not _IMPORTER.match(raw["importer"]):
         raise _fail(
             yaml_file, "importer", f"must be 'package.module:function': {raw['importer']!r}"
@@ -165,10 +173,7 @@ def parse_source(yaml_file: Path) -> Source:
     unknown = sorted(set(origin) - set(_ORIGIN_KEYS))
     if unknown:
         raise _fail(yaml_file, f"origin.{unknown[0]}", f"unknown key (allowed: {_ORIGIN_KEYS})")
-    if origin.get("type") not in ORIGIN_TYPES:
-        raise _fail(
-            yaml_file, "origin.type", f"must be one of {ORIGIN_TYPES}: {origin.get('type')!r}"
-        )
+    _check_choice(yaml_file, "origin.type", origin.get("type"), ORIGIN_TYPES)
     needed = ("base",) if origin["type"] == "url" else ("repo", "revision")
     for key in needed:
         if not isinstance(origin.get(key), str) or not origin[key]:

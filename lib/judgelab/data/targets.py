@@ -35,6 +35,7 @@ from pathlib import Path
 import pandas as pd
 
 from judgelab.core import paths
+from judgelab.errors import ChoiceError, check_choice
 from judgelab.errors import TargetError as TargetError
 
 TARGET_COLUMNS = ("paper", "table", "row", "column", "value", "unit", "n", "provenance", "note")
@@ -171,8 +172,10 @@ def read_target_file(path: str | os.PathLike[str]) -> pd.DataFrame:
         if not math.isfinite(value):
             raise _fail(path, line, f"column 'value': {rec.value!r} is not finite")
         values.append(value)
-        if rec.unit not in UNITS:
-            raise _fail(path, line, f"column 'unit': {rec.unit!r} is not one of {sorted(UNITS)}")
+        try:
+            check_choice("column 'unit'", rec.unit, tuple(sorted(UNITS)))
+        except ChoiceError as exc:
+            raise _fail(path, line, str(exc)) from None
         if rec.n.strip():
             if not rec.n.strip().isdigit() or int(rec.n) <= 0:
                 raise _fail(path, line, f"column 'n': {rec.n!r} is not a positive integer")

@@ -2,16 +2,24 @@
 
 - `spec`: `JudgeSpec` from YAML or a dict (`load`, `from_dict`, `resolve`); keys only from env.
 - `templates`: the prompt-template registry grouped by paper, each with its verdict parser.
-- `parsers`: the verdict parsers (never guess: no verdict → `valid=False`, raw output kept).
+- `parsers`: the verdict parsers, one module per paper (never guess: no verdict →
+  `valid=False`, raw output kept).
+- `baselines`: the offline baselines by name, with their options; `offline`: their rules
+  (prefer-longer, always-A, lexical grounding, reference similarity) and engine.
+- `resolved`: `Resolved`, a judge resolved once (spec + template or baseline + conditions).
 - `table`: `plan` (the exact requests) and `build` (the judgment table as a pure function of
-  items + spec + cached responses).
-- `runner`: the async runner (`run`, `dry_run`, `fetch`, `build_from_cache`).
-- `offline`: offline baselines (prefer-longer, always-A, lexical grounding, reference
-  similarity).
+  items + spec + cached responses); `rows`: the judgment and diagnostics rows both engines
+  write.
+- `runner`: `run`, `dry_run`, `build_from_cache`; `loop`: the request loop (retries,
+  store-on-arrival); `store`: where the tables live and writing them; `summary`: what a
+  run reports.
+- `cache`: the SQLite request cache; `clients`: the HTTP clients; `references`: reference
+  texts per reference condition; `chain`: the ContextEval generation → rating chain.
 """
 
 from __future__ import annotations
 
+from judgelab.judges.resolved import Resolved
 from judgelab.judges.runner import (
     Estimate,
     JudgeRunError,
@@ -31,6 +39,7 @@ __all__ = [
     "JudgeSpec",
     "JudgeSpecError",
     "Plan",
+    "Resolved",
     "RunResult",
     "Summary",
     "build",

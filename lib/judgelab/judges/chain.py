@@ -15,22 +15,25 @@ Every step is an items table judged by `judgelab.judges.runner.run` (the engine 
 
 `run_chain` runs them all; with `write_tables` it also writes each step's items as
 `paths.items()/<benchmark>.parquet`, so any step can be re-run by hand with
-`judgelab judge --judge SPEC --benchmark <benchmark>`. `weird_context.ratings_table` turns the
-rating judgments into the long table the 07 notebook analyses.
+`judgelab judge --judge SPEC --benchmark <benchmark>`. The prompt pieces built from the
+attribute catalogue (`attribute_line`, the `[CONTEXT]` of Table 8; `slug`, the split name) live
+here; `judgelab.analyses.contexteval.ratings_table` turns the rating judgments into the long
+table the 07 notebook analyses.
 """
 
 from __future__ import annotations
 
 import json
 import random
+import re
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any, NamedTuple
 
 import pandas as pd
 
-from judgelab.analyses.contexteval.weird import attribute_line, slug
 from judgelab.core import paths, schema, tables
+from judgelab.core.schema import read_meta
 from judgelab.core.schema import require_columns as _require
 from judgelab.judges import runner
 from judgelab.judges.cache import RequestCache
@@ -44,6 +47,24 @@ BENCHMARKS = {
     "adapted_responses": "contexteval_adapted_responses",
     "adapted_ratings": "contexteval_adapted_ratings",
 }
+
+
+def slug(attribute: str) -> str:
+    """Return a file- and split-safe name of an attribute.
+
+    >>> slug("Geographical / Regional Context")
+    'geographical_regional_context'
+    """
+    return re.sub(r"[^a-z0-9]+", "_", attribute.lower()).strip("_")
+
+
+def attribute_line(question: str, values: Sequence[str]) -> str:
+    """Return the Table 8 line `Q: <question> A: ["v1", ...]` used as `[CONTEXT]` (§2.7).
+
+    >>> attribute_line("Which age?", ["Children", "Seniors"])
+    'Q: Which age? A: ["Children", "Seniors"]'
+    """
+    return f"Q: {question} A: {json.dumps(list(values), ensure_ascii=False)}"
 
 
 class ChainResult(NamedTuple):
@@ -114,7 +135,7 @@ def kept_pairs(filter_judgments: pd.DataFrame, items: pd.DataFrame) -> pd.DataFr
     Returns:
         `query_id, attribute, keep` for every judged item (invalid outputs: keep False).
     """
-    meta = {i: json.loads(m) for i, m in zip(items["item_id"], items["meta"], strict=True)}
+    meta = {i: read_meta(m) for i, m in zip(items["item_id"], items["meta"], strict=True)}
     rows = []
     for rec in filter_judgments.itertuples(index=False):
         m = meta[rec.item_id]

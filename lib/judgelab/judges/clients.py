@@ -27,9 +27,11 @@ from datetime import UTC, datetime
 from typing import Any, Protocol
 from urllib.parse import urlsplit, urlunsplit
 
+from judgelab import __version__
 from judgelab.errors import FatalError as FatalError
 from judgelab.errors import RequestError as RequestError
 from judgelab.errors import RetryableError as RetryableError
+from judgelab.errors import check_choice
 
 CLIENTS = ("aiohttp", "openai")
 
@@ -166,8 +168,6 @@ class AioHttpChat:
         import aiohttp
         from yarl import URL
 
-        from judgelab import __version__
-
         self._session = aiohttp.ClientSession(
             connector=aiohttp.TCPConnector(
                 limit=self.concurrency,
@@ -274,8 +274,7 @@ def open_client(
     kind: str, base_url: str, api_key: str, *, timeout_s: float, concurrency: int
 ) -> AioHttpChat | OpenAISDKChat:
     """Return the chat client `kind` ("aiohttp" or "openai"), to be used with `async with`."""
-    if kind not in CLIENTS:
-        raise ValueError(f"unknown client {kind!r}; expected one of {list(CLIENTS)}")
+    check_choice("client", kind, CLIENTS)
     cls = AioHttpChat if kind == "aiohttp" else OpenAISDKChat
     return cls(base_url, api_key, timeout_s=timeout_s, concurrency=concurrency)
 

@@ -1,10 +1,15 @@
 """Reference texts per reference condition (spec 001 §3.3), filled in before prompts are built.
 
-The judge runner calls `reference_for_condition` to put the `self`, `random`, `wrong`… reference
-of every item into `meta["references"]`; the reference-quality analysis reads them back.
+`reference_for_condition` gives the `self`, `random`, `wrong`… reference of every item; the
+judge runner puts the derived ones (`with_derived_references`) into `meta["references"]`
+before it plans, and the reference-quality analysis reads them back.
 """
 
 from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Iterable
 
 import pandas as pd
 
@@ -72,20 +77,31 @@ def reference_for_condition(
         if model is None:
             raise ValueError(f"condition {condition!r} needs the candidate model that answers")
         _require(items, ["response", "gold"], condition)
-        answers: dict = {}
-        for key, m, resp, gold in zip(
-            qkey,
-            map(read_meta, items["meta"].astype(object)),
-            items["response"],
-            items["gold"],
-            strict=True,
-        ):
-            if m.get("candidate_model") == model and text_or_none(resp):
-                if condition == "verified_other" and gold != "Correct":
-                    continue
-                answers.setdefault(key, resp)
+        answers = _answers_of(items, qkey, model, verified=condition == "verified_other")
         return pd.Series([answers.get(k) for k in qkey], index=items.index, dtype="string")
-    # random: one draw per question, from the other questions of the same benchmark and split
+    drawn = _random_references(items, qkey, seed)
+    return pd.Series([drawn.get(k) for k in qkey], index=items.index, dtype="string")
+
+
+def _answers_of(items: pd.DataFrame, qkey: list, model: str, *, verified: bool) -> dict:
+    """Return the first answer of candidate `model` per question (correct ones if `verified`)."""
+    answers: dict = {}
+    for key, m, resp, gold in zip(
+        qkey,
+        map(read_meta, items["meta"].astype(object)),
+        items["response"],
+        items["gold"],
+        strict=True,
+    ):
+        if m.get("candidate_model") == model and text_or_none(resp):
+            if verified and gold != "Correct":
+                continue
+            answers.setdefault(key, resp)
+    return answers
+
+
+def _random_references(items: pd.DataFrame, qkey: list, seed: int) -> dict:
+    """Return one drawn reference per question, from the other questions of its split."""
     own = items["reference"].astype(object).map(text_or_none)
     ref_of: dict = {}
     for key, ref in zip(qkey, own, strict=True):
@@ -98,7 +114,7 @@ def reference_for_condition(
         for i, k in enumerate(keys):
             pool = [j for j in range(len(keys)) if refs[j] != refs[i]]
             drawn[k] = refs[pool[int(rng.integers(len(pool)))]] if pool else None
-    return pd.Series([drawn.get(k) for k in qkey], index=items.index, dtype="string")
+    return drawn
 
 
 def _by_split(ref_of: dict) -> list:
@@ -106,3 +122,43 @@ def _by_split(ref_of: dict) -> list:
     for key in sorted(ref_of, key=lambda k: tuple(map(str, k))):
         groups.setdefault(key[:2], []).append(key)
     return sorted(groups.items(), key=lambda kv: tuple(map(str, kv[0])))
+
+
+#: Reference conditions whose text the runner derives from the items (spec 001 §3.3) when an
+#: item does not carry it in `meta["references"]` already: `random` (another question's
+#: reference, seeded) and `self` (the judge model's own answer, matched on
+#: `meta["candidate_model"] == model`).
+DERIVED_REFERENCES = ("random", "self")
+
+
+def with_derived_references(
+    items: pd.DataFrame, conditions: Iterable[str], *, seed: int, model: str
+) -> pd.DataFrame:
+    """Return `items` with the derived references `conditions` need in their meta.
+
+    References an item already carries are kept (a user's own wins). The draw is made over all
+    `items`, never over a selection, so the prompts (and cache keys) of an item do not depend
+    on what else was requested. `random` is seeded by `seed`; `self` is `model`'s answer.
+    """
+    if "meta" not in items.columns:
+        return items
+    wanted = [
+        c.split("=", 1)[1]
+        for c in conditions
+        if c.startswith("reference=") and c.split("=", 1)[1] in DERIVED_REFERENCES
+    ]
+    if not wanted:
+        return items
+    # A parsed string is a fresh dict; a dict cell is copied so the caller's frame is kept.
+    metas = [
+        read_meta(m) if isinstance(m, str) else copy.deepcopy(read_meta(m)) for m in items["meta"]
+    ]
+    for name in wanted:
+        refs = reference_for_condition(items, name, seed=seed, self_model=model)
+        for meta, ref in zip(metas, refs.astype(object), strict=True):
+            have = meta.setdefault("references", {})
+            if isinstance(have, dict) and name not in have and isinstance(ref, str):
+                have[name] = ref
+    out = items.copy()
+    out["meta"] = [json.dumps(m, sort_keys=True, ensure_ascii=False) for m in metas]
+    return out

@@ -39,8 +39,11 @@ from urllib.parse import urlsplit
 
 import yaml
 
+from judgelab.core import paths, tables
+from judgelab.errors import ChoiceError, check_choice
 from judgelab.errors import JudgeSpecError as JudgeSpecError
-from judgelab.judges import clients
+from judgelab.judges import clients, templates
+from judgelab.judges.baselines import BASELINES
 
 ENDPOINTS = ("openai-compatible", "offline")
 CLIENTS = clients.CLIENTS
@@ -234,13 +237,16 @@ _CHECKS: dict[str, tuple[str, Any]] = {
 }
 
 
-def from_dict(data: dict[str, Any], *, source: str | None = None) -> JudgeSpec:
-    """Validate a judge spec given as a mapping and return it.
+def _choice(out: dict[str, Any], key: str, options: tuple[str, ...], source: str | None) -> None:
+    """Raise `JudgeSpecError` naming `key` when `out[key]` is not one of `options`."""
+    try:
+        check_choice(key, out[key], options)
+    except ChoiceError as exc:
+        raise _fail(str(exc), source, key) from None
 
-    Raises:
-        JudgeSpecError: unknown key, bad value, a literal key, or an unknown template or
-            offline baseline; the message names `source` and the key.
-    """
+
+def _check_keys(data: Any, source: str | None) -> None:
+    """Reject a non-mapping, a literal secret, an unknown key, or a missing required key."""
     if not isinstance(data, dict):
         raise _fail(f"expected a mapping of keys, got {type(data).__name__}", source)
     leaked = _find_secrets(data)
@@ -258,9 +264,11 @@ def from_dict(data: dict[str, Any], *, source: str | None = None) -> JudgeSpec:
     for key in ("endpoint", "model"):
         if key not in data or data[key] in (None, ""):
             raise _fail("missing (required)", source, key)
-    out = dict(data)
-    if out["endpoint"] not in ENDPOINTS:
-        raise _fail(f"{out['endpoint']!r} is not one of {list(ENDPOINTS)}", source, "endpoint")
+
+
+def _check_values(out: dict[str, Any], source: str | None) -> None:
+    """Check (and convert in place) the endpoint, strings, numbers, key env, client, URL."""
+    _choice(out, "endpoint", ENDPOINTS, source)
     for key in ("model", "template", "base_url", "id"):
         if out.get(key) is not None and not isinstance(out[key], str):
             raise _fail(f"expected a string, got {out[key]!r}", source, key)
@@ -279,10 +287,14 @@ def from_dict(data: dict[str, Any], *, source: str | None = None) -> JudgeSpec:
             source,
             "api_key_env",
         )
-    if "client" in out and out["client"] not in CLIENTS:
-        raise _fail(f"{out['client']!r} is not one of {list(CLIENTS)}", source, "client")
+    if "client" in out:
+        _choice(out, "client", CLIENTS, source)
     if "base_url" in out and not re.match(r"^https?://", out["base_url"]):
         raise _fail(f"{out['base_url']!r} is not an http(s) URL", source, "base_url")
+
+
+def _normalise_lists(out: dict[str, Any], source: str | None) -> None:
+    """Turn `orders`, `conditions` and `options` into their canonical forms, in place."""
     if "orders" in out:
         orders = out["orders"]
         if orders == "both":
@@ -313,38 +325,51 @@ def from_dict(data: dict[str, Any], *, source: str | None = None) -> JudgeSpec:
             f"{out['id']!r} is not file-name safe (use letters, digits, ._=-)", source, "id"
         )
 
-    if out["endpoint"] == "offline":
-        from judgelab.judges import offline
 
-        if out["model"] not in offline.BASELINES:
+def _check_judge(out: dict[str, Any], source: str | None) -> None:
+    """Check the offline baseline and its options, or the remote judge's template."""
+    if out["endpoint"] == "offline":
+        if out["model"] not in BASELINES:
             raise _fail(
-                f"unknown offline baseline {out['model']!r}; known: {sorted(offline.BASELINES)}",
+                f"unknown offline baseline {out['model']!r}; known: {sorted(BASELINES)}",
                 source,
                 "model",
             )
         try:
-            offline.BASELINES[out["model"]].check_options(out.get("options", {}))
+            BASELINES[out["model"]].check_options(out.get("options", {}))
         except ValueError as exc:
             raise _fail(str(exc), source, "options") from None
         if out.get("template") is not None:
             raise _fail("offline baselines take no template", source, "template")
-    else:
-        from judgelab.judges import templates
+        return
+    if not out.get("template"):
+        raise _fail(
+            f"missing (required for remote judges); known: {templates.names()}",
+            source,
+            "template",
+        )
+    if out["template"] not in templates.REGISTRY:
+        raise _fail(
+            f"unknown template {out['template']!r}; known: {templates.names()}",
+            source,
+            "template",
+        )
+    if out.get("options"):
+        raise _fail("options are for offline baselines only", source, "options")
 
-        if not out.get("template"):
-            raise _fail(
-                f"missing (required for remote judges); known: {templates.names()}",
-                source,
-                "template",
-            )
-        if out["template"] not in templates.REGISTRY:
-            raise _fail(
-                f"unknown template {out['template']!r}; known: {templates.names()}",
-                source,
-                "template",
-            )
-        if out.get("options"):
-            raise _fail("options are for offline baselines only", source, "options")
+
+def from_dict(data: dict[str, Any], *, source: str | None = None) -> JudgeSpec:
+    """Validate a judge spec given as a mapping and return it.
+
+    Raises:
+        JudgeSpecError: unknown key, bad value, a literal key, or an unknown template or
+            offline baseline; the message names `source` and the key.
+    """
+    _check_keys(data, source)
+    out = dict(data)
+    _check_values(out, source)
+    _normalise_lists(out, source)
+    _check_judge(out, source)
     out.setdefault("name", Path(source).stem if source else None)
     return JudgeSpec(**out)
 
@@ -355,8 +380,6 @@ def load(path: str | os.PathLike[str]) -> JudgeSpec:
     Raises:
         JudgeSpecError: the file is missing, not YAML, or not a valid spec (names the file).
     """
-    from judgelab.core import tables
-
     p = Path(path)
     if not p.exists():
         raise JudgeSpecError("no such file", source=str(p))
@@ -373,8 +396,6 @@ def load(path: str | os.PathLike[str]) -> JudgeSpec:
 
 def resolve(name_or_path: str) -> JudgeSpec:
     """Load a spec from a YAML path, or by name from `params/judges/<name>.yaml`."""
-    from judgelab.core import paths
-
     p = Path(name_or_path)
     if p.suffix in (".yaml", ".yml") or p.exists():
         return load(p)

@@ -4,6 +4,8 @@
 the exact request and its cache key. `build(items, spec, responses)` turns cached responses
 into a judgments table; it calls nothing and reads no clock, so the table is a pure function
 of the items, the spec and the cache: a rerun after kill -9 gives an identical table.
+`plan_for` / `build_for` do the same for a judge resolved already (`Resolved`): the plan
+carries its `Resolved`, so building from a plan resolves nothing again.
 
 The cached request holds the endpoint (base URL without credentials or query), the model,
 the messages and the sampling params. Sample k > 0 of a self-consistency run adds
@@ -19,22 +21,25 @@ from typing import Any, NamedTuple
 
 import pandas as pd
 
-from judgelab.core import schema
+from judgelab.core.verdicts import Parsed
 from judgelab.judges import cache as cache_mod
-from judgelab.judges import templates
-from judgelab.judges.parsers import Parsed
+from judgelab.judges.resolved import Resolved
+from judgelab.judges.rows import DETAIL_COLUMNS as DETAIL_COLUMNS
+from judgelab.judges.rows import KEY_COLUMNS as KEY_COLUMNS
+from judgelab.judges.rows import Built as Built
+from judgelab.judges.rows import built, detail_row
+from judgelab.judges.rows import item_records as item_records
+from judgelab.judges.rows import judge_row as judge_row
+from judgelab.judges.rows import position_to_chosen as position_to_chosen
+from judgelab.judges.rows import to_table as to_table
 from judgelab.judges.spec import JudgeSpec
-from judgelab.judges.templates.base import ItemView, NotApplicable, Template
-
-KEY_COLUMNS = ["benchmark", "split", "item_id", "condition", "order", "sample"]
-DETAIL_COLUMNS = [
-    *KEY_COLUMNS,
-    "request_key",
-    "status",
-    "finish_reason",
-    "n_verdict_tokens",
-    "note",
-]
+from judgelab.judges.templates.base import (
+    ItemView,
+    NotApplicable,
+    Template,
+    format_condition,
+    parse_condition,
+)
 
 
 @dataclass(frozen=True)
@@ -67,10 +72,11 @@ class Skipped(NamedTuple):
 
 
 class Plan(NamedTuple):
-    """All requests of a judge over a benchmark, plus what does not apply."""
+    """All requests of a judge over a benchmark, what does not apply, and the judge."""
 
     requests: list[Planned]
     skipped: list[Skipped]
+    judge: Resolved | None = None
 
     @property
     def keys(self) -> list[str]:
@@ -78,49 +84,13 @@ class Plan(NamedTuple):
         return list(dict.fromkeys(p.key for p in self.requests))
 
 
-class Built(NamedTuple):
-    """A judgment table and one diagnostics row per planned (or skipped) judgment.
-
-    `details` has `benchmark, split, item_id, condition, order, sample, request_key,
-    status` (answered | pending | not_applicable), `finish_reason`, `n_verdict_tokens`
-    and `note` (parser remarks such as conflicting verdict tokens, truncation, or why an
-    item does not apply).
-    """
-
-    judgments: pd.DataFrame
-    details: pd.DataFrame
-
-
-def item_records(items: pd.DataFrame) -> list[dict[str, Any]]:
-    """Return the items as dicts with None for missing values."""
-    obj = items.astype(object)
-    return obj.where(items.notna(), None).to_dict("records")
-
-
-def conditions_for(
-    spec: JudgeSpec, template: Template, conditions: Iterable[str] | None = None
-) -> list[str]:
-    """Return the conditions to run: the given ones, else the spec's, else the template's.
-
-    Raises:
-        ValueError: a condition key or value the template does not take.
-    """
-    chosen = list(conditions) if conditions else list(spec.conditions or ())
-    chosen = chosen or list(template.default_conditions)
-    for c in chosen:
-        template.check_condition(c)
-    return list(dict.fromkeys(chosen))
-
-
 def _expand(condition: str, item_task: str, template: Template) -> list[str]:
     """Add `candidate=pos/neg` when a single-response template grades a pairwise item."""
     if item_task == "pairwise" and not template.pairwise:
-        base = templates.parse_condition(condition)
+        base = parse_condition(condition)
         if "candidate" in base:
             return [condition]
-        return [
-            templates.format_condition({**base, "candidate": which}) for which in ("pos", "neg")
-        ]
+        return [format_condition({**base, "candidate": which}) for which in ("pos", "neg")]
     return [condition]
 
 
@@ -139,42 +109,58 @@ def plan(
     """
     if spec.is_offline:
         raise ValueError(f"judge {spec.judge_id} is an offline baseline; it makes no requests")
-    template = templates.get(str(spec.template))
-    conds = conditions_for(spec, template, conditions)
-    sampling = spec.sampling()
+    return plan_for(items, Resolved.of(spec, conditions))
+
+
+def plan_for(items: pd.DataFrame, judge: Resolved) -> Plan:
+    """List every request of a resolved remote judge over `items` (pure)."""
+    if judge.template is None:
+        spec = judge.spec
+        raise ValueError(f"judge {spec.judge_id} is an offline baseline; it makes no requests")
+    sampling = judge.spec.sampling()
     requests: list[Planned] = []
     skipped: list[Skipped] = []
     for idx, row in enumerate(item_records(items)):
-        view = ItemView(row)
         where = (str(row["benchmark"]), str(row["split"]), str(row["item_id"]))
         task = str(row["task"])
-        if not template.applies_to(task):
-            skipped.append(Skipped(*where, ",".join(conds), f"template is not for {task} items"))
+        if not judge.template.applies_to(task):
+            reason = f"template is not for {task} items"
+            skipped.append(Skipped(*where, ",".join(judge.conditions), reason))
             continue
-        for base in conds:
-            for cond in _expand(base, task, template):
-                parsed_cond = templates.parse_condition(cond)
-                orders = spec.orders if template.pairwise else (0,)
+        for base in judge.conditions:
+            for cond in _expand(base, task, judge.template):
                 try:
-                    messages = {o: template.build(view, o, parsed_cond) for o in orders}
+                    requests += _item_requests(judge, ItemView(row), where, cond, idx, sampling)
                 except NotApplicable as exc:
                     skipped.append(Skipped(*where, cond, str(exc)))
-                    continue
-                for order in orders:
-                    for sample in range(spec.n):
-                        request = request_for(spec, messages[order], sample, sampling=sampling)
-                        requests.append(
-                            Planned(
-                                *where,
-                                condition=cond,
-                                order=order,
-                                sample=sample,
-                                request=request,
-                                key=cache_mod.request_key(request),
-                                item_index=idx,
-                            )
-                        )
-    return Plan(requests, skipped)
+    return Plan(requests, skipped, judge)
+
+
+def _item_requests(
+    judge: Resolved,
+    view: ItemView,
+    where: tuple[str, str, str],
+    cond: str,
+    idx: int,
+    sampling: dict[str, Any],
+) -> list[Planned]:
+    """Return the requests of one (item, condition): every order and sample.
+
+    Raises:
+        NotApplicable: the template cannot build this item's prompt under `cond`.
+    """
+    spec, template = judge.spec, judge.template
+    assert template is not None
+    orders = spec.orders if template.pairwise else (0,)
+    parsed_cond = parse_condition(cond)
+    messages = {o: template.build(view, o, parsed_cond) for o in orders}
+    out = []
+    for order in orders:
+        for sample in range(spec.n):
+            request = request_for(spec, messages[order], sample, sampling=sampling)
+            key = cache_mod.request_key(request)
+            out.append(Planned(*where, cond, order, sample, request, key, idx))
+    return out
 
 
 def request_for(
@@ -199,57 +185,6 @@ def request_for(
     return request
 
 
-def position_to_chosen(position: str | None, order: int) -> str | None:
-    """Map a position verdict (A/B/tie) to the un-swapped response (pos/neg/tie).
-
-    >>> position_to_chosen("A", 0), position_to_chosen("A", 1), position_to_chosen("tie", 1)
-    ('pos', 'neg', 'tie')
-    """
-    if position == "tie":
-        return "tie"
-    if position not in ("A", "B"):
-        return None
-    first = "pos" if order == 0 else "neg"
-    second = "neg" if order == 0 else "pos"
-    return first if position == "A" else second
-
-
-def judge_row(
-    template: Template | None,
-    view: ItemView,
-    parsed: Parsed,
-    *,
-    order: int,
-    condition: str,
-    pairwise: bool,
-) -> dict[str, Any]:
-    """Return `verdict, valid, chosen, correct` for one parsed output (shared rules).
-
-    `correct` is null when the item has no gold, when the row grades one response of a
-    pairwise item (`candidate=` condition), or when the verdict is not comparable to gold
-    (scores, generations); otherwise `valid and chosen == gold` (pairwise) or
-    `valid and verdict == gold` (single), unless the template defines its own rule.
-    """
-    valid = bool(parsed.valid and parsed.verdict is not None)
-    verdict = parsed.verdict
-    chosen = position_to_chosen(verdict, order) if (pairwise and valid) else None
-    if pairwise and valid and chosen is None:
-        valid = False
-    gold = view.text("gold")
-    cond = templates.parse_condition(condition)
-    if gold is None or "candidate" in cond:
-        correct = None
-    elif template is not None and not template.gold_comparable:
-        correct = None
-    elif template is not None and template.correct is not None:
-        correct = template.correct(parsed._replace(valid=valid), view)
-    elif pairwise:
-        correct = bool(valid and chosen == gold)
-    else:
-        correct = bool(valid and verdict == gold)
-    return {"verdict": verdict, "valid": valid, "chosen": chosen, "correct": correct}
-
-
 def cost_usd(spec: JudgeSpec, prompt_tokens: Any, completion_tokens: Any) -> float | None:
     """Return the cost of one response from the spec's prices (None when unknown).
 
@@ -269,7 +204,7 @@ def cost_usd(spec: JudgeSpec, prompt_tokens: Any, completion_tokens: Any) -> flo
 def safe_parse(template: Template, output: str | None, view: ItemView, cond: str) -> Parsed:
     """Parse an output; a parser exception becomes an invalid verdict with a note."""
     try:
-        return template.parse(output, view, templates.parse_condition(cond))
+        return template.parse(output, view, parse_condition(cond))
     except Exception as exc:  # a parser bug must not lose the raw output
         return Parsed(None, False, 0, f"parser error: {type(exc).__name__}: {exc}")
 
@@ -295,84 +230,107 @@ def build(
         `Built(judgments, details)`; requests without a cached response are left out of the
         table and listed as `pending` in `details`.
     """
-    template = templates.get(str(spec.template))
-    p = the_plan or plan(items, spec, conditions=conditions)
+    return build_for(items, the_plan or plan(items, spec, conditions=conditions), responses)
+
+
+def _answered(
+    req: Planned, resp: Mapping[str, Any], view: ItemView, judge: Resolved
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Return the judgment row and the diagnostics row of one cached response."""
+    spec, template = judge.spec, judge.template
+    assert template is not None
+    key_cols = {c: getattr(req, c) for c in KEY_COLUMNS}
+    output = resp.get("content")
+    parsed = safe_parse(template, output, view, req.condition)
+    finish = resp.get("finish_reason")
+    note = parsed.note
+    if finish == "length":
+        note = "truncated (finish_reason=length)" + (f"; {note}" if note else "")
+    pt, ct = resp.get("prompt_tokens"), resp.get("completion_tokens")
+    verdicts = judge_row(
+        template,
+        view,
+        parsed,
+        order=req.order,
+        condition=req.condition,
+        pairwise=template.pairwise,
+    )
+    row = {
+        **key_cols,
+        "judge": spec.judge_id,
+        "model": spec.model,
+        "prompt": spec.prompt_id,
+        "output": output,
+        **verdicts,
+        "prompt_tokens": pt,
+        "completion_tokens": ct,
+        "latency_s": resp.get("latency_s"),
+        "cost_usd": cost_usd(spec, pt, ct),
+        "request_key": req.key,
+        "created_at": resp.get("created_at"),
+    }
+    detail = detail_row(
+        key_cols,
+        request_key=req.key,
+        status="answered",
+        finish_reason=finish,
+        n_verdict_tokens=parsed.n_tokens,
+        note=note,
+    )
+    return row, detail
+
+
+def build_for(
+    items: pd.DataFrame, the_plan: Plan, responses: Mapping[str, Mapping[str, Any]]
+) -> Built:
+    """Build the judgment table of a plan's judge over `items` from cached `responses` (pure).
+
+    `items` must be the items the plan was made of (`Planned.item_index` points into them).
+    """
+    judge = the_plan.judge
+    if judge is None:
+        raise ValueError("the plan carries no resolved judge; make it with `plan`/`plan_for`")
     records = item_records(items)
     rows: list[dict[str, Any]] = []
     details: list[dict[str, Any]] = []
-    judge_id, prompt_id = spec.judge_id, spec.prompt_id  # hashed once, not once per row
-    for req in p.requests:
-        key_cols = {c: getattr(req, c) for c in KEY_COLUMNS}
+    for req in the_plan.requests:
         resp = responses.get(req.key)
         if resp is None:
+            key_cols = {c: getattr(req, c) for c in KEY_COLUMNS}
             details.append(
-                {**key_cols, "request_key": req.key, "status": "pending", "finish_reason": None}
-                | {"n_verdict_tokens": None, "note": "no cached response"}
+                detail_row(
+                    key_cols, request_key=req.key, status="pending", note="no cached response"
+                )
             )
             continue
-        view = ItemView(records[req.item_index])
-        output = resp.get("content")
-        parsed = safe_parse(template, output, view, req.condition)
-        finish = resp.get("finish_reason")
-        note = parsed.note
-        if finish == "length":
-            note = "truncated (finish_reason=length)" + (f"; {note}" if note else "")
-        pt, ct = resp.get("prompt_tokens"), resp.get("completion_tokens")
-        rows.append(
-            {
-                **key_cols,
-                "judge": judge_id,
-                "model": spec.model,
-                "prompt": prompt_id,
-                "output": output,
-                **judge_row(
-                    template,
-                    view,
-                    parsed,
-                    order=req.order,
-                    condition=req.condition,
-                    pairwise=template.pairwise,
-                ),
-                "prompt_tokens": pt,
-                "completion_tokens": ct,
-                "latency_s": resp.get("latency_s"),
-                "cost_usd": cost_usd(spec, pt, ct),
-                "request_key": req.key,
-                "created_at": resp.get("created_at"),
-            }
-        )
+        row, detail = _answered(req, resp, ItemView(records[req.item_index]), judge)
+        rows.append(row)
+        details.append(detail)
+    for s in the_plan.skipped:
+        key_cols = {"benchmark": s.benchmark, "split": s.split, "item_id": s.item_id}
+        key_cols |= {"condition": s.condition, "order": 0, "sample": 0}
         details.append(
-            {**key_cols, "request_key": req.key, "status": "answered", "finish_reason": finish}
-            | {"n_verdict_tokens": parsed.n_tokens, "note": note}
+            detail_row(key_cols, request_key=None, status="not_applicable", note=s.reason)
         )
-    for s in p.skipped:
-        details.append(
-            {
-                "benchmark": s.benchmark,
-                "split": s.split,
-                "item_id": s.item_id,
-                "condition": s.condition,
-                "order": 0,
-                "sample": 0,
-                "request_key": None,
-                "status": "not_applicable",
-                "finish_reason": None,
-                "n_verdict_tokens": None,
-                "note": s.reason,
-            }
-        )
-    return Built(to_table(rows), pd.DataFrame(details, columns=DETAIL_COLUMNS))
+    return built(rows, details)
 
 
-def to_table(rows: list[dict[str, Any]]) -> pd.DataFrame:
-    """Return judgment rows as a validated judgments table (empty rows → empty table)."""
-    if not rows:
-        return schema.empty(schema.JUDGMENTS)
-    df = pd.DataFrame(rows)
-    df["created_at"] = pd.to_datetime(df["created_at"], utc=True, format="ISO8601")
-    for col in ("prompt_tokens", "completion_tokens"):
-        df[col] = df[col].astype("Int64")
-    for col in ("latency_s", "cost_usd"):
-        df[col] = pd.to_numeric(df[col], errors="coerce").astype("float64")
-    df["correct"] = df["correct"].astype("boolean")
-    return schema.new_judgments(df)
+__all__ = [
+    "DETAIL_COLUMNS",
+    "KEY_COLUMNS",
+    "Built",
+    "Plan",
+    "Planned",
+    "Skipped",
+    "build",
+    "build_for",
+    "cost_usd",
+    "item_records",
+    "judge_row",
+    "plan",
+    "plan_for",
+    "position_to_chosen",
+    "request_for",
+    "safe_parse",
+    "to_table",
+]

@@ -1,1 +1,35 @@
-"""reporting."""
+"""Reporting: run notebooks, write their outputs, index the runs, check published numbers.
+
+- `notebook` — what a notebook calls: `outputs(notebook, run)` (tables and figures of a run),
+  the data-source banners.
+- `figures` — save a figure as PNG + SVG under `figures/<notebook>/<run>/`.
+- `params` — params files and `-p` overrides, checked against a notebook's parameters cell.
+- `pipeline` — execute a notebook with papermill, export HTML, `reproduce` every params file.
+- `index` — `reports/index.html` from the run records.
+- `reproduction` (with `comparison`, `peers`) — which published numbers judgelab reproduces.
+- `card` — the judge report card (measures registered by the analysis families, lights, HTML).
+"""
+
+from judgelab.reporting import (
+    card,
+    comparison,
+    figures,
+    index,
+    notebook,
+    params,
+    peers,
+    pipeline,
+    reproduction,
+)
+
+__all__ = [
+    "card",
+    "comparison",
+    "figures",
+    "index",
+    "notebook",
+    "params",
+    "peers",
+    "pipeline",
+    "reproduction",
+]

@@ -9,7 +9,6 @@ of each run (parameters, status, failing cell, seconds, figures) sits beside it,
 from __future__ import annotations
 
 import contextlib
-import html
 import json
 import os
 import re
@@ -23,14 +22,21 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from judgelab.core import paths, tables
 from judgelab.errors import ParamsError as ParamsError
-
-NOTEBOOK_RE = re.compile(r"^\d\d_[a-z0-9_]+$")
-SECRET_NAME_RE = re.compile(r"(api_?key|secret|password|passwd|token)$", re.IGNORECASE)
-SECRET_VALUE_RE = re.compile(r"sk-[A-Za-z0-9_-]{16,}")
+from judgelab.reporting.index import load_records as load_records
+from judgelab.reporting.index import write_index
+from judgelab.reporting.params import NOTEBOOK_RE as NOTEBOOK_RE
+from judgelab.reporting.params import (
+    check_declared,
+    check_secrets,
+    declared_parameters,
+    load_params,
+    notebook_path,
+    params_files,
+)
+from judgelab.reporting.params import list_notebooks as list_notebooks
+from judgelab.reporting.params import parse_overrides as parse_overrides
 
 
 @dataclass
@@ -53,113 +59,6 @@ class RunResult:
     def ok(self) -> bool:
         """Return True when the notebook executed without error."""
         return self.status == "ok"
-
-
-def list_notebooks() -> list[str]:
-    """Return the stems of the committed notebooks, in order."""
-    return sorted(p.stem for p in paths.notebooks().glob("*.ipynb") if NOTEBOOK_RE.match(p.stem))
-
-
-def notebook_path(notebook: str) -> Path:
-    """Return the path of a notebook given its stem (or path); raise if it does not exist."""
-    stem = Path(notebook).stem
-    path = paths.notebooks() / f"{stem}.ipynb"
-    if not path.exists():
-        raise FileNotFoundError(
-            f"notebook {notebook!r}: {path} does not exist (known: {', '.join(list_notebooks())})"
-        )
-    return path
-
-
-def declared_parameters(notebook: str) -> dict[str, dict[str, Any]]:
-    """Return the parameters a notebook declares (papermill.inspect_notebook)."""
-    import papermill
-
-    return papermill.inspect_notebook(str(notebook_path(notebook)))
-
-
-def params_files(notebook: str | None = None, *, run: str | None = None) -> list[Path]:
-    """Return the params files `params/<nb>/<run>.yaml`, optionally filtered."""
-    root = paths.params()
-    pattern = f"{notebook or '*'}/{run or '*'}.yaml"
-    found = [p for p in root.glob(pattern) if NOTEBOOK_RE.match(p.parent.name)]
-    return sorted(found, key=lambda p: (p.parent.name, p.stem))
-
-
-def _check_secrets(params: dict[str, Any], where: str) -> None:
-    secret_values = {
-        v
-        for k, v in os.environ.items()
-        if v and len(v) >= 8 and re.search(r"(KEY|TOKEN|SECRET|PASSWORD)$", k)
-    }
-    for key, value in params.items():
-        if SECRET_NAME_RE.search(str(key)):
-            raise ParamsError(
-                f"{where}: key '{key}' looks like a credential; credentials come from "
-                "environment variables only (name the variable, e.g. api_key_env: OPENAI_API_KEY)"
-            )
-        text = json.dumps(value, default=str)
-        if SECRET_VALUE_RE.search(text) or any(s in text for s in secret_values):
-            raise ParamsError(
-                f"{where}: key '{key}' holds what looks like a secret; credentials come from "
-                "environment variables only and never enter parameters"
-            )
-
-
-def load_params(path: str | os.PathLike[str], notebook: str | None = None) -> dict[str, Any]:
-    """Read a params YAML file; check it is a mapping of keys the notebook declares."""
-    p = Path(path)
-    try:
-        text = tables.read_utf8(p)
-    except tables.NotUTF8 as exc:
-        raise ParamsError(str(exc)) from None
-    except OSError as exc:
-        raise ParamsError(f"{p}: cannot read params file ({exc})") from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = f", line {mark.line + 1}" if mark is not None else ""
-        raise ParamsError(f"{p}{line}: invalid YAML ({getattr(exc, 'problem', exc)})") from None
-    if data is None:
-        data = {}
-    if not isinstance(data, dict):
-        raise ParamsError(
-            f"{p}: expected a mapping of parameter names to values, got {type(data).__name__}"
-        )
-    # Secrets first: a credential in a params file is the error to report, declared or not.
-    _check_secrets(data, str(p))
-    if notebook is not None:
-        check_declared(data, notebook, where=str(p))
-    return data
-
-
-def check_declared(params: dict[str, Any], notebook: str, *, where: str) -> None:
-    """Raise `ParamsError` if `params` holds a key the notebook's parameters cell lacks."""
-    declared = declared_parameters(notebook)
-    unknown = [k for k in params if k not in declared]
-    if unknown:
-        raise ParamsError(
-            f"{where}: key '{unknown[0]}' is not a parameter of notebook {notebook} "
-            f"(declared: {', '.join(sorted(declared))})"
-        )
-
-
-def parse_overrides(pairs: list[str]) -> dict[str, Any]:
-    """Parse `key=value` overrides; values are read as YAML (`n=3` → 3, `x=[a, b]` → list)."""
-    out: dict[str, Any] = {}
-    for pair in pairs:
-        if "=" not in pair:
-            raise ParamsError(f"-p {pair!r}: expected key=value")
-        key, value = pair.split("=", 1)
-        key = key.strip()
-        if not key.isidentifier():
-            raise ParamsError(f"-p {pair!r}: '{key}' is not a valid parameter name")
-        try:
-            out[key] = yaml.safe_load(value) if value else ""
-        except yaml.YAMLError:
-            out[key] = value
-    return out
 
 
 @contextlib.contextmanager
@@ -218,47 +117,32 @@ def _error_of(exc: Exception) -> str:
     return f"{where}: {ename}: {evalue}"
 
 
-def run_notebook(
-    notebook: str,
-    *,
-    params_file: str | os.PathLike[str] | None = None,
-    overrides: dict[str, Any] | None = None,
-    run: str | None = None,
-    html_export: bool = True,
-    timeout_s: int = 1200,
-) -> RunResult:
-    """Execute one notebook with papermill and export it; never raises on a cell error.
-
-    The run name is `run`, else the params file stem, else "default". The notebook receives
-    its params plus `run`. A cell error marks the result `failed` (with the failing cell) and
-    still writes the executed notebook and its HTML, so the error can be read.
-    """
-    import papermill
-
-    nb_path = notebook_path(notebook)
-    stem = nb_path.stem
+def _resolve_run(
+    stem: str,
+    params_file: str | os.PathLike[str] | None,
+    overrides: dict[str, Any] | None,
+    run: str | None,
+) -> tuple[dict[str, Any], str]:
+    """Return the checked parameters of a run and its name."""
     params: dict[str, Any] = {}
     if params_file is not None:
         params.update(load_params(params_file, stem))
     if overrides:
         check_declared(overrides, stem, where="-p overrides")
-        _check_secrets(overrides, "-p overrides")
+        check_secrets(overrides, "-p overrides")
         params.update(overrides)
     run_name = run or (Path(params_file).stem if params_file is not None else "default")
     if not re.match(r"^[A-Za-z0-9_.-]+$", run_name):
         raise ParamsError(f"run name {run_name!r}: use letters, digits, '_', '-', '.' only")
     if "run" in declared_parameters(stem):
         params["run"] = run_name
+    return params, run_name
 
-    out_dir = paths.reports() / stem
-    out_dir.mkdir(parents=True, exist_ok=True)
-    ipynb = out_dir / f"{run_name}.ipynb"
-    html_path = out_dir / f"{run_name}.html"
-    fig_dir = paths.figures() / stem / run_name
-    if fig_dir.exists():
-        shutil.rmtree(fig_dir)
-    started = datetime.now(UTC)
-    t0 = time.perf_counter()
+
+def _execute(nb_path: Path, ipynb: Path, params: dict[str, Any], timeout_s: int) -> str | None:
+    """Execute a notebook into `ipynb` (atomically); return the error text, None when ok."""
+    import papermill
+
     error = None
     with tables.atomic_path(ipynb, suffix=".ipynb") as tmp, _kernel_env():
         try:
@@ -281,6 +165,37 @@ def run_notebook(
             error = _error_of(exc)
             if not tmp.exists() or tmp.stat().st_size == 0:
                 tmp.write_text(json.dumps({"error": error}), encoding="utf-8")
+    return error
+
+
+def run_notebook(
+    notebook: str,
+    *,
+    params_file: str | os.PathLike[str] | None = None,
+    overrides: dict[str, Any] | None = None,
+    run: str | None = None,
+    html_export: bool = True,
+    timeout_s: int = 1200,
+) -> RunResult:
+    """Execute one notebook with papermill and export it; never raises on a cell error.
+
+    The run name is `run`, else the params file stem, else "default". The notebook receives
+    its params plus `run`. A cell error marks the result `failed` (with the failing cell) and
+    still writes the executed notebook and its HTML, so the error can be read.
+    """
+    nb_path = notebook_path(notebook)
+    stem = nb_path.stem
+    params, run_name = _resolve_run(stem, params_file, overrides, run)
+    out_dir = paths.reports() / stem
+    out_dir.mkdir(parents=True, exist_ok=True)
+    ipynb = out_dir / f"{run_name}.ipynb"
+    html_path = out_dir / f"{run_name}.html"
+    fig_dir = paths.figures() / stem / run_name
+    if fig_dir.exists():
+        shutil.rmtree(fig_dir)
+    started = datetime.now(UTC)
+    t0 = time.perf_counter()
+    error = _execute(nb_path, ipynb, params, timeout_s)
     seconds = time.perf_counter() - t0
     html_out = None
     if html_export:
@@ -289,7 +204,6 @@ def run_notebook(
             html_out = str(html_path)
         except Exception as exc:  # a broken notebook must not stop the pipeline
             error = error or f"HTML export: {type(exc).__name__}: {exc}"
-    figures = sorted(str(p) for p in fig_dir.glob("*")) if fig_dir.exists() else []
     result = RunResult(
         notebook=stem,
         run=run_name,
@@ -300,13 +214,19 @@ def run_notebook(
         params_file=str(params_file) if params_file is not None else None,
         ipynb=str(ipynb),
         html=html_out,
-        figures=figures,
+        figures=sorted(str(p) for p in fig_dir.glob("*")) if fig_dir.exists() else [],
         error=error,
     )
-    tables.write_text(
-        out_dir / f"{run_name}.json", json.dumps(asdict(result), indent=2, default=str)
-    )
+    _write_record(result)
     return result
+
+
+def _write_record(result: RunResult) -> None:
+    """Write the JSON run record beside the executed notebook (read by the index)."""
+    tables.write_text(
+        paths.reports() / result.notebook / f"{result.run}.json",
+        json.dumps(asdict(result), indent=2, default=str),
+    )
 
 
 def _run_params_file(f: Path) -> RunResult:
@@ -326,11 +246,7 @@ def _run_params_file(f: Path) -> RunResult:
             html=None,
             error=str(exc),
         )
-        # Recorded like any run, so reports/index.html marks it failed too.
-        tables.write_text(
-            paths.reports() / result.notebook / f"{result.run}.json",
-            json.dumps(asdict(result), indent=2, default=str),
-        )
+        _write_record(result)  # recorded like any run: the index marks it failed too
         return result
 
 
@@ -386,75 +302,3 @@ def reproduce(
             results = [future.result() for future in futures]
     write_index()
     return results
-
-
-def _rel(path: str, base: Path) -> str:
-    try:
-        return os.path.relpath(path, base)
-    except ValueError:
-        return path
-
-
-def load_records() -> list[dict[str, Any]]:
-    """Return every run record under `reports/`."""
-    records = []
-    for p in sorted(paths.reports().glob("*/*.json")):
-        try:
-            rec = json.loads(p.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError):
-            continue
-        if isinstance(rec, dict) and {"notebook", "run", "status"} <= set(rec):
-            records.append(rec)
-    return records
-
-
-def write_index() -> Path:
-    """Write `reports/index.html` linking every executed notebook, figure and parameter set."""
-    base = paths.reports()
-    base.mkdir(parents=True, exist_ok=True)
-    rows = []
-    for rec in load_records():
-        status = html.escape(rec["status"])
-        links = []
-        if rec.get("html"):
-            links.append(f'<a href="{html.escape(_rel(rec["html"], base))}">HTML</a>')
-        if rec.get("ipynb"):
-            links.append(f'<a href="{html.escape(_rel(rec["ipynb"], base))}">ipynb</a>')
-        figs = " ".join(
-            f'<a href="{html.escape(_rel(f, base))}">{html.escape(Path(f).name)}</a>'
-            for f in rec.get("figures", [])
-            if f.endswith(".png")
-        )
-        params = html.escape(yaml.safe_dump(rec.get("parameters", {}), sort_keys=True).strip())
-        n_params = len(rec.get("parameters", {}))
-        err = f'<div class="err">{html.escape(rec["error"])}</div>' if rec.get("error") else ""
-        rows.append(
-            f'<tr class="{status}"><td>{html.escape(rec["notebook"])}</td>'
-            f'<td>{html.escape(rec["run"])}</td><td class="status">{status}{err}</td>'
-            f"<td>{rec.get('seconds', 0):.1f}</td>"
-            f"<td>{html.escape(rec.get('started_at', ''))}</td>"
-            f"<td>{' · '.join(links)}</td><td>{figs}</td><td><details><summary>{n_params} "
-            f"parameters</summary><pre>{params}</pre></details></td></tr>"
-        )
-    n_failed = sum(1 for r in load_records() if r["status"] != "ok")
-    generated = datetime.now(UTC).isoformat(timespec="seconds")
-    page = f"""<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>judgelab reports</title>
-<style>
-body {{ font-family: system-ui, sans-serif; margin: 2em; }}
-table {{ border-collapse: collapse; width: 100%; }}
-td, th {{ border: 1px solid #ccc; padding: 4px 8px; vertical-align: top; font-size: 13px; }}
-tr.failed td.status {{ background: #fdd; font-weight: bold; }}
-tr.ok td.status {{ background: #dfd; }}
-pre {{ margin: 0; font-size: 11px; }}
-.err {{ font-weight: normal; font-size: 11px; }}
-</style></head><body>
-<h1>judgelab reports</h1>
-<p>{len(rows)} runs, {n_failed} failed. Generated {generated}.</p>
-<table><thead><tr><th>notebook</th><th>run</th><th>status</th><th>seconds</th><th>started</th>
-<th>report</th><th>figures</th><th>parameters</th></tr></thead>
-<tbody>
-{chr(10).join(rows)}
-</tbody></table></body></html>
-"""
-    return tables.write_text(base / "index.html", page)

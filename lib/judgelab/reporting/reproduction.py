@@ -5,7 +5,7 @@ Two kinds of targets are compared (both are data, see `targets`):
 - *peer targets* (`data/targets/peers/`): summary numbers a public corpus's authors ship
   beside their per-item judgments — the AlpacaEval leaderboards, LLMBar's per-run
   `statistics.json`, PandaLM's agreement with the human majority. They are recomputed here
-  from the per-item data with judgelab's own functions (`length_bias`, `metrics`).
+  from the per-item data with judgelab's own functions (`analyses.length`, `analyses.pairwise`).
 - *paper cells* (`data/targets/<paper>/`): reproducible only from judgments of the paper's
   judges on the paper's benchmark. ContextualJudgeBench Table 3 cells are computed from any
   judgment table of that benchmark whose judge is mapped to a Table 3 row; every other cell
@@ -17,77 +17,30 @@ empty and say why, never a stand-in number.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
-from judgelab.analyses.length import bias as length_bias
-from judgelab.analyses.pairwise import metrics
-from judgelab.core import lengths
+from judgelab.analyses import pairwise
 from judgelab.core.schema import require_columns as _require
 from judgelab.data import catalog, targets
-
-STATUSES = (
-    "pass",
-    "fail",
-    "partial run",
-    "source unavailable",
-    "not computable",
-    "needs a judge run",
-)
-
-REPORT_COLUMNS = [
-    "artefact",
-    "row",
-    "column",
-    "unit",
-    "n",
-    "target",
-    "reproduced",
-    "difference",
-    "tolerance",
-    "status",
-    "provenance",
-    "explanation",
-]
-
-#: Peer artefact (a `data/targets/peers/` table) -> the registry source holding its items.
-PEER_SOURCES = {
-    "alpaca_eval_leaderboard": "alpaca_eval",
-    "alpaca_eval_evaluators": "alpaca_eval",
-    "llmbar_statistics": "llmbar",
-    "pandalm_agreement": "pandalm",
-}
-
-#: Why a whole peer artefact cannot be recomputed from the corpus.
-NOT_COMPUTABLE = {
-    "alpaca_eval_evaluators": (
-        "the evaluators leaderboard is computed on AlpacaFarm's human cross-annotations "
-        "(648 instructions x 4 annotations = '# parsed'), which live on Hugging Face only; "
-        "the corpus's annotations judge the 805 AlpacaEval instructions against a model "
-        "baseline, so agreement, P(prefer 1), P(prefer longer), price and time on that set "
-        "are not these numbers"
-    ),
-}
-
-#: Why a reproduced value may differ from its target, per (artefact, column).
-EXPLANATIONS = {
-    ("alpaca_eval_leaderboard", "length_controlled_winrate"): (
-        "judgelab's GLM (length_bias.length_controlled_winrate) has an intercept and a "
-        "tanh length term only; AlpacaEval's length_controlled_v1 adds an "
-        "instruction-difficulty term fitted across all leaderboard models and regularises "
-        "towards its baselines, which one model's 805 annotations cannot supply"
-    ),
-    ("alpaca_eval_leaderboard", "avg_length"): (
-        "the leaderboard stores the mean output length in characters as an integer "
-        "(truncated); the tolerance of 1 char covers it"
-    ),
-    ("pandalm_agreement", "agreement with human majority"): (
-        "the target is printed to 2 decimals; the tolerance covers the rounding"
-    ),
-}
+from judgelab.judges import runner, spec
+from judgelab.reporting.comparison import _VALUE_COLUMNS, compare_values
+from judgelab.reporting.comparison import EXPLANATIONS as EXPLANATIONS
+from judgelab.reporting.comparison import NOT_COMPUTABLE as NOT_COMPUTABLE
+from judgelab.reporting.comparison import REPORT_COLUMNS as REPORT_COLUMNS
+from judgelab.reporting.comparison import STATUSES as STATUSES
+from judgelab.reporting.comparison import full_report as full_report
+from judgelab.reporting.comparison import status_counts as status_counts
+from judgelab.reporting.peers import PEER_SOURCES as PEER_SOURCES
+from judgelab.reporting.peers import alpaca_leaderboard_values as alpaca_leaderboard_values
+from judgelab.reporting.peers import llmbar_statistics_values as llmbar_statistics_values
+from judgelab.reporting.peers import load_peer_sources as load_peer_sources
+from judgelab.reporting.peers import pandalm_agreement_values as pandalm_agreement_values
+from judgelab.reporting.peers import peer_report as peer_report
+from judgelab.reporting.peers import peer_values as peer_values
+from judgelab.reporting.peers import sources_label as sources_label
 
 #: judgelab's ContextualJudgeBench split -> the Table 3 column label.
 CJB_COLUMNS = {
@@ -100,287 +53,6 @@ CJB_COLUMNS = {
     "conciseness_qa": "Conciseness (QA)",
     "conciseness_summ": "Conciseness (Summ.)",
 }
-
-_VALUE_COLUMNS = ["table", "row", "column", "reproduced", "n_reproduced"]
-
-
-def load_peer_sources(names: Sequence[str]) -> dict[str, catalog.Loaded | str]:
-    """Load each registry source, or say why it cannot be had (offline, no mirror).
-
-    Returns:
-        Source name -> its `catalog.Loaded`, or a one-line reason when it is unavailable.
-    """
-    from judgelab.data.fetch import FetchError
-
-    out: dict[str, catalog.Loaded | str] = {}
-    for name in names:
-        try:
-            out[name] = catalog.load_source(name)
-        except (FetchError, OSError, catalog.SourceNotFound) as exc:
-            out[name] = f"{type(exc).__name__}: {exc}"
-    return out
-
-
-def sources_label(sources: Mapping[str, catalog.Loaded | str]) -> str:
-    """Return a one-line data-source label: each source and whether it loaded.
-
-    >>> sources_label({"llmbar": "FetchError: offline"})
-    'peer corpora: llmbar (unavailable)'
-    """
-    parts = [
-        f"{name} ({'loaded' if isinstance(v, catalog.Loaded) else 'unavailable'})"
-        for name, v in sources.items()
-    ]
-    return "peer corpora: " + (", ".join(parts) if parts else "none requested")
-
-
-def alpaca_leaderboard_values(
-    items: pd.DataFrame,
-    judgments: pd.DataFrame,
-    *,
-    annotator: str = "weighted_alpaca_eval_gpt4_turbo",
-    baseline: str = "gpt4_1106_preview",
-    aliases: Mapping[str, str] | None = None,
-) -> pd.DataFrame:
-    """Recompute AlpacaEval leaderboard columns from the per-item annotations.
-
-    Uses `length_bias.pairwise_verdicts` and `length_bias.length_controlled_winrate` (soft
-    preferences; lengths in characters, as AlpacaEval counts them). Only the leaderboard's
-    annotator against its baseline is comparable.
-
-    Args:
-        items: An alpaca_eval items table (pos = output_1 = baseline, neg = the model).
-        judgments: Its judgments; judge ids start with the annotator name.
-        annotator: Judge-id prefix of the leaderboard's annotator.
-        baseline: The leaderboard's baseline model.
-        aliases: Our model name -> the leaderboard's (NullModel's generator is "example").
-
-    Returns:
-        `table` ("alpaca_eval_leaderboard"), `row` (model), `column` (win_rate,
-        discrete_win_rate, n_wins, n_draws, avg_length, length_controlled_winrate),
-        `reproduced`, `n_reproduced` (annotated items).
-    """
-    aliases = {"example": "NullModel"} if aliases is None else aliases
-    _require(judgments, ["judge", "chosen", "verdict"], "alpaca_leaderboard_values")
-    chosen = judgments[judgments["judge"].astype(str).str.startswith(annotator + ".")]
-    if chosen.empty:
-        return pd.DataFrame(columns=_VALUE_COLUMNS)
-    counted = lengths.add_lengths(items, unit="chars")
-    verdicts = length_bias.pairwise_verdicts(counted, chosen)
-    verdicts = verdicts[verdicts["model_pos"] == baseline]
-    wr = length_bias.length_controlled_winrate(
-        verdicts, model_slot="neg", by=("judge", "split"), n_boot=1, seed=0
-    )
-    rows = []
-    for rec in wr.itertuples(index=False):
-        group = verdicts[verdicts["split"] == rec.split]
-        model = aliases.get(rec.model, rec.model)
-        n = int(rec.n)
-        values = {
-            "win_rate": rec.raw_winrate,
-            "discrete_win_rate": rec.discrete_winrate,
-            "n_wins": float((group["chosen"] == "neg").sum()),
-            "n_draws": float((group["chosen"] == "tie").sum()),
-            "avg_length": rec.mean_len_model,
-            "length_controlled_winrate": rec.lc_winrate,
-        }
-        rows += [
-            {
-                "table": "alpaca_eval_leaderboard",
-                "row": model,
-                "column": c,
-                "reproduced": v,
-                "n_reproduced": n,
-            }
-            for c, v in values.items()
-        ]
-    return pd.DataFrame(rows, columns=_VALUE_COLUMNS)
-
-
-def llmbar_statistics_values(judgments: pd.DataFrame) -> pd.DataFrame:
-    """Recompute LLMBar's `statistics.json` measures per judge and set.
-
-    `correct_average` is the accuracy averaged over the two orders (the paper's Acc.),
-    `correct_both` the share correct in both orders, `equal` the share with the same winner
-    in both orders (the paper's positional agreement; two unparseable outputs count as
-    equal, `metrics.item_outcomes` policy `repo`). An invalid verdict is incorrect.
-
-    Args:
-        judgments: LLMBar judgments (both orders), needs `judge`, `split`, `item_id`,
-            `sample`, `order`, `valid`, `chosen`, `correct`.
-
-    Returns:
-        `table` ("llmbar_statistics"), `row` ("<judge> | <split>"), `column`,
-        `reproduced` (percent), `n_reproduced` (complete items).
-    """
-    _require(judgments, ["judge", "split", "item_id", "order", "chosen", "correct"], "llmbar")
-    out = metrics.item_outcomes(judgments, groups=("judge", "split"), invalid_policy="repo")
-    out = out[out["complete"].astype(bool)]
-    rows = []
-    for (judge, split), g in out.groupby(["judge", "split"], sort=True):
-        c0, c1 = g["correct_0"].astype(float), g["correct_1"].astype(float)
-        values = {
-            "correct_average": 100 * (c0.mean() + c1.mean()) / 2,
-            "correct_both": 100 * g["consistently_correct"].astype(float).mean(),
-            "equal": 100 * g["consistent"].astype(float).mean(),
-        }
-        rows += [
-            {
-                "table": "llmbar_statistics",
-                "row": f"{judge} | {split}",
-                "column": c,
-                "reproduced": v,
-                "n_reproduced": len(g),
-            }
-            for c, v in values.items()
-        ]
-    return pd.DataFrame(rows, columns=_VALUE_COLUMNS)
-
-
-def pandalm_agreement_values(judgments: pd.DataFrame) -> pd.DataFrame:
-    """Recompute each PandaLM judge's agreement with the human majority label.
-
-    The importer's `correct` is the judge's verdict (tie included) equal to the majority of
-    the three annotators; an unparseable output ("garbage") counts as disagreement.
-
-    Returns:
-        `table` ("pandalm_agreement"), `row` (the judge's model), `column`, `reproduced`
-        (fraction), `n_reproduced`.
-    """
-    _require(judgments, ["model", "correct"], "pandalm_agreement_values")
-    rows = []
-    for model, g in judgments.groupby("model", sort=True):
-        correct = g["correct"].astype("boolean").fillna(False).astype(float)
-        rows.append(
-            {
-                "table": "pandalm_agreement",
-                "row": model,
-                "column": "agreement with human majority",
-                "reproduced": float(correct.mean()),
-                "n_reproduced": len(g),
-            }
-        )
-    return pd.DataFrame(rows, columns=_VALUE_COLUMNS)
-
-
-def peer_values(sources: Mapping[str, catalog.Loaded | str]) -> pd.DataFrame:
-    """Recompute every peer number whose source loaded (see `PEER_SOURCES`)."""
-    frames = []
-    for name, loaded in sources.items():
-        if not isinstance(loaded, catalog.Loaded) or loaded.judgments is None:
-            continue
-        if name == "alpaca_eval":
-            frames.append(alpaca_leaderboard_values(loaded.items, loaded.judgments))
-        elif name == "llmbar":
-            frames.append(llmbar_statistics_values(loaded.judgments))
-        elif name == "pandalm":
-            frames.append(pandalm_agreement_values(loaded.judgments))
-    frames = [f for f in frames if not f.empty]
-    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=_VALUE_COLUMNS)
-
-
-def _tolerance(unit: str, tolerance: Mapping[str, float]) -> float:
-    if unit not in tolerance:
-        raise KeyError(f"no tolerance given for unit {unit!r}; have {sorted(tolerance)}")
-    return float(tolerance[unit])
-
-
-def compare_values(
-    values: pd.DataFrame,
-    cells: pd.DataFrame,
-    *,
-    tolerance: Mapping[str, float],
-    unavailable: Mapping[str, str] | None = None,
-    missing_status: str = "not computable",
-    missing_reason: str = "no per-item data from which to compute this cell",
-) -> pd.DataFrame:
-    """Put reproduced values beside their targets and judge each under a tolerance.
-
-    Args:
-        values: `table`, `row`, `column`, `reproduced`, `n_reproduced` (e.g. `peer_values`).
-        cells: The targets to report (`targets.load_targets` output), one report row each.
-        tolerance: Unit -> the largest accepted |reproduced - target| (every unit present).
-        unavailable: Table -> why its source could not be loaded ("source unavailable").
-        missing_status: Status of a target that has no reproduced value otherwise.
-        missing_reason: Its explanation.
-
-    Returns:
-        One row per target with `REPORT_COLUMNS`. `status` is `pass`/`fail` when a value
-        exists (`partial run` when it covers fewer items than the target's `n`), else
-        `source unavailable` or `missing_status`; NOT_COMPUTABLE tables say so.
-    """
-    _require(values, _VALUE_COLUMNS, "compare_values")
-    _require(cells, list(targets.TARGET_COLUMNS), "compare_values")
-    unavailable = dict(unavailable or {})
-    key = ["table", "row", "column"]
-    if values.duplicated(key).any():
-        first = values.loc[values.duplicated(key), key].iloc[0].tolist()
-        raise ValueError(f"compare_values: reproduced values repeat the cell {first}")
-    merged = cells.merge(values, on=key, how="left")
-    rows = []
-    for rec in merged.itertuples(index=False):
-        tol = _tolerance(rec.unit, tolerance)
-        rep = float(rec.reproduced) if pd.notna(rec.reproduced) else math.nan
-        diff = rep - rec.value if not math.isnan(rep) else math.nan
-        why = EXPLANATIONS.get((rec.table, rec.column), "")
-        if not math.isnan(rep):
-            n_rep, n_tgt = rec.n_reproduced, rec.n
-            if pd.notna(n_tgt) and pd.notna(n_rep) and int(n_rep) < int(n_tgt):
-                status = "partial run"
-                why = f"computed on {int(n_rep)} of {int(n_tgt)} items; " + why
-            else:
-                status = "pass" if abs(diff) <= tol + 1e-9 else "fail"
-        elif rec.table in NOT_COMPUTABLE:
-            status, why = "not computable", NOT_COMPUTABLE[rec.table]
-        elif rec.table in unavailable:
-            status, why = "source unavailable", unavailable[rec.table]
-        else:
-            status, why = missing_status, missing_reason
-        rows.append(
-            {
-                "artefact": f"{rec.paper}/{rec.table}",
-                "row": rec.row,
-                "column": rec.column,
-                "unit": rec.unit,
-                "n": rec.n,
-                "target": rec.value,
-                "reproduced": rep,
-                "difference": diff,
-                "tolerance": tol,
-                "status": status,
-                "provenance": rec.provenance,
-                "explanation": why.strip().rstrip(";").strip(),
-            }
-        )
-    return pd.DataFrame(rows, columns=REPORT_COLUMNS)
-
-
-def peer_report(
-    sources: Mapping[str, catalog.Loaded | str],
-    *,
-    tolerance: Mapping[str, float],
-    peers: pd.DataFrame | None = None,
-) -> pd.DataFrame:
-    """Return the report rows of every peer target (see `compare_values`).
-
-    Args:
-        sources: `load_peer_sources` output.
-        tolerance: Unit -> the largest accepted |reproduced - target|.
-        peers: The peer targets; defaults to `targets.load_targets("peers")`.
-    """
-    cells = targets.load_targets(targets.PEERS) if peers is None else peers
-    unavailable = {}
-    for table, source in PEER_SOURCES.items():
-        loaded = sources.get(source, "source not requested (add it to the peer sources)")
-        if not isinstance(loaded, catalog.Loaded):
-            unavailable[table] = f"{source}: {loaded}"
-    return compare_values(
-        peer_values(sources),
-        cells,
-        tolerance=tolerance,
-        unavailable=unavailable,
-        missing_reason="the corpus has no judgments for this row",
-    )
 
 
 def cjb_table3_values(judgments: pd.DataFrame, *, judge_rows: Mapping[str, str]) -> pd.DataFrame:
@@ -400,7 +72,7 @@ def cjb_table3_values(judgments: pd.DataFrame, *, judge_rows: Mapping[str, str])
     chosen = judgments[judgments["judge"].isin(list(judge_rows))]
     if chosen.empty:
         return pd.DataFrame(columns=_VALUE_COLUMNS)
-    out = metrics.item_outcomes(chosen, groups=("judge", "split"), invalid_policy="repo")
+    out = pairwise.item_outcomes(chosen, groups=("judge", "split"), invalid_policy="repo")
     out = out[out["complete"].astype(bool) & (out["sample"] == 0)]
     rows = []
     for judge, g in out.groupby("judge", sort=True):
@@ -430,10 +102,7 @@ def cjb_table3_values(judgments: pd.DataFrame, *, judge_rows: Mapping[str, str])
 
 def load_judgments(benchmark: str) -> pd.DataFrame | None:
     """Return the judgment tables of a benchmark under `data/judgments/`, None when absent."""
-    try:
-        return catalog.load_judgments(benchmark)
-    except catalog.SourceNotFound:
-        return None
+    return catalog.load_or_none(catalog.load_judgments, benchmark)
 
 
 def paper_report(
@@ -517,8 +186,6 @@ def judge_run_plan(
         `paper`, `table`, `benchmark`, `cells`, `cells_reproduced`, `judge`, `requests`,
         `est_prompt_tokens`, `est_cost_usd`, `estimate`.
     """
-    from judgelab.judges import runner, spec
-
     done = 0
     if reproduced is not None and len(reproduced):
         done = int(reproduced["status"].isin(["pass", "fail"]).sum())
@@ -579,10 +246,7 @@ def judge_run_plan(
 
 def load_items(benchmark: str) -> pd.DataFrame | None:
     """Return an imported items table (`data/items/<benchmark>.parquet`), None when absent."""
-    try:
-        return catalog.load_items(benchmark)
-    except catalog.SourceNotFound:
-        return None
+    return catalog.load_or_none(catalog.load_items, benchmark)
 
 
 def integrity_summary(all_targets: pd.DataFrame, discrepancies: pd.DataFrame) -> pd.DataFrame:
@@ -618,23 +282,8 @@ def integrity_summary(all_targets: pd.DataFrame, discrepancies: pd.DataFrame) ->
     )
 
 
-def status_counts(report: pd.DataFrame) -> pd.DataFrame:
-    """Count report rows per artefact and status (one column per status present)."""
-    _require(report, ["artefact", "status"], "status_counts")
-    out = report.groupby(["artefact", "status"]).size().unstack(fill_value=0)
-    return out[[s for s in STATUSES if s in out.columns]].reset_index()
-
-
 def load_all_targets() -> pd.DataFrame:
     """Return the papers' targets and the peer targets in one frame."""
     return pd.concat(
         [targets.load_targets(), targets.load_targets(targets.PEERS)], ignore_index=True
     )
-
-
-def full_report(*parts: pd.DataFrame) -> pd.DataFrame:
-    """Stack report parts (`peer_report`, `paper_report`) into the one reproduction table."""
-    frames = [p[REPORT_COLUMNS] for p in parts if len(p)]
-    if not frames:
-        return pd.DataFrame(columns=REPORT_COLUMNS)
-    return pd.concat(frames, ignore_index=True)

@@ -6,31 +6,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from judgelab.analyses.contexteval import plots as pc
-from judgelab.analyses.contexteval import weird as wc
+from judgelab.analyses import contexteval as wc
 from judgelab.core import schema
 from judgelab.data import catalog
+from judgelab.errors import ChoiceError
 
 AGE = list(wc.TABLE8["Age Group"][1])  # Children, Teenagers, Young adults, Middle-aged, Seniors
-
-
-def _long(rows):
-    """rows: (query, attribute, value, rating)."""
-    return pd.DataFrame(
-        [
-            {
-                "kind": "default",
-                "query_id": q,
-                "attribute": a,
-                "value": v,
-                "value_order": wc.TABLE8[a][1].index(v),
-                "rater": "r",
-                "rating": float(r),
-                "parse_ok": True,
-            }
-            for q, a, v, r in rows
-        ]
-    )
 
 
 def test_ratings_table_reparses_default_and_adapted_outputs():
@@ -89,16 +70,16 @@ def test_ratings_table_reparses_default_and_adapted_outputs():
     assert r["value_order"].tolist() == [0, 1, 1]
 
 
-def test_mean_ratings_hand_computed():
-    r = _long([("q1", "Age Group", "Children", 2), ("q2", "Age Group", "Children", 4)])
+def test_mean_ratings_hand_computed(ratings):
+    r = ratings([("q1", "Age Group", "Children", 2), ("q2", "Age Group", "Children", 4)])
     m = wc.mean_ratings(r, n_boot=100)
     # mean (2 + 4) / 2 = 3; sd = sqrt(((2-3)^2 + (4-3)^2) / 1) = sqrt 2; sem = sqrt2/sqrt2 = 1.
     assert m[["n", "mean", "sem"]].values.tolist() == [[2, 3.0, pytest.approx(1.0)]]
     assert m["sd"].iloc[0] == pytest.approx(np.sqrt(2))
 
 
-def test_weird_grouping_follows_the_parameter():
-    r = _long([("q", "Age Group", v, 3) for v in AGE])
+def test_weird_grouping_follows_the_parameter(ratings):
+    r = ratings([("q", "Age Group", v, 3) for v in AGE])
     default = wc.group_values(r)["group"].tolist()
     assert default == ["non-WEIRD", "non-WEIRD", "WEIRD", "WEIRD", "non-WEIRD"]
     custom = wc.group_values(r, weird_map={"Age Group": ["Seniors"]})["group"].tolist()
@@ -106,12 +87,12 @@ def test_weird_grouping_follows_the_parameter():
     assert wc.group_values(r, weird_map={})["group"].tolist() == [""] * 5
 
 
-def test_weird_gap_hand_computed_and_follows_the_map():
+def test_weird_gap_hand_computed_and_follows_the_map(ratings):
     # q1: Children 2, Teenagers 3, Young 5, Middle 4, Seniors 1 -> WEIRD mean 4.5, other 2,
     # gap 2.5. q2: all 3 except Young 4 -> WEIRD 3.5, other 3, gap 0.5. Mean gap = 1.5.
     q1 = [2, 3, 5, 4, 1]
     q2 = [3, 3, 4, 3, 3]
-    r = _long(
+    r = ratings(
         [("q1", "Age Group", v, x) for v, x in zip(AGE, q1, strict=True)]
         + [("q2", "Age Group", v, x) for v, x in zip(AGE, q2, strict=True)]
     )
@@ -125,9 +106,9 @@ def test_weird_gap_hand_computed_and_follows_the_map():
     assert s["gap"].iloc[0] == pytest.approx((-2.5 - 0.25) / 2)
 
 
-def test_max_differences_paper_examples():
+def test_max_differences_paper_examples(ratings):
     # The paper's examples: all 4s -> 0; ratings 5, 5, 3, 3, 2 -> 3 (spec 002 §2.8).
-    r = _long(
+    r = ratings(
         [("q1", "Age Group", v, 4) for v in AGE]
         + [("q2", "Age Group", v, x) for v, x in zip(AGE, [5, 5, 3, 3, 2], strict=True)]
     )
@@ -150,6 +131,8 @@ def test_attribute_catalogue_marks_weird_values():
     assert "Professionals / Experts in the field" in cat.loc["Intended Audience", "values"]
     paper = wc.paper_attributes(value_strings="paper")
     assert "Professionals / Experts" in set(paper["option"])
+    with pytest.raises(ChoiceError, match="value_strings must be one of"):
+        wc.paper_attributes(value_strings="released")
 
 
 def test_missing_columns_raise():
@@ -160,20 +143,13 @@ def test_missing_columns_raise():
 
 
 def test_sample_ratings_and_plots():
-    loaded = wc.load_ratings(["sample:contexteval_weird"])
+    loaded = catalog.contexteval.load_ratings(["sample:contexteval_weird"])
     assert loaded.is_sample and all(json.loads(m)["illustrative"] for m in loaded.items["meta"])
     r = wc.ratings_table(loaded.judgments, loaded.items)
     assert set(r["kind"]) == {"default", "adapted"}
     means = wc.mean_ratings(r, n_boot=50)
     assert means["attribute"].nunique() == 12
-    ax = pc.mean_ratings_panels(wc.group_values(means), hue="group")
+    ax = wc.plots.mean_ratings_panels(wc.group_values(means), hue="group")
     assert len([a for a in ax.figure.axes if a.axison]) == 12
-    ax = pc.maxdiff_bars(wc.max_difference_distribution(wc.max_differences(r)))
+    ax = wc.plots.maxdiff_bars(wc.max_difference_distribution(wc.max_differences(r)))
     assert len(ax.patches) == 12 * 5 and ax.get_xlabel() == "% of queries"
-
-
-def test_missing_ratings_source_falls_back_with_reason():
-    loaded = wc.load_ratings(["no_such_benchmark"], fallback="sample:contexteval_weird")
-    assert loaded.is_sample and "no_such_benchmark" in loaded.reason
-    with pytest.raises(catalog.SourceNotFound):
-        wc.load_ratings(["no_such_benchmark"])

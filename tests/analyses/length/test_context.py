@@ -4,8 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from judgelab.analyses.length import context as context_length
-from judgelab.analyses.length import plots as plots_length
+from judgelab.analyses import length
 
 
 def table(judge, ctx, resp, correct, consistent=None):
@@ -27,7 +26,7 @@ def table(judge, ctx, resp, correct, consistent=None):
 
 def test_accuracy_by_context_hand_values():
     t = table("j", [10.0, 20, 30, 40], [5.0, 5, 5, 5], [1.0, 1, 0, 0])
-    out = context_length.accuracy_by_context(t, edges=[0, 50, 100], n_boot=100)
+    out = length.accuracy_by_context(t, edges=[0, 50, 100], n_boot=100)
     # median of 10..40 = 25: bin 1 = {10, 20} (2/2 correct), bin 2 = {30, 40} (0/2)
     assert out["value"].tolist() == [1.0, 0.0]
     assert out["n"].tolist() == [2, 2]
@@ -38,24 +37,24 @@ def test_accuracy_by_context_hand_values():
 
 def test_accuracy_by_context_reports_consistency_for_pairwise():
     t = table("j", [10.0, 20, 30, 40], [5.0, 6, 7, 8], [1.0, 0, 0, 0], [1.0, 1, 0, 1])
-    out = context_length.accuracy_by_context(t, edges=[0, 100], n_boot=50)
+    out = length.accuracy_by_context(t, edges=[0, 100], n_boot=50)
     assert out.set_index("metric")["value"].to_dict() == {"accuracy": 0.25, "consistency": 0.75}
 
 
 def test_length_grid_means_over_judges_and_masks():
     a = table("a", [10.0, 10, 40, 40], [1.0, 9, 1, 9], [1.0, 0, 1, 1])
     b = table("b", [10.0, 10, 40, 40], [1.0, 9, 1, 9], [0.0, 0, 1, 0])
-    grid = context_length.length_grid(
+    grid = length.length_grid(
         pd.concat([a, b]), context_edges=[0, 50, 100], response_edges=[0, 50, 100], min_n=1
     )
     assert len(grid) == 4  # 2 context bins x 2 response bins, accuracy only
     cell = grid.iloc[0]  # short context, short response: judge a 1, judge b 0 -> mean 0.5
     assert cell["value"] == 0.5 and cell["n"] == 1 and cell["n_judges"] == 2
-    masked = context_length.length_grid(
+    masked = length.length_grid(
         pd.concat([a, b]), context_edges=[0, 50, 100], response_edges=[0, 50, 100], min_n=2
     )
     assert masked["masked"].all()  # one item per cell < 2
-    fig = plots_length.grid_heatmaps(grid)
+    fig = length.plots.grid_heatmaps(grid)
     assert len(fig.axes) == 2  # one heatmap + its colorbar
 
 
@@ -66,7 +65,7 @@ def test_context_trend_planted_and_null(rng):
     falling = table("fall", ctx, np.full(n, 50.0), (rng.random(n) < 1 / (1 + np.exp(-eta))) * 1.0)
     # null: every context length once right and once wrong -> slope exactly 0
     flat = table("flat", np.repeat(ctx[:500], 2), np.full(1000, 50.0), np.tile([1.0, 0.0], 500))
-    out = context_length.context_trend(pd.concat([falling, flat])).set_index("judge")
+    out = length.context_trend(pd.concat([falling, flat])).set_index("judge")
     assert out.loc["fall", "coef"] == pytest.approx(-0.5, abs=0.12)
     assert out.loc["fall", "trend"] == "falls"
     assert out.loc["flat", "coef"] == pytest.approx(0.0, abs=1e-6)
@@ -76,6 +75,6 @@ def test_context_trend_planted_and_null(rng):
 def test_missing_columns_raise_keyerror():
     t = table("j", [10.0], [5.0], [1.0]).drop(columns=["len_context"])
     with pytest.raises(KeyError):
-        context_length.accuracy_by_context(t)
+        length.accuracy_by_context(t)
     with pytest.raises(KeyError):
-        context_length.context_trend(t)
+        length.context_trend(t)

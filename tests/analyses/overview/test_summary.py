@@ -1,7 +1,7 @@
 import pandas as pd
 import pytest
 
-from judgelab.analyses.overview import summary as overview
+from judgelab.analyses import overview
 from judgelab.core import schema
 
 

@@ -1,3 +1,5 @@
+"""Pairwise plotters (`analyses.pairwise.plots`): artists and labels, not pixels."""
+
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
@@ -5,48 +7,30 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from judgelab.analyses.pairwise import metrics
-from judgelab.analyses.pairwise import plots as plots_pairwise
-from judgelab.core import schema
-
-
-def table_for(judge, pairs, split="s1", sample=0):
-    rows = []
-    for i, pair in enumerate(pairs):
-        for order, chosen in enumerate(pair):
-            rows.append(
-                {
-                    "benchmark": "b",
-                    "split": split,
-                    "item_id": f"{split}-{i}",
-                    "judge": judge,
-                    "order": order,
-                    "sample": sample,
-                    "valid": chosen is not None,
-                    "chosen": chosen,
-                    "correct": chosen == "pos",
-                }
-            )
-    return rows
+from judgelab.analyses import pairwise
 
 
 @pytest.fixture()
-def rates():
+def rates(judgments):
     # always-A: CA 0 everywhere; right: CA 1 in s1, 1/2 in s2; right has a second run
-    rows = []
-    for split in ("s1", "s2"):
-        rows += table_for("always-A", [("pos", "neg")] * 2, split)
-    rows += table_for("right", [("pos", "pos")] * 2, "s1")
-    rows += table_for("right", [("pos", "pos"), ("neg", "pos")], "s2")
-    rows += table_for("right", [("pos", "pos"), (None, "pos")], "s1", sample=1)
-    rows += table_for("right", [("tie", "pos"), ("neg", "neg")], "s2", sample=1)
-    out = metrics.item_outcomes(schema.new_judgments(rows))
-    return metrics.pairwise_rates(out, n_boot=100)
+    def table(judge, pairs, split, sample=0):
+        spec = [(f"{split}-{i}", *pair) for i, pair in enumerate(pairs)]
+        return judgments(spec, judge=judge, split=split, sample=sample)
+
+    tables = [table("always-A", [("pos", "neg")] * 2, split) for split in ("s1", "s2")]
+    tables += [
+        table("right", [("pos", "pos")] * 2, "s1"),
+        table("right", [("pos", "pos"), ("neg", "pos")], "s2"),
+        table("right", [("pos", "pos"), (None, "pos")], "s1", sample=1),
+        table("right", [("tie", "pos"), ("neg", "neg")], "s2", sample=1),
+    ]
+    out = pairwise.item_outcomes(pd.concat(tables, ignore_index=True))
+    return pairwise.pairwise_rates(out, n_boot=100)
 
 
 def test_leaderboard_heatmap_cells_and_counts(rates):
-    data = metrics.rates_for(rates, metric="ca", sample=0)
-    ax = plots_pairwise.leaderboard_heatmap(data, y_order=["right", "always-A"])
+    data = pairwise.rates_for(rates, metric="ca", sample=0)
+    ax = pairwise.plots.leaderboard_heatmap(data, y_order=["right", "always-A"])
     assert len(ax.images) == 1
     grid = ax.images[0].get_array()
     # rows right, always-A; columns s1, s2, pooled, mean_of_splits
@@ -62,14 +46,14 @@ def test_leaderboard_heatmap_cells_and_counts(rates):
     ]
     assert len(ax.lines) == 1  # the separator before the averages
     with pytest.raises(ValueError, match="several rows"):
-        plots_pairwise.leaderboard_heatmap(metrics.rates_for(rates, metric="ca"))
+        pairwise.plots.leaderboard_heatmap(pairwise.rates_for(rates, metric="ca"))
 
 
 def test_accuracy_bars_heights_and_error_bars(rates):
-    data = metrics.rates_for(
+    data = pairwise.rates_for(
         rates, metric=["a1", "a2", "ca", "oa"], aggregation="pooled", sample=0
     )
-    ax = plots_pairwise.accuracy_bars(data)
+    ax = pairwise.plots.accuracy_bars(data)
     assert len(ax.patches) == 2 * 4
     heights = [p.get_height() for p in ax.patches]
     # bars by metric then judge (always-A, right): a1 100, 75; a2 0, 100; ca 0, 75; oa 100, 100
@@ -84,23 +68,23 @@ def test_accuracy_bars_heights_and_error_bars(rates):
 
 
 def test_accuracy_panels_two_groups(rates):
-    data = metrics.rates_for(
+    data = pairwise.rates_for(
         rates, metric=["a1", "a2", "ca", "oa"], aggregation="pooled", sample=0
     )
-    fig = plots_pairwise.accuracy_panels(
+    fig = pairwise.plots.accuracy_panels(
         data, panels={"control": ["always-A"], "model": ["right"]}
     )
     assert [ax.get_title() for ax in fig.axes] == ["control", "model"]
     assert [len(ax.patches) for ax in fig.axes] == [4, 4]
     assert len(fig.legends) == 1
     with pytest.raises(ValueError, match="not in the data"):
-        plots_pairwise.accuracy_panels(data, panels={"x": ["nobody"]})
-    assert len(plots_pairwise.accuracy_panels(data).axes) == 1
+        pairwise.plots.accuracy_panels(data, panels={"x": ["nobody"]})
+    assert len(pairwise.plots.accuracy_panels(data).axes) == 1
 
 
 def test_preference_forest_points_and_p_values(rates):
-    pref = metrics.rates_for(metrics.position_preference(rates), aggregation="pooled", sample=0)
-    ax = plots_pairwise.preference_forest(pref)
+    pref = pairwise.rates_for(pairwise.position_preference(rates), aggregation="pooled", sample=0)
+    ax = pairwise.plots.preference_forest(pref)
     # always-A picks A in all 8 verdicts -> 100 %; right: A-picks 1 + 1 (s1) + 1 + 0 (s2)
     # over 8 decisive verdicts -> 3/8 = 37.5 %
     points = ax.lines[0].get_xdata()
@@ -113,8 +97,9 @@ def test_preference_forest_points_and_p_values(rates):
 
 
 def test_category_bars_stack_to_100(rates):
-    cats = metrics.rates_for(metrics.consistency_categories(rates), aggregation="pooled", sample=0)
-    ax = plots_pairwise.category_bars(cats)
+    cats = pairwise.consistency_categories(rates)
+    cats = pairwise.rates_for(cats, aggregation="pooled", sample=0)
+    ax = pairwise.plots.category_bars(cats)
     assert len(ax.patches) == 2 * 5
     widths = np.array([p.get_width() for p in ax.patches]).reshape(5, 2)
     assert widths.sum(axis=0) == pytest.approx([100.0, 100.0])
@@ -123,8 +108,8 @@ def test_category_bars_stack_to_100(rates):
 
 
 def test_radar_lines_and_axes(rates):
-    data = metrics.rates_for(rates, metric="ca", aggregation=["split", "pooled"], sample=0)
-    ax = plots_pairwise.radar(data)
+    data = pairwise.rates_for(rates, metric="ca", aggregation=["split", "pooled"], sample=0)
+    ax = pairwise.plots.radar(data)
     assert ax.name == "polar"
     assert len(ax.lines) == 2
     labels = [t.get_text() for t in ax.get_xticklabels()]
@@ -132,12 +117,12 @@ def test_radar_lines_and_axes(rates):
     # the right judge's closed line: pooled 75, s1 100, s2 50, back to 75
     assert list(ax.lines[1].get_ydata()) == pytest.approx([75, 100, 50, 75])
     with pytest.raises(ValueError, match="polar"):
-        plots_pairwise.radar(data, ax=plt.figure().gca())
+        pairwise.plots.radar(data, ax=plt.figure().gca())
 
 
 def test_stability_plot_dots_and_spread(rates):
-    data = metrics.rates_for(rates, metric="cons", aggregation="pooled")
-    ax = plots_pairwise.stability_plot(data, ylabel="consistency (%)")
+    data = pairwise.rates_for(rates, metric="cons", aggregation="pooled")
+    ax = pairwise.plots.stability_plot(data, ylabel="consistency (%)")
     # one scatter per judge; the error bar only for the judge with two runs
     assert len(ax.collections) == 2 + 1
     right = ax.collections[1].get_offsets()[:, 1]
@@ -148,4 +133,4 @@ def test_stability_plot_dots_and_spread(rates):
 
 def test_missing_column_raises(rates):
     with pytest.raises(KeyError, match="missing column"):
-        plots_pairwise.accuracy_bars(pd.DataFrame({"judge": ["a"]}))
+        pairwise.plots.accuracy_bars(pd.DataFrame({"judge": ["a"]}))

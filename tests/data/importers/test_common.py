@@ -5,6 +5,7 @@ from judgelab.data.importers import SourceFormatError
 from judgelab.data.importers.common import (
     assemble,
     format_score,
+    number_or_none,
     pairwise_outcome,
     parse_bracket_verdict,
     pointwise_outcome,
@@ -59,6 +60,25 @@ def test_parse_bracket_verdict():
     assert parse_bracket_verdict("Assistant A is better. [A]", labels) is None  # no tag
     assert parse_bracket_verdict("[[D]] [[B]]", labels) == "B"  # D is not a label
     assert parse_bracket_verdict(None, labels) is None
+
+
+def test_number_or_none_is_the_one_numeric_cell_reader():
+    values = (9, "9.5", " 2 ", -1, None, "", "n/a", True, False, float("nan"), [1])
+    assert [number_or_none(v) for v in values] == [
+        9.0,
+        9.5,
+        2.0,
+        -1.0,
+        None,
+        None,
+        None,
+        None,
+        None,
+        None,
+        None,
+    ]
+    assert number_or_none(float("inf")) == float("inf")  # finite checks are the caller's
+    assert format_score(float("inf")) is None
 
 
 def test_format_score():

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from judgelab.data.importers import SourceFormatError
-from judgelab.data.importers.mapping import import_file, load_mapping
+from judgelab.data.importers.mapping import import_file
 
 PAIR_CSV = """id,instruction,out1,out2,label,swap,winner,judge
 q1,Say hi,Hello!,Go away.,1,false,[[A]],gpt-4
@@ -186,41 +186,7 @@ def test_mapping_names_missing_column(tmp_path):
         import_file(p, {**PAIR_MAPPING, "question": "nope"})
 
 
-def test_empty_file_and_header_only(tmp_path):
-    with pytest.raises(SourceFormatError, match="empty file"):
-        import_file(_write(tmp_path, "e.csv", ""), PAIR_MAPPING)
-    with pytest.raises(SourceFormatError, match="empty file"):
-        import_file(_write(tmp_path, "h.csv", "id,out1\n"), PAIR_MAPPING)
-
-
-def test_malformed_json_names_line(tmp_path):
-    p = _write(tmp_path, "j.jsonl", '{"id": "a"}\n\n{"id": "b",}\n')
-    with pytest.raises(SourceFormatError, match=r"j\.jsonl, line 3: malformed JSON"):
-        import_file(p, PAIR_MAPPING)
-
-
-def test_non_utf8_is_an_error_naming_the_file(tmp_path):
-    p = _write(tmp_path, "latin.csv", "id,out1\nq,caf\u00e9\n", encoding="latin-1")
-    with pytest.raises(SourceFormatError, match=r"latin\.csv, line 2: not UTF-8"):
-        import_file(p, PAIR_MAPPING)
-
-
 def test_bad_swapped_value_names_row_and_column(tmp_path):
     csv = PAIR_CSV.replace("1,true,[[A]]", "1,perhaps,[[A]]")
     with pytest.raises(SourceFormatError, match=r"row 2, column 'swap': expected a true/false"):
         import_file(_write(tmp_path, "j.csv", csv), PAIR_MAPPING)
-
-
-def test_mapping_yaml_errors(tmp_path):
-    p = tmp_path / "m.yaml"
-    p.write_text("benchmark: x\nquestoin: q\n")
-    with pytest.raises(SourceFormatError, match=r"m\.yaml: mapping key 'questoin': unknown"):
-        load_mapping(p)
-    p.write_text("task: pairwise\n")
-    with pytest.raises(SourceFormatError, match="'benchmark': missing"):
-        load_mapping(p)
-    p.write_text(
-        "benchmark: x\nresponse_1: a\nresponse_2: b\nverdict: {column: v, map: {x: first}}\n"
-    )
-    with pytest.raises(SourceFormatError, match="map value 'first'"):
-        load_mapping(p)

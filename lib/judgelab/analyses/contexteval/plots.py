@@ -6,12 +6,12 @@ Faceted plotters draw every panel in one figure and return the first panel's Axe
 
 from __future__ import annotations
 
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.patches import Patch
 
+from judgelab.analyses import charts
 from judgelab.core.schema import require_columns as _require
 
 #: Figure 6 colours: the caption fixes 0 = blue, 3 = red, 4 = purple; 1 and 2 are ours [A].
@@ -32,20 +32,14 @@ def _pair_title(pair: str) -> str:
 
 
 def _empty(ax: Axes | None, title: str) -> Axes:
-    if ax is None:
-        _, ax = plt.subplots(figsize=(6, 2))
-    ax.text(0.5, 0.5, "no data", ha="center", va="center", transform=ax.transAxes)
-    ax.set_title(title)
-    ax.set_axis_off()
-    return ax
+    return charts.no_data(charts.axes(ax, (6, 2)), title=title, axis_off=True)
 
 
-def _grid(n: int, ncols: int, w: float, h: float) -> np.ndarray:
-    nrows = int(np.ceil(n / ncols))
-    fig, axes = plt.subplots(nrows, ncols, figsize=(w * ncols, h * nrows), squeeze=False)
-    for ax in axes.ravel()[n:]:
-        ax.set_axis_off()
-    return axes.ravel()
+def _panels(ax: Axes | None, n: int, ncols: int, size: tuple[float, float]) -> np.ndarray:
+    """`[ax]` for one panel drawn on a given Axes, else a new grid of `n` panels."""
+    if ax is not None and n == 1:
+        return np.array([ax])
+    return charts.facets(n, ncols, size=size)[1]
 
 
 def mean_ratings_panels(
@@ -74,13 +68,13 @@ def mean_ratings_panels(
     if data.empty:
         return _empty(ax, title)
     panels = list(dict.fromkeys(data[col]))
-    axes = [ax] if (ax is not None and len(panels) == 1) else _grid(len(panels), ncols, 2.6, 2.3)
+    axes = _panels(ax, len(panels), ncols, (2.6, 2.3))
     palette = {"WEIRD": "#d95f02", "non-WEIRD": "#7570b3", "": "#999999"}
     for a, panel in zip(axes, panels, strict=False):
         g = data[data[col] == panel]
         pos = np.arange(len(g))
         colours = [palette.get(h, "#1b9e77") for h in g[hue]] if hue else "#1b9e77"
-        err = np.clip(np.vstack([g[y] - g["ci_low"], g["ci_high"] - g[y]]), 0, None)
+        err = charts.interval_err(g[y], g["ci_low"], g["ci_high"], keep_nan=True)
         a.bar(pos, g[y], color=colours, yerr=err, capsize=2)
         a.set_xticks(pos, list(g[x]), rotation=45, ha="right", fontsize=6)
         a.set_ylim(1, 5.2)
@@ -119,10 +113,9 @@ def weird_gap_bars(
     _require(data, [x, y, "ci_low", "ci_high", "n_queries", "wilcoxon_p"], "weird gap")
     if data.empty:
         return _empty(ax, "WEIRD gap")
-    if ax is None:
-        _, ax = plt.subplots(figsize=(7, 0.6 * len(data) + 1.4))
+    ax = charts.axes(ax, (7, 0.6 * len(data) + 1.4))
     pos = np.arange(len(data))
-    err = np.clip(np.vstack([data[x] - data["ci_low"], data["ci_high"] - data[x]]), 0, None)
+    err = charts.interval_err(data[x], data["ci_low"], data["ci_high"], keep_nan=True)
     ax.barh(pos, data[x], xerr=err, color="#d95f02", capsize=3)
     labels = [
         f"{a}\n(n={n}, Wilcoxon p={p:.3g})"
@@ -156,8 +149,7 @@ def maxdiff_bars(
     if data.empty:
         return _empty(ax, "Max rating difference across values")
     attrs = list(dict.fromkeys(data[y]))
-    if ax is None:
-        _, ax = plt.subplots(figsize=(8, 0.45 * len(attrs) + 1.5))
+    ax = charts.axes(ax, (8, 0.45 * len(attrs) + 1.5))
     left = np.zeros(len(attrs))
     for k in sorted(data[hue].unique()):
         g = data[data[hue] == k].set_index(y).reindex(attrs)
@@ -198,20 +190,15 @@ def agreement_bars(
     if data.empty:
         return _empty(ax, "Agreement")
     panels = list(dict.fromkeys(data[col]))
-    axes = (
-        [ax]
-        if (ax is not None and len(panels) == 1)
-        else _grid(len(panels), len(panels), 5.5, 3.8)
-    )
+    axes = _panels(ax, len(panels), len(panels), (5.5, 3.8))
     hues = list(dict.fromkeys(data[hue]))
     settings = list(dict.fromkeys(data[x]))
-    width = 0.8 / max(len(hues), 1)
     for a, panel in zip(axes, panels, strict=False):
         g = data[data[col] == panel]
         for k, h in enumerate(hues):
             s = g[g[hue] == h].set_index(x).reindex(settings)
-            pos = np.arange(len(settings)) + (k - (len(hues) - 1) / 2) * width
-            err = np.clip(np.vstack([s[y] - s["ci_low"], s["ci_high"] - s[y]]), 0, None)
+            pos, width = charts.dodge(len(settings), k, len(hues))
+            err = charts.interval_err(s[y], s["ci_low"], s["ci_high"], keep_nan=True)
             a.bar(pos, s[y], width=width, yerr=err, capsize=2, label=_pair_title(h))
             for p, v, n, sig in zip(pos, s[y], s["n"], s["significant"], strict=True):
                 if np.isfinite(v):
@@ -266,9 +253,8 @@ def win_rate_bars(
     if data.empty:
         return _empty(ax, "Win rates")
     cols, rows = list(dict.fromkeys(data[col])), list(dict.fromkeys(data[row]))
-    fig, axes = plt.subplots(
-        len(rows), len(cols), figsize=(4 * len(cols), 3 * len(rows)), squeeze=False
-    )
+    fig, flat = charts.facets(len(rows) * len(cols), len(cols), size=(4, 3))
+    axes = flat.reshape(len(rows), len(cols))
     colours = {"c1": "#1b9e77", "c2": "#d95f02", "tie": "#999999"}
     for i, r in enumerate(rows):
         for j, c in enumerate(cols):
@@ -281,11 +267,12 @@ def win_rate_bars(
             names = {"c1": "candidate 1", "c2": "candidate 2", "tie": "Tie"}
             for k, o in enumerate(("c1", "c2", "tie")):
                 v = g[f"{y}_{o}"].to_numpy()
-                err = np.clip(np.vstack([v - g[f"{y}_{o}_low"], g[f"{y}_{o}_high"] - v]), 0, None)
+                err = charts.interval_err(v, g[f"{y}_{o}_low"], g[f"{y}_{o}_high"], keep_nan=True)
+                bars, width = charts.dodge(pos, k, 3, span=0.81)
                 a.bar(
-                    pos + (k - 1) * 0.27,
+                    bars,
                     v,
-                    width=0.27,
+                    width=width,
                     yerr=err,
                     capsize=2,
                     color=colours[o],
@@ -332,9 +319,7 @@ def margin_lines(
     if data.empty:
         return _empty(ax, "Rank flips")
     panels = list(dict.fromkeys(data[col]))
-    axes = (
-        [ax] if (ax is not None and len(panels) == 1) else _grid(len(panels), len(panels), 5, 3.6)
-    )
+    axes = _panels(ax, len(panels), len(panels), (5, 3.6))
     settings = list(dict.fromkeys(data[x]))
     for a, panel in zip(axes, panels, strict=False):
         g = data[data[col] == panel]
@@ -382,15 +367,13 @@ def justification_bars(
     _require(data, [x, y, hue, "n", f"{y}_low", f"{y}_high"], "justification shares")
     if data.empty:
         return _empty(ax, "Justification criteria (no coded justifications)")
-    if ax is None:
-        _, ax = plt.subplots(figsize=(7, 3.6))
+    ax = charts.axes(ax, (7, 3.6))
     hues = list(dict.fromkeys(data[hue]))
     settings = list(dict.fromkeys(data[x]))
-    width = 0.8 / len(hues)
     for k, h in enumerate(hues):
         s = data[data[hue] == h].set_index(x).reindex(settings)
-        pos = np.arange(len(settings)) + (k - (len(hues) - 1) / 2) * width
-        err = np.clip(np.vstack([s[y] - s[f"{y}_low"], s[f"{y}_high"] - s[y]]), 0, None)
+        pos, width = charts.dodge(len(settings), k, len(hues))
+        err = charts.interval_err(s[y], s[f"{y}_low"], s[f"{y}_high"], keep_nan=True)
         ax.bar(pos, s[y], width=width, yerr=err, capsize=2, label=h)
         for p, n in zip(pos, s["n"], strict=True):
             if np.isfinite(n):

@@ -3,8 +3,11 @@
 Ratings come as judgments tables of the `ce.default_relevance` template (one 1-5 relevance
 rating per attribute value of one default response; items = query x attribute) or of the
 `ce.adapted_relevance` template (one rating of a value-adapted response; items = query x
-attribute x value), as produced by `judgelab.judges.chain`:
+attribute x value), as produced by `judgelab.judges.chain` (and loaded by
+`judgelab.data.catalog.contexteval.load_ratings`):
 
+- `paper_attributes`, `attribute_catalogue`: Table 8 (the fallback of the released attribute
+  file) and one row per attribute with its WEIRD values;
 - `ratings_table`: the long table `kind, query_id, attribute, value, value_order, rater,
   rating, parse_ok` (outputs re-parsed with the spec's §4.10/§4.11 parsers);
 - `mean_ratings`: Figure 5, mean rating per attribute value with a bootstrap interval and n;
@@ -17,16 +20,16 @@ attribute x value), as produced by `judgelab.judges.chain`:
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
 from judgelab.core import stats
+from judgelab.core.schema import read_meta
 from judgelab.core.schema import require_columns as _require
+from judgelab.errors import check_choice
 from judgelab.judges import parsers
 
 #: Table 8 of the paper [P] (spec 002 §1.12), in the paper's order: attribute -> (question,
@@ -82,6 +85,7 @@ TABLE8: dict[str, tuple[str, tuple[str, ...]]] = {
     ),
 }
 REPO_VALUE_STRINGS = {"Professionals / Experts": "Professionals / Experts in the field"}
+VALUE_STRINGS = ("paper", "repo")
 
 #: The WEIRD-aligned values per attribute (spec 002 §2.7). Cultural, economic and age follow
 #: the paper's findings; the geographical mapping is a workbench choice [A]. Every other value
@@ -95,47 +99,19 @@ WEIRD_MAP: dict[str, tuple[str, ...]] = {
 RATING_TEMPLATES = {"ce.default_relevance": "default", "ce.adapted_relevance": "adapted"}
 
 
-def slug(attribute: str) -> str:
-    """Return a file- and split-safe name of an attribute.
-
-    >>> slug("Geographical / Regional Context")
-    'geographical_regional_context'
-    """
-    return re.sub(r"[^a-z0-9]+", "_", attribute.lower()).strip("_")
-
-
 def paper_attributes(*, value_strings: str = "repo") -> pd.DataFrame:
     """Return Table 8 as a tidy table (`attribute, question, option, option_index`).
 
     Args:
         value_strings: `paper` (Table 8 verbatim) or `repo` (the released file's strings).
     """
-    if value_strings not in ("paper", "repo"):
-        raise ValueError(f"value_strings must be 'paper' or 'repo', got {value_strings!r}")
+    check_choice("value_strings", value_strings, VALUE_STRINGS)
     rows = []
     for attr, (question, values) in TABLE8.items():
         for k, v in enumerate(values):
             v = REPO_VALUE_STRINGS.get(v, v) if value_strings == "repo" else v
             rows.append({"attribute": attr, "question": question, "option": v, "option_index": k})
     return pd.DataFrame(rows)
-
-
-def load_attributes(source: str = "contexteval") -> tuple[pd.DataFrame, str]:
-    """Return the contextual-attribute catalogue and where it came from.
-
-    The released `contextual_attributes_qas.txt` of `source` (mirror or download) when it can
-    be had; otherwise the paper's Table 8 (`paper_attributes(value_strings="repo")`), and the
-    second value says so.
-    """
-    from judgelab.data import fetch, sources
-    from judgelab.data.importers.contexteval_attributes import read_contextual_attributes
-
-    try:
-        root = fetch.ensure_local(sources.get_source(source))
-        return read_contextual_attributes(root), f"released file of source {source!r}"
-    except (fetch.FetchError, OSError) as exc:
-        why = f"{type(exc).__name__}: {str(exc)[:160]}"
-        return paper_attributes(), f"paper Table 8 (released file unavailable: {why})"
 
 
 def attribute_catalogue(
@@ -163,24 +139,6 @@ def attribute_catalogue(
     return pd.DataFrame(rows)
 
 
-def attribute_line(question: str, values: Sequence[str]) -> str:
-    """Return the Table 8 line `Q: <question> A: ["v1", ...]` used as `[CONTEXT]` (§2.7).
-
-    >>> attribute_line("Which age?", ["Children", "Seniors"])
-    'Q: Which age? A: ["Children", "Seniors"]'
-    """
-    return f"Q: {question} A: {json.dumps(list(values), ensure_ascii=False)}"
-
-
-def _meta(m: Any) -> dict[str, Any]:
-    if isinstance(m, dict):
-        return m
-    if isinstance(m, str) and m:
-        value = json.loads(m)
-        return value if isinstance(value, dict) else {}
-    return {}
-
-
 def ratings_table(judgments: pd.DataFrame, items: pd.DataFrame) -> pd.DataFrame:
     """Return one row per (judgment, attribute value): the long ratings table (§1.10).
 
@@ -197,7 +155,7 @@ def ratings_table(judgments: pd.DataFrame, items: pd.DataFrame) -> pd.DataFrame:
     _require(judgments, ["split", "item_id", "judge", "prompt", "output"], "judgments")
     _require(items, ["split", "item_id", "meta"], "items")
     meta = {
-        (s, i): _meta(m)
+        (s, i): read_meta(m)
         for s, i, m in zip(items["split"], items["item_id"], items["meta"], strict=True)
     }
     rows = []
@@ -459,46 +417,6 @@ def sensitivity_summary(
     if out.empty:
         return out
     return out.sort_values("mean_maxdiff", ascending=False, kind="stable").reset_index(drop=True)
-
-
-def load_ratings(sources: Sequence[str], *, fallback: str | None = None) -> Any:
-    """Load rating items and judgments from chain outputs or sample sets (a `catalog.Loaded`).
-
-    Each entry of `sources` is `sample:<set>` or a benchmark written by
-    `contexteval_chain.run_chain` (items `paths.items()/<name>.parquet`, judgments
-    `paths.judgments()/<name>/`). When any is missing and `fallback` names a sample set, the
-    sample is loaded instead and `reason` says why (notebooks show it in a banner).
-    """
-    from judgelab.data import catalog
-
-    items, judgments = [], []
-    try:
-        for source in sources:
-            if catalog.is_sample(source):
-                loaded = catalog.load_source(source)
-                items.append(loaded.items)
-                judgments.append(loaded.judgments)
-            else:
-                items.append(catalog.load_items(source))
-                judgments.append(catalog.load_judgments(source))
-    except catalog.SourceNotFound as exc:
-        if fallback is None:
-            raise
-        loaded = catalog.load_source(fallback)
-        reason = f"ratings {list(sources)} unavailable: {exc}"
-        return catalog.Loaded(
-            loaded.items, loaded.judgments, fallback, ",".join(sources), True, reason
-        )
-    name = ",".join(sources)
-    sample = all(catalog.is_sample(s) for s in sources)
-    return catalog.Loaded(
-        pd.concat(items, ignore_index=True),
-        pd.concat(judgments, ignore_index=True),
-        name,
-        name,
-        sample,
-        "",
-    )
 
 
 def rating_counts(ratings: pd.DataFrame) -> pd.DataFrame:

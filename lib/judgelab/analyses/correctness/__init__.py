@@ -1,1 +1,61 @@
-"""analyses/correctness."""
+"""Correctness grading against human labels (notebook 05; No Free Labels, spec 001 §4).
+
+The face of the correctness family:
+
+- `table`: `correctness_table` joins pointwise Correct/Incorrect verdicts with the human
+  labels (one row per judge × condition × item); `confusion_counts`;
+- `rates`: agreement, Cohen's kappa, FPR and FNR with a cluster bootstrap over questions
+  (`correctness_rates`, `rates_from_counts`, `cohen_kappa`, `rates_display`);
+- `self_preference`: the judge's own answers against others' (`mark_self`, `self_vs_others`)
+  and questions it answered correctly or not (`mark_answered`, `kappa_by_answered`);
+- `pairs`: pairwise correctness, one final choice per pair and the symmetrized kappa
+  (`pairwise_final`, `pairwise_kappa`);
+- `plots` draws them.
+"""
+
+from judgelab.analyses.correctness import plots
+from judgelab.analyses.correctness.pairs import pairwise_final, pairwise_kappa
+from judgelab.analyses.correctness.rates import (
+    INVALID_POLICIES,
+    RATE_METRICS,
+    cohen_kappa,
+    correctness_rates,
+    rates_display,
+    rates_from_counts,
+)
+from judgelab.analyses.correctness.self_preference import (
+    SUBSETS,
+    kappa_by_answered,
+    mark_answered,
+    mark_self,
+    self_others_long,
+    self_vs_others,
+)
+from judgelab.analyses.correctness.table import (
+    CELLS,
+    LABELS,
+    confusion_counts,
+    correctness_table,
+)
+
+__all__ = [
+    "CELLS",
+    "INVALID_POLICIES",
+    "LABELS",
+    "RATE_METRICS",
+    "SUBSETS",
+    "cohen_kappa",
+    "confusion_counts",
+    "correctness_rates",
+    "correctness_table",
+    "kappa_by_answered",
+    "mark_answered",
+    "mark_self",
+    "pairwise_final",
+    "pairwise_kappa",
+    "plots",
+    "rates_display",
+    "rates_from_counts",
+    "self_others_long",
+    "self_vs_others",
+]

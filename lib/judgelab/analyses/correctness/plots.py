@@ -1,77 +1,21 @@
-"""Plotters for correctness grading and reference ablations: `f(data, *, x, y, hue, ax)`.
+"""Plotters for correctness grading: `f(data, *, x, y, hue, ax)`.
 
 Every plotter takes a long table (one row per bar) with `ci_low`/`ci_high` interval columns
-and `n`, draws grouped bars with interval whiskers and the n of each bar, and returns the Axes.
+and `n`, draws grouped bars with interval whiskers and the n of each bar, and returns the Axes
+(or the Figure of a faceted layout). `rate_bars` is shared with the reference family and lives
+in `judgelab.analyses.charts`; it is re-exported here.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
-import matplotlib.pyplot as plt
-import numpy as np
 import pandas as pd
-from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
+from judgelab.analyses import charts
+from judgelab.analyses.charts import rate_bars as rate_bars
 from judgelab.core.schema import require_columns as _check
 
-
-def rate_bars(
-    data: pd.DataFrame,
-    *,
-    x: str,
-    y: str = "value",
-    hue: str | None = None,
-    n: str | None = "n",
-    order: Sequence[str] | None = None,
-    hue_order: Sequence[str] | None = None,
-    ylabel: str | None = None,
-    title: str | None = None,
-    ylim: tuple[float, float] | None = None,
-    ax: Axes | None = None,
-) -> Axes:
-    """Grouped bars of `y` per `x` (and `hue`) with `ci_low`–`ci_high` whiskers and n labels."""
-    _check(data, [x, y, hue, n, "ci_low", "ci_high"], "rate_bars")
-    if ax is None:
-        ax = plt.figure(figsize=(max(6.0, 0.9 * data[x].nunique() + 3), 4)).gca()
-    xs = list(order) if order is not None else list(dict.fromkeys(data[x]))
-    hs = (
-        (list(hue_order) if hue_order is not None else list(dict.fromkeys(data[hue])))
-        if hue
-        else [None]
-    )
-    width = 0.8 / len(hs)
-    for k, h in enumerate(hs):
-        part = data if h is None else data[data[hue] == h]
-        part = part.set_index(x).reindex(xs)
-        pos = np.arange(len(xs)) - 0.4 + width * (k + 0.5)
-        vals = part[y].to_numpy(dtype=float)
-        err = np.vstack(
-            [
-                vals - part["ci_low"].to_numpy(dtype=float),
-                part["ci_high"].to_numpy(dtype=float) - vals,
-            ]
-        )
-        ax.bar(pos, vals, width=width * 0.95, label=None if h is None else str(h))
-        ax.errorbar(pos, vals, yerr=np.clip(np.nan_to_num(err), 0, None), fmt="none",
-                    ecolor="black", capsize=2, lw=0.8)  # fmt: skip
-        if n is not None:
-            for p, v, c in zip(pos, vals, part[n].to_numpy(), strict=True):
-                if not np.isnan(v) and not pd.isna(c):
-                    ax.annotate(f"n={int(c)}", (p, 0), xytext=(0, 2), textcoords="offset points",
-                                ha="center", va="bottom", fontsize=6, rotation=90)  # fmt: skip
-    ax.set_xticks(np.arange(len(xs)), [str(v) for v in xs], rotation=30, ha="right")
-    ax.set_xlabel(x)
-    ax.set_ylabel(ylabel or y)
-    ax.axhline(0, color="grey", lw=0.6)
-    if ylim is not None:
-        ax.set_ylim(*ylim)
-    if title:
-        ax.set_title(title)
-    if hue:
-        ax.legend(title=hue, fontsize=8)
-    return ax
+__all__ = ["faceted_rate_bars", "rate_bars"]
 
 
 def faceted_rate_bars(
@@ -88,8 +32,12 @@ def faceted_rate_bars(
     """One `rate_bars` panel per value of `col` (e.g. FPR and FNR side by side)."""
     _check(data, [col], "faceted_rate_bars")
     cols = list(dict.fromkeys(data[col]))
-    fig, axes = plt.subplots(1, len(cols), figsize=(5.5 * len(cols), 4.2), squeeze=False)
-    for ax, value in zip(axes[0], cols, strict=True):
+    if not cols:
+        fig, axes = charts.facets(1, 1, size=(5.5, 4.2))
+        charts.no_data(axes[0], "no rates to draw", title=suptitle)
+        return fig
+    fig, axes = charts.facets(len(cols), len(cols), size=(5.5, 4.2))
+    for ax, value in zip(axes, cols, strict=True):
         label = (col_labels or {}).get(value, value)
         rate_bars(data[data[col] == value], x=x, y=y, hue=hue, ax=ax, ylabel=label,
                   title=label, **kwargs)  # fmt: skip

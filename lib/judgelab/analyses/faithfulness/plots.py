@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
 
+from judgelab.analyses import charts
 from judgelab.core.schema import require_columns
 
 PROPRIETARY_COLOR = "#d9730d"
@@ -36,21 +38,17 @@ def accuracy_bars(
     suffixed with n), `proprietary` (tick labels orange, as in the paper).
     """
     _need(data, [x, y, hue])
-    levels = list(hue_order) if hue_order is not None else list(dict.fromkeys(data[hue]))
-    if hue is None:
-        levels = [None]
+    levels = charts.ordered(data[hue], hue_order) if hue is not None else [None]
     first = data[data[hue] == levels[0]] if hue else data
     order = first.sort_values(y)[x].tolist()
     order += [m for m in dict.fromkeys(data[x]) if m not in order]
-    if ax is None:
-        _, ax = plt.subplots(figsize=(max(6.0, 0.45 * len(order) + 2), 4.5))
-    width = 0.8 / len(levels)
+    ax = charts.axes(ax, (max(6.0, 0.45 * len(order) + 2), 4.5))
     pos = np.arange(len(order))
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     for i, level in enumerate(levels):
         part = data[data[hue] == level] if hue else data
         part = part.drop_duplicates(x).set_index(x).reindex(order)
-        xs = pos + (i - (len(levels) - 1) / 2) * width
+        xs, width = charts.dodge(len(order), i, len(levels))
         ax.bar(
             xs,
             part[y].to_numpy(dtype=float),
@@ -61,19 +59,7 @@ def accuracy_bars(
             edgecolor="white",
         )
         if {"ci_low", "ci_high"} <= set(part.columns):
-            v = part[y].to_numpy(dtype=float)
-            lo, hi = part["ci_low"].to_numpy(dtype=float), part["ci_high"].to_numpy(dtype=float)
-            ok = ~np.isnan(lo) & ~np.isnan(hi)
-            if ok.any():
-                ax.errorbar(
-                    xs[ok],
-                    v[ok],
-                    yerr=[v[ok] - lo[ok], hi[ok] - v[ok]],
-                    fmt="none",
-                    ecolor="black",
-                    capsize=2,
-                    lw=0.8,
-                )
+            _whiskers(ax, xs, part[y], part["ci_low"], part["ci_high"])
     info = data.drop_duplicates(x).set_index(x).reindex(order)
     labels = []
     for m in order:
@@ -96,6 +82,16 @@ def accuracy_bars(
     return ax
 
 
+def _whiskers(ax: Axes, positions: np.ndarray, values: Any, low: Any, high: Any) -> None:
+    """Draw interval whiskers over the bars whose two bounds are known."""
+    v = np.asarray(values, dtype=float)
+    lo, hi = np.asarray(low, dtype=float), np.asarray(high, dtype=float)
+    ok = ~np.isnan(lo) & ~np.isnan(hi)
+    if ok.any():
+        yerr = charts.interval_err(v[ok], lo[ok], hi[ok], keep_nan=True)
+        ax.errorbar(positions[ok], v[ok], yerr=yerr, fmt="none", ecolor="black", capsize=2, lw=0.8)
+
+
 def alignment_forest(
     data: pd.DataFrame,
     *,
@@ -109,23 +105,22 @@ def alignment_forest(
 ) -> Axes:
     """Dots with interval whiskers, one row per `y` (and hue level), a 50 % chance line.
 
-    `data` comes from `ragas_methods.alignment` (fractions); `n` is shown in the labels.
+    `data` comes from `faithfulness.alignment` (fractions); `n` is shown in the labels.
     """
     _need(data, [x, y, hue, low, high])
     d = data.sort_values(x).reset_index(drop=True)
-    if ax is None:
-        _, ax = plt.subplots(figsize=(7, 0.38 * len(d) + 1.6))
+    ax = charts.axes(ax, (7, 0.38 * len(d) + 1.6))
     levels = list(dict.fromkeys(d[hue])) if hue else [None]
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     ys = np.arange(len(d))
     for i, level in enumerate(levels):
         m = (d[hue] == level).to_numpy() if hue else np.ones(len(d), bool)
-        v = 100 * d.loc[m, x].to_numpy(dtype=float)
-        lo, hi = 100 * d.loc[m, low].to_numpy(dtype=float), 100 * d.loc[m, high].to_numpy(float)
+        xerr = charts.interval_err(d.loc[m, x], d.loc[m, low], d.loc[m, high], scale=100,
+                                   keep_nan=True)  # fmt: skip
         ax.errorbar(
-            v,
+            100 * d.loc[m, x].to_numpy(dtype=float),
             ys[m],
-            xerr=[v - lo, hi - v],
+            xerr=xerr,
             fmt="o",
             color=colors[i % len(colors)],
             capsize=3,
@@ -136,7 +131,7 @@ def alignment_forest(
         for _, r in d.iterrows()
     ]
     ax.set_yticks(ys, labels, fontsize=8)
-    ax.axvline(50, color="grey", ls="--", lw=1, label="chance (50 %)")
+    charts.reference_line(ax, 50, label="chance (50 %)")
     ax.set_xlim(0, 100)
     ax.set_xlabel("human alignment (% of pairs where the human-preferred item wins)")
     ax.set_ylabel("judge · method")

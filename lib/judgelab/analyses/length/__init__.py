@@ -1,1 +1,97 @@
-"""analyses/length."""
+"""Length bias of judges: accuracy against length, P(picks longer), length regressions.
+
+Also the AlpacaEval-style length-controlled win rate. Lengths come from
+`judgelab.core.lengths.add_lengths` (one named unit); every analysis takes DataFrames and
+returns DataFrames. Modules, in reading order:
+
+- `verdicts`: the two input tables (`pairwise_verdicts`, `item_table`) and their keys;
+- `rates`: a mean per group with a bootstrap over items and Wilson bounds;
+- `bins`: length bins, length-difference buckets and accuracy per bin (Fig. 10);
+- `picks`: P(picks longer), by gold condition; `score_pairs` for pointwise graders;
+- `regression`: logistic regression of the choice on length; OLS of a score on length;
+- `winrate`: the length-controlled win rate beside AlpacaEval's published one;
+- `context`: accuracy against context length, the context × response grid, the trend test;
+- `plots`: the plotters of these tables.
+"""
+
+from judgelab.analyses.length import plots
+from judgelab.analyses.length.bins import (
+    BIN_KINDS,
+    DIFF_MODES,
+    EQUAL,
+    METRIC_NAMES,
+    accuracy_by_diff_bucket,
+    accuracy_by_length,
+    bin_lengths,
+    diff_buckets,
+    percentile_edges,
+)
+from judgelab.analyses.length.context import (
+    DEFAULT_EDGES,
+    accuracy_by_context,
+    context_trend,
+    length_grid,
+)
+from judgelab.analyses.length.picks import CONDITIONS, picks_longer, score_pairs
+from judgelab.analyses.length.rates import RATE_COLUMNS, cluster_rate, rate_by_group
+from judgelab.analyses.length.regression import (
+    TRANSFORMS,
+    design_length,
+    length_regression,
+    score_length_regression,
+)
+from judgelab.analyses.length.verdicts import (
+    KEYS,
+    group_label,
+    item_key,
+    item_table,
+    length_unit,
+    pairwise_verdicts,
+    require_lengths,
+)
+from judgelab.analyses.length.winrate import (
+    SLOTS,
+    compare_published,
+    length_controlled_winrate,
+    preference_for_slot,
+    winrates_long,
+)
+
+__all__ = [
+    "plots",
+    "BIN_KINDS",
+    "CONDITIONS",
+    "DEFAULT_EDGES",
+    "DIFF_MODES",
+    "EQUAL",
+    "KEYS",
+    "METRIC_NAMES",
+    "RATE_COLUMNS",
+    "SLOTS",
+    "TRANSFORMS",
+    "accuracy_by_context",
+    "accuracy_by_diff_bucket",
+    "accuracy_by_length",
+    "bin_lengths",
+    "cluster_rate",
+    "compare_published",
+    "context_trend",
+    "design_length",
+    "diff_buckets",
+    "group_label",
+    "item_key",
+    "item_table",
+    "length_controlled_winrate",
+    "length_grid",
+    "length_regression",
+    "length_unit",
+    "pairwise_verdicts",
+    "percentile_edges",
+    "picks_longer",
+    "preference_for_slot",
+    "rate_by_group",
+    "require_lengths",
+    "score_length_regression",
+    "score_pairs",
+    "winrates_long",
+]

@@ -1,6 +1,6 @@
 """Judge accuracy against context length (ContextualJudgeBench Figs. 8 and 11, spec 000 §4.9/4.11).
 
-Input is `length_bias.item_table` output: one row per judge × item with `correct` (pairwise:
+Input is `verdicts.item_table` output: one row per judge × item with `correct` (pairwise:
 consistent accuracy; pointwise: accuracy), `consistent` (pairwise only), `len_context` and
 `len_response`. Bins are percentiles of the *items'* lengths (each item once, "percentile of
 the entire benchmark"), closed on the right; every bin shows its length edge and n.
@@ -10,11 +10,15 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from judgelab.analyses.length import bias as length_bias
+from judgelab.analyses.length.bins import accuracy_by_length, bin_lengths
+from judgelab.analyses.length.verdicts import KEYS, length_unit
+from judgelab.core import stats
+from judgelab.core.schema import require_columns as _require
 
 DEFAULT_EDGES = (0, 20, 40, 60, 80, 100)
 
@@ -30,7 +34,7 @@ def accuracy_by_context(
     """Return accuracy (and, for pairwise judges, consistency) per judge × context bin.
 
     Args:
-        table: `length_bias.item_table` output; needs `judge`, `len_context`, `correct`,
+        table: `item_table` output; needs `judge`, `len_context`, `correct`,
             `consistent`, `benchmark`, `split`, `item_id`.
         edges: Percentile edges (0–100) of the items' context lengths.
         n_boot: Bootstrap resamples B (over items).
@@ -41,7 +45,7 @@ def accuracy_by_context(
         `judge`, `bin`, `metric` (`accuracy`, `consistency`), `value`, `k`, `n`, `n_items`,
         `ci_low`, `ci_high`, `wilson_low`, `wilson_high`, `len_unit`.
     """
-    return length_bias.accuracy_by_length(
+    return accuracy_by_length(
         table,
         edges=edges,
         by="percentile",
@@ -66,7 +70,7 @@ def length_grid(
     items in the cell and `masked` is True when n < `min_n` (draw those cells blank).
 
     Args:
-        table: `length_bias.item_table` output.
+        table: `item_table` output.
         context_edges: Percentile edges of the items' context lengths (rows).
         response_edges: Percentile edges of the items' response lengths (columns; pairwise:
             mean length of the pair).
@@ -76,17 +80,17 @@ def length_grid(
         `context_bin`, `response_bin`, `metric` (`accuracy`, `consistency` where defined),
         `value`, `n`, `n_judges`, `masked`, `len_unit` — every cell of the grid, also empty.
     """
-    length_bias._require(
+    _require(
         table,
-        ["judge", "len_context", "len_response", "correct", "consistent", *length_bias.KEYS],
+        ["judge", "len_context", "len_response", "correct", "consistent", *KEYS],
         "length_grid",
     )
-    ref = table.drop_duplicates(list(length_bias.KEYS))
+    ref = table.drop_duplicates(list(KEYS))
     data = table.assign(
-        context_bin=length_bias.bin_lengths(
+        context_bin=bin_lengths(
             table["len_context"], edges=context_edges, reference=ref["len_context"]
         ),
-        response_bin=length_bias.bin_lengths(
+        response_bin=bin_lengths(
             table["len_response"], edges=response_edges, reference=ref["len_response"]
         ),
     )
@@ -110,7 +114,7 @@ def length_grid(
         cell = judge_rate.groupby(["context_bin", "response_bin"], observed=False)["value"]
         out = cell.mean().to_frame()
         out["n_judges"] = cell.count()
-        counts = sub.drop_duplicates([*length_bias.KEYS]).groupby(
+        counts = sub.drop_duplicates([*KEYS]).groupby(
             ["context_bin", "response_bin"], observed=False
         )
         out["n"] = counts.size()
@@ -122,7 +126,7 @@ def length_grid(
         return pd.DataFrame(columns=cols)
     grid = pd.concat(parts, ignore_index=True)
     grid["masked"] = grid["n"] < min_n
-    grid["len_unit"] = length_bias._first_unit(table)
+    grid["len_unit"] = length_unit(table)
     return grid[cols]
 
 
@@ -142,7 +146,7 @@ def context_trend(
     item and judge.
 
     Args:
-        table: `length_bias.item_table` output.
+        table: `item_table` output.
         by: Group columns.
         value: The 0/1 outcome (`correct`, or `consistent`).
         control_response_length: Add log2(len_response) to the model.
@@ -153,10 +157,8 @@ def context_trend(
         `n`, `trend` (`falls`, `rises` or `no clear trend`: whether the interval excludes
         0), `note`.
     """
-    import statsmodels.api as sm
-
     by = list(by)
-    length_bias._require(table, [*by, value, "len_context", "len_response"], "context_trend")
+    _require(table, [*by, value, "len_context", "len_response"], "context_trend")
     data = table[table[value].notna() & (table["len_context"] > 0)]
     if control_response_length:
         data = data[data["len_response"] > 0]
@@ -168,33 +170,25 @@ def context_trend(
         X = pd.DataFrame({"const": 1.0, "log2_context": np.log2(g["len_context"].astype(float))})
         if control_response_length:
             X["log2_response"] = np.log2(g["len_response"].astype(float))
-        note = ""
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                res = sm.GLM(g[value].to_numpy(float), X, family=sm.families.Binomial()).fit(
-                    cov_type="HC0"
-                )
-            coef = float(res.params["log2_context"])
-            ci = res.conf_int(alpha=1 - level).loc["log2_context"]
-            low, high = float(ci.iloc[0]), float(ci.iloc[1])
-            p = float(res.pvalues["log2_context"])
-        except Exception as exc:
-            coef = low = high = p = np.nan
-            note = f"fit failed: {type(exc).__name__}: {exc}"
+        res, note = _fit_trend(g[value].to_numpy(float), X)
+        term = stats.glm_rows(res, terms=["log2_context"], level=level, odds_ratio=True)
+        row = term.iloc[0].drop(["term", "n"]).to_dict()
+        low, high = row["ci_low"], row["ci_high"]
         trend = "falls" if high < 0 else "rises" if low > 0 else "no clear trend"
         rows.append(
-            {
-                **dict(zip(by, key, strict=True)),
-                "coef": coef,
-                "ci_low": low,
-                "ci_high": high,
-                "p_value": p,
-                "odds_ratio": float(np.exp(coef)),
-                "n": len(g),
-                "trend": trend,
-                "note": note,
-            }
+            {**dict(zip(by, key, strict=True)), **row, "n": len(g), "trend": trend, "note": note}
         )
     cols = ["coef", "ci_low", "ci_high", "p_value", "odds_ratio", "n", "trend", "note"]
     return pd.DataFrame(rows, columns=[*by, *cols])
+
+
+def _fit_trend(y: np.ndarray, X: pd.DataFrame) -> tuple[Any, str]:
+    """Fit the logistic trend model (robust HC0 errors); return (result or None, note)."""
+    import statsmodels.api as sm
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return sm.GLM(y, X, family=sm.families.Binomial()).fit(cov_type="HC0"), ""
+    except Exception as exc:
+        return None, f"fit failed: {type(exc).__name__}: {exc}"

@@ -1,6 +1,6 @@
 """Plotters for length analyses, seaborn style: `f(data, *, x, y, hue=None, ax=None) -> Axes`.
 
-Each takes a long table from `length.bias` / `length.context`, draws on `ax`
+Each takes a long table from the `length` family (verdicts, bins, picks, context), draws on `ax`
 (a new figure when None) and returns the Axes (or the Figure for multi-panel plots). An
 empty table draws a "no data" note instead of failing, so a notebook section that does not
 apply to a source (e.g. pointwise scores on a pairwise benchmark) still renders.
@@ -8,22 +8,15 @@ apply to a source (e.g. pointwise scores on a pairwise benchmark) still renders.
 
 from __future__ import annotations
 
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
+from judgelab.analyses import charts
 from judgelab.core.schema import require_columns as _check
 
-
-def _empty(ax: Axes, title: str | None, why: str) -> Axes:
-    ax.text(0.5, 0.5, why, ha="center", va="center", transform=ax.transAxes, fontsize=10)
-    ax.set_xticks([])
-    ax.set_yticks([])
-    if title:
-        ax.set_title(title)
-    return ax
+NO_DATA = "no data for this source"
 
 
 def _levels(values: pd.Series) -> list:
@@ -38,6 +31,11 @@ def _all_levels(values: pd.Series) -> list:
     if isinstance(values.dtype, pd.CategoricalDtype):
         return list(values.cat.categories)
     return list(dict.fromkeys(values.dropna()))
+
+
+def _cell_label(value: float, count: int) -> str:
+    """A grid cell: its percent over its n, or only its n when masked."""
+    return f"n={count}" if np.isnan(value) else f"{100 * value:.0f}\nn={count}"
 
 
 def rate_lines(
@@ -64,11 +62,10 @@ def rate_lines(
     """
     style = style if style is not None and style in data.columns else None
     _check(data, [x, y, hue, low, high, n], "rate_lines")
-    if ax is None:
-        ax = plt.figure(figsize=(8, 4.2)).gca()
+    ax = charts.axes(ax, (8, 4.2))
     data = data[data[y].notna()] if len(data) else data
     if data.empty:
-        return _empty(ax, title, "no data for this source")
+        return charts.no_data(ax, NO_DATA, title=title)
     xs = _levels(data[x])
     scale = 100.0 if percent else 1.0
     styles = _levels(data[style]) if style else [None]
@@ -86,9 +83,7 @@ def rate_lines(
         pos = np.arange(len(xs)) + off
         yerr = None
         if low and high:
-            lo = np.clip(vals - scale * part[low].to_numpy(dtype=float), 0, None)
-            hi = np.clip(scale * part[high].to_numpy(dtype=float) - vals, 0, None)
-            yerr = np.nan_to_num(np.vstack([lo, hi]))
+            yerr = charts.interval_err(part[y], part[low], part[high], scale=scale)
         label = " · ".join(str(v) for v in (h, s if len(styles) > 1 else None) if v is not None)
         ax.errorbar(
             pos,
@@ -137,41 +132,29 @@ def interval_forest(
 ) -> Axes:
     """Forest plot: one row per `y`, one marker per `hue`, intervals, n on the right."""
     _check(data, [x, y, hue, low, high, n], "interval_forest")
-    if ax is None:
-        n_rows = data[y].nunique() if len(data) else 1
-        n_hues = data[hue].nunique() if hue and len(data) else 1
-        ax = plt.figure(figsize=(8, 0.4 * n_rows * max(1, n_hues) ** 0.5 + 2.0)).gca()
+    n_rows = data[y].nunique() if len(data) else 1
+    n_hues = data[hue].nunique() if hue and len(data) else 1
+    ax = charts.axes(ax, (8, 0.4 * n_rows * max(1, n_hues) ** 0.5 + 2.0))
     data = data[data[x].notna()] if len(data) else data
     if data.empty:
-        return _empty(ax, title, "no data for this source")
+        return charts.no_data(ax, NO_DATA, title=title)
     scale = 100.0 if percent else 1.0
     rows = _levels(data[y])
     hues = _levels(data[hue]) if hue else [None]
-    step = 0.7 / max(len(hues), 1)
     base = np.arange(len(rows))[::-1]
     for k, h in enumerate(hues):
         part = data if h is None else data[data[hue] == h]
         part = part.drop_duplicates(y).set_index(y).reindex(rows)
-        vals = scale * part[x].to_numpy(dtype=float)
-        lo = np.clip(vals - scale * part[low].to_numpy(dtype=float), 0, None)
-        hi = np.clip(scale * part[high].to_numpy(dtype=float) - vals, 0, None)
-        pos = base + 0.35 - step * (k + 0.5)
-        ax.errorbar(
-            vals, pos, xerr=np.nan_to_num(np.vstack([lo, hi])), fmt="o", capsize=3, label=h
-        )
+        xerr = charts.interval_err(part[x], part[low], part[high], scale=scale)
+        # the first hue on top of each row: the dodge runs downwards
+        pos, _ = charts.dodge(base, len(hues) - 1 - k, len(hues), span=0.7)
+        ax.errorbar(scale * part[x].to_numpy(dtype=float), pos, xerr=xerr, fmt="o", capsize=3,
+                    label=h)  # fmt: skip
         if n:
-            for yy, nn in zip(pos, part[n], strict=True):
-                if pd.notna(nn):
-                    ax.text(
-                        1.01,
-                        yy,
-                        f"n={int(nn)}",
-                        transform=ax.get_yaxis_transform(),
-                        va="center",
-                        fontsize=7,
-                    )
+            texts = [f"n={int(c)}" if pd.notna(c) else None for c in part[n]]
+            charts.side_labels(ax, pos, texts)
     if reference is not None:
-        ax.axvline(scale * reference, color="grey", linestyle="--", linewidth=1)
+        charts.reference_line(ax, scale * reference)
     ax.set_yticks(base, rows, fontsize=8)
     ax.set_xlabel(xlabel)
     if title:
@@ -202,13 +185,12 @@ def grid_heatmaps(
     """
     _check(data, [x, y, value, n, masked, panel], "grid_heatmaps")
     panels = _levels(data[panel]) if len(data) else []
-    fig, axes = plt.subplots(
-        1, max(1, len(panels)), figsize=(6.2 * max(1, len(panels)), 5), squeeze=False
-    )
+    n_panels = max(1, len(panels))
+    fig, axes = charts.facets(n_panels, n_panels, size=(6.2, 5))
     if not panels:
-        _empty(axes[0][0], title, "no data for this source")
+        charts.no_data(axes[0], NO_DATA, title=title)
         return fig
-    for ax, p in zip(axes[0], panels, strict=True):
+    for ax, p in zip(axes, panels, strict=True):
         part = data[data[panel] == p]
         cols, rows = _all_levels(part[x]), _all_levels(part[y])
         grid = part.pivot_table(index=y, columns=x, values=value, observed=False, dropna=False)
@@ -223,20 +205,13 @@ def grid_heatmaps(
         image = ax.imshow(
             100 * shown, cmap="viridis", vmin=0, vmax=100, aspect="auto", origin="lower"
         )
-        for i in range(len(rows)):
-            for j in range(len(cols)):
-                c = int(cnt.iat[i, j])
-                v = shown[i, j]
-                text = f"n={c}" if np.isnan(v) else f"{100 * v:.0f}\nn={c}"
-                ax.text(
-                    j,
-                    i,
-                    text,
-                    ha="center",
-                    va="center",
-                    fontsize=7,
-                    color="white" if (not np.isnan(v) and v < 0.55) else "black",
-                )
+        counts = cnt.to_numpy().astype(int)
+        labels = [
+            [_cell_label(v, c) for v, c in zip(vs, cs, strict=True)]
+            for vs, cs in zip(shown, counts, strict=True)
+        ]
+        colors = [["white" if v < 0.55 else "black" for v in r] for r in shown]
+        charts.annotate_cells(ax, labels, fontsize=7, colors=colors)
         ax.set_xticks(
             range(len(cols)), [str(c) for c in cols], rotation=30, ha="right", fontsize=7
         )

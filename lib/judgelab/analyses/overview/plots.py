@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import matplotlib.pyplot as plt
 import pandas as pd
 import seaborn as sns
 from matplotlib.axes import Axes
+
+from judgelab.analyses import charts
 
 
 def length_histogram(
@@ -18,12 +19,10 @@ def length_histogram(
     ax: Axes | None = None,
 ) -> Axes:
     """Histogram of text lengths (long form from `overview.length_long`)."""
-    if ax is None:
-        ax = plt.figure(figsize=(7, 3.5)).gca()
+    ax = charts.axes(ax, (7, 3.5))
     data = data[data[x] > 0] if log else data
     if data.empty:
-        ax.text(0.5, 0.5, "no texts to measure", ha="center", va="center", transform=ax.transAxes)
-        return ax
+        return charts.no_data(ax, "no texts to measure")
     sns.histplot(
         data=data,
         x=x,

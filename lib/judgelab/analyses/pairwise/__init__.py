@@ -1,1 +1,70 @@
-"""analyses/pairwise."""
+"""Pairwise judge metrics from judgments in both presentation orders, with uncertainty.
+
+The face of the pairwise family (notebooks 01 and 02) and the shared base of pairwise rates
+the other families build on. Definitions follow ContextualJudgeBench (spec 000 §4.1-4.3,
+§4.7) and the MT-Bench consistency categories:
+
+1. `item_outcomes` pairs the two orders of every item (`outcomes`);
+2. `pairwise_rates` turns them into rates per (judge, group, sample), each with a seeded
+   percentile bootstrap interval over items and a Wilson interval, plus the `pooled` and
+   `mean_of_splits` averages across splits (`rates`);
+3. `position_preference`, `consistency_categories`, `run_stability` (`position`) and
+   `leaderboard`, `compare_judges` (`compare`) reshape or extend those rates;
+4. `plots` draws them.
+
+Rates are fractions in [0, 1]; notebooks show them in percent.
+"""
+
+from judgelab.analyses.pairwise import plots
+from judgelab.analyses.pairwise.compare import (
+    COMPARE_METRICS,
+    compare_judges,
+    format_leaderboard,
+    leaderboard,
+)
+from judgelab.analyses.pairwise.outcomes import (
+    CATEGORIES,
+    GROUPS,
+    INVALID_POLICIES,
+    coverage,
+    item_outcomes,
+    select_judges,
+)
+from judgelab.analyses.pairwise.position import (
+    consistency_categories,
+    position_preference,
+    run_stability,
+)
+from judgelab.analyses.pairwise.rates import (
+    AGGREGATIONS,
+    MEAN_OF_SPLITS,
+    METRICS,
+    POOLED,
+    pairwise_rates,
+    rates_for,
+    rates_wide,
+)
+
+__all__ = [
+    "AGGREGATIONS",
+    "CATEGORIES",
+    "COMPARE_METRICS",
+    "GROUPS",
+    "INVALID_POLICIES",
+    "MEAN_OF_SPLITS",
+    "METRICS",
+    "POOLED",
+    "compare_judges",
+    "consistency_categories",
+    "coverage",
+    "format_leaderboard",
+    "item_outcomes",
+    "leaderboard",
+    "pairwise_rates",
+    "plots",
+    "position_preference",
+    "rates_for",
+    "rates_wide",
+    "run_stability",
+    "select_judges",
+]

@@ -1,7 +1,7 @@
 """Plotters for pairwise judge metrics, seaborn style: `f(data, *, x, y, hue=None, ax=None)`.
 
-Every plotter takes a long table (rows of `pairwise.metrics` output, already filtered with
-`metrics.rates_for`), draws on `ax` (a new figure when None) and returns the Axes; rates are
+Every plotter takes a long table (rows of `pairwise_rates` output, already filtered with
+`rates_for`), draws on `ax` (a new figure when None) and returns the Axes; rates are
 fractions and are drawn in percent.
 """
 
@@ -13,9 +13,12 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
+from matplotlib.colors import Normalize
 from matplotlib.figure import Figure
 
-from judgelab.analyses.pairwise import metrics
+from judgelab.analyses import charts
+from judgelab.analyses.pairwise.outcomes import CATEGORIES
+from judgelab.analyses.pairwise.rates import AGGREGATIONS, MEAN_OF_SPLITS, POOLED
 from judgelab.core.schema import require_columns as _check
 
 ACCURACY_LABELS = {
@@ -32,11 +35,7 @@ CATEGORY_COLORS = {
     "inconsistent_tie": "#9a9a9a",
     "invalid": "#c23b3b",
 }
-AGGREGATE_LABELS = {metrics.POOLED: "Average (pooled)", metrics.MEAN_OF_SPLITS: "Mean of splits"}
-
-
-def _order(values: pd.Series, order: Sequence[str] | None) -> list:
-    return list(order) if order is not None else list(dict.fromkeys(values))
+AGGREGATE_LABELS = {POOLED: "Average (pooled)", MEAN_OF_SPLITS: "Mean of splits"}
 
 
 def leaderboard_heatmap(
@@ -63,52 +62,53 @@ def leaderboard_heatmap(
         raise ValueError(
             f"leaderboard_heatmap: several rows per ({y}, {x}); filter to one metric and sample"
         )
-    cols = _order(data[x], x_order)
-    cols = [c for c in cols if c not in metrics.AGGREGATIONS] + [
-        c for c in cols if c in metrics.AGGREGATIONS
-    ]
-    rows = _order(data[y], y_order)
+    cols = charts.ordered(data[x], x_order)
+    cols = [c for c in cols if c not in AGGREGATIONS] + [c for c in cols if c in AGGREGATIONS]
+    rows = charts.ordered(data[y], y_order)
     grid = data.pivot(index=y, columns=x, values=value).reindex(index=rows, columns=cols)
     counts = (
         data.pivot(index=y, columns=x, values=n).reindex(index=rows, columns=cols)
         if n is not None
         else None
     )
-    if ax is None:
-        ax = plt.figure(figsize=(1.1 * len(cols) + 3, 0.5 * len(rows) + 1.5)).gca()
+    ax = charts.axes(ax, (1.1 * len(cols) + 3, 0.5 * len(rows) + 1.5))
     image = ax.imshow(grid.to_numpy(dtype=float), cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto")
-    norm = image.norm
-    for i in range(len(rows)):
-        for j in range(len(cols)):
+    labels, colors = _heatmap_labels(grid, counts, image.norm, cmap)
+    charts.annotate_cells(ax, labels, colors=colors)
+    n_split = sum(c not in AGGREGATIONS for c in cols)
+    if 0 < n_split < len(cols):
+        ax.axvline(n_split - 0.5, color="white", linewidth=3)
+    ax.set_xticks(range(len(cols)), [AGGREGATE_LABELS.get(c, c) for c in cols])
+    ax.set_yticks(range(len(rows)), rows)
+    charts.rotate_xticklabels(ax, 35)
+    ax.set_xlabel(x)
+    ax.set_ylabel(y)
+    ax.figure.colorbar(image, ax=ax, fraction=0.03, pad=0.02, format=charts.percent_format())
+    return ax
+
+
+def _heatmap_labels(
+    grid: pd.DataFrame, counts: pd.DataFrame | None, norm: Normalize, cmap: str
+) -> tuple[list[list[str | None]], list[list[str | None]]]:
+    """Cell labels (rate in percent, n under it; None when missing) and readable colours."""
+    labels: list[list[str | None]] = []
+    colors: list[list[str | None]] = []
+    for i in range(grid.shape[0]):
+        labels.append([])
+        colors.append([])
+        for j in range(grid.shape[1]):
             v = grid.iat[i, j]
             if pd.isna(v):
-                ax.text(j, i, "–", ha="center", va="center", fontsize=8)
+                labels[i].append(None)
+                colors[i].append(None)
                 continue
             label = f"{100 * v:.1f}"
             if counts is not None and not pd.isna(counts.iat[i, j]):
                 label += f"\nn={int(counts.iat[i, j])}"
             dark = norm(v) < 0.55 if cmap == "viridis" else abs(norm(v) - 0.5) > 0.3
-            ax.text(
-                j,
-                i,
-                label,
-                ha="center",
-                va="center",
-                fontsize=8,
-                color="white" if dark else "black",
-            )
-    n_split = sum(c not in metrics.AGGREGATIONS for c in cols)
-    if 0 < n_split < len(cols):
-        ax.axvline(n_split - 0.5, color="white", linewidth=3)
-    ax.set_xticks(range(len(cols)), [AGGREGATE_LABELS.get(c, c) for c in cols])
-    ax.set_yticks(range(len(rows)), rows)
-    ax.tick_params(axis="x", labelrotation=35)
-    for label in ax.get_xticklabels():
-        label.set_horizontalalignment("right")
-    ax.set_xlabel(x)
-    ax.set_ylabel(y)
-    ax.figure.colorbar(image, ax=ax, fraction=0.03, pad=0.02, format=lambda t, _: f"{100 * t:.0f}")
-    return ax
+            labels[i].append(label)
+            colors[i].append("white" if dark else "black")
+    return labels, colors
 
 
 def accuracy_bars(
@@ -126,37 +126,12 @@ def accuracy_bars(
 ) -> Axes:
     """Grouped bars: one group per `x` (judge), one bar per `hue` (metric), CI error bars."""
     _check(data, [x, y, hue, low, high], "accuracy_bars")
-    xs = _order(data[x], order)
-    hues = [h for h in _order(data[hue], hue_order) if h in set(data[hue])]
-    if ax is None:
-        ax = plt.figure(figsize=(max(5.0, 1.3 * len(xs) + 2), 4)).gca()
-    width = 0.8 / max(len(hues), 1)
-    palette = plt.get_cmap("tab10")
-    for k, h in enumerate(hues):
-        part = data[data[hue] == h].set_index(x).reindex(xs)
-        pos = np.arange(len(xs)) - 0.4 + width * (k + 0.5)
-        values = part[y].to_numpy(dtype=float)
-        yerr = None
-        if low is not None and high is not None:
-            lo = np.clip(values - part[low].to_numpy(dtype=float), 0, None)
-            hi = np.clip(part[high].to_numpy(dtype=float) - values, 0, None)
-            yerr = 100 * np.nan_to_num(np.vstack([lo, hi]))
-        ax.bar(
-            pos,
-            100 * np.nan_to_num(values),
-            width,
-            yerr=yerr,
-            capsize=2,
-            label=ACCURACY_LABELS.get(h, h),
-            color=palette(k),
-        )
-    ax.set_xticks(range(len(xs)), xs)
-    ax.tick_params(axis="x", labelrotation=30)
-    for label in ax.get_xticklabels():
-        label.set_horizontalalignment("right")
-    ax.set_ylim(0, 105)
-    ax.set_ylabel("%")
-    ax.set_xlabel(x)
+    xs = charts.ordered(data[x], order)
+    hues = [h for h in charts.ordered(data[hue], hue_order) if h in set(data[hue])]
+    ax = charts.axes(ax, (max(5.0, 1.3 * len(xs) + 2), 4))
+    charts.percent_bars(
+        ax, data, x=x, y=y, hue=hue, xs=xs, hues=hues, low=low, high=high, labels=ACCURACY_LABELS
+    )
     if legend:
         ax.legend(
             fontsize=8, ncols=min(len(hues), 4), loc="upper center", bbox_to_anchor=(0.5, 1.15)
@@ -231,25 +206,26 @@ def preference_forest(
     The dashed line marks `reference` (0.5 = no position preference).
     """
     _check(data, [x, y, low, high, p], "preference_forest")
-    rows = _order(data[y], order)
+    rows = charts.ordered(data[y], order)
     part = data.set_index(y).reindex(rows)
-    if ax is None:
-        ax = plt.figure(figsize=(7, 0.45 * len(rows) + 1.5)).gca()
+    ax = charts.axes(ax, (7, 0.45 * len(rows) + 1.5))
     pos = np.arange(len(rows))[::-1]
     values = 100 * part[x].to_numpy(dtype=float)
-    lo = np.clip(values - 100 * part[low].to_numpy(dtype=float), 0, None)
-    hi = np.clip(100 * part[high].to_numpy(dtype=float) - values, 0, None)
-    ax.errorbar(values, pos, xerr=np.nan_to_num(np.vstack([lo, hi])), fmt="o", capsize=3)
-    ax.axvline(100 * reference, color="grey", linestyle="--", linewidth=1)
+    xerr = charts.interval_err(part[x], part[low], part[high], scale=100)
+    ax.errorbar(values, pos, xerr=xerr, fmt="o", capsize=3)
+    charts.reference_line(ax, 100 * reference)
     if p is not None:
-        for yy, pv in zip(pos, part[p], strict=True):
-            text = "p = n/a" if pd.isna(pv) else (f"p = {pv:.2g}" if pv >= 1e-4 else "p < 1e-4")
-            ax.text(1.02, yy, text, transform=ax.get_yaxis_transform(), va="center", fontsize=8)
+        texts = [_p_text(pv) for pv in part[p]]
+        charts.side_labels(ax, pos, texts, x=1.02, fontsize=8)
     ax.set_yticks(pos, rows)
     ax.set_xlim(-3, 103)
     ax.set_xlabel("position-A preference (% of valid non-tie verdicts)")
     ax.set_ylabel(y)
     return ax
+
+
+def _p_text(p: float) -> str:
+    return "p = n/a" if pd.isna(p) else (f"p = {p:.2g}" if p >= 1e-4 else "p < 1e-4")
 
 
 def category_bars(
@@ -259,15 +235,15 @@ def category_bars(
     y: str = "judge",
     hue: str = "category",
     order: Sequence[str] | None = None,
-    hue_order: Sequence[str] | None = metrics.CATEGORIES,
+    hue_order: Sequence[str] | None = CATEGORIES,
     ax: Axes | None = None,
 ) -> Axes:
     """Horizontal stacked bars of the consistency categories per `y` (judge), in percent."""
     _check(data, [x, y, hue], "category_bars")
-    rows = _order(data[y], order)
-    cats = [c for c in _order(data[hue].astype(str), hue_order) if c in set(data[hue].astype(str))]
-    if ax is None:
-        ax = plt.figure(figsize=(8, 0.45 * len(rows) + 1.6)).gca()
+    rows = charts.ordered(data[y], order)
+    present = set(data[hue].astype(str))
+    cats = [c for c in charts.ordered(data[hue].astype(str), hue_order) if c in present]
+    ax = charts.axes(ax, (8, 0.45 * len(rows) + 1.6))
     pos = np.arange(len(rows))[::-1]
     left = np.zeros(len(rows))
     for cat in cats:
@@ -303,13 +279,13 @@ def radar(
         ax = plt.figure(figsize=(6.5, 6.5)).add_subplot(projection="polar")
     elif ax.name != "polar":
         raise ValueError("radar needs a polar Axes (projection='polar')")
-    spokes = _order(data[x], order)
-    averages = [a for a in metrics.AGGREGATIONS if a in spokes]
-    spokes = averages[:1] + [s for s in spokes if s not in metrics.AGGREGATIONS]
+    spokes = charts.ordered(data[x], order)
+    averages = [a for a in AGGREGATIONS if a in spokes]
+    spokes = averages[:1] + [s for s in spokes if s not in AGGREGATIONS]
     angles = np.linspace(0, 2 * np.pi, len(spokes), endpoint=False)
     ax.set_theta_offset(np.pi / 2)
     ax.set_theta_direction(-1)
-    for name in _order(data[hue], hue_order):
+    for name in charts.ordered(data[hue], hue_order):
         part = data[data[hue] == name].set_index(x).reindex(spokes)
         values = 100 * part[y].to_numpy(dtype=float)
         ax.plot(np.append(angles, angles[0]), np.append(values, values[0]), label=name)
@@ -335,9 +311,8 @@ def stability_plot(
     Judges with one run show a single dot and no bar.
     """
     _check(data, [x, y, hue], "stability_plot")
-    xs = _order(data[x], order)
-    if ax is None:
-        ax = plt.figure(figsize=(max(5.0, 1.1 * len(xs) + 2), 4)).gca()
+    xs = charts.ordered(data[x], order)
+    ax = charts.axes(ax, (max(5.0, 1.1 * len(xs) + 2), 4))
     for i, name in enumerate(xs):
         values = 100 * data.loc[data[x] == name, y].dropna().to_numpy(dtype=float)
         if len(values) == 0:
@@ -355,9 +330,7 @@ def stability_plot(
                 markersize=5,
             )
     ax.set_xticks(range(len(xs)), xs)
-    ax.tick_params(axis="x", labelrotation=30)
-    for label in ax.get_xticklabels():
-        label.set_horizontalalignment("right")
+    charts.rotate_xticklabels(ax, 30)
     ax.set_xlim(-0.6, len(xs) - 0.4)
     ax.set_ylim(0, 100)
     ax.set_ylabel(ylabel)

@@ -4,7 +4,7 @@
   condition for every item; the judge runner fills `meta["references"]` with it.
 - `strategy_conditions` turns prompting strategies of a corpus (LLMBar's Vanilla /
   Reference / Metrics_Reference) into reference conditions of one judge, so accuracy, CA and
-  kappa can be compared per judge × condition (`metrics.item_outcomes`, `compare_conditions`).
+  kappa can be compared per judge × condition (`pairwise.item_outcomes`, `compare_conditions`).
 - `similarity_judgments` is the reference-similarity classifier of spec 001 §4.6 (App. C):
   pairwise, the response more similar to the reference wins (argmax, no threshold; equal
   scores are a tie), as a judgments table that flows through the same metrics as LLM judges.
@@ -17,10 +17,10 @@ from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
-from judgelab.analyses.pairwise import metrics
+from judgelab.analyses import pairwise
 from judgelab.core import schema
 from judgelab.core.schema import require_columns as _require
-from judgelab.judges.offline import SIMILARITY
+from judgelab.core.text import SIMILARITY
 from judgelab.judges.references import CONDITIONS as CONDITIONS
 from judgelab.judges.references import reference_for_condition as reference_for_condition
 from judgelab.judges.references import text_or_none
@@ -70,11 +70,11 @@ def compare_conditions(
 ) -> pd.DataFrame:
     """Compare every pair of conditions of each judge on the items both judged (paired).
 
-    `metrics.compare_judges` with conditions in the role of judges: paired bootstrap interval
-    of the difference and an exact McNemar (sign) test on the discordant items.
+    `pairwise.compare_judges` with conditions in the role of judges: paired bootstrap
+    interval of the difference and an exact McNemar (sign) test on the discordant items.
 
     Args:
-        outcomes: `metrics.item_outcomes` output grouped by judge and `condition`.
+        outcomes: `pairwise.item_outcomes` output grouped by judge and `condition`.
         metric: One of a1, a2, ca, oa, cons.
         across: Group column pooled into an extra row, or None.
         n_boot: Bootstrap resamples B.
@@ -89,7 +89,7 @@ def compare_conditions(
     _require(outcomes, ["judge", "condition"], "compare_conditions")
     swapped = outcomes.rename(columns={"judge": "_model", "condition": "judge"})
     cols = ["_model", *[c for c in swapped.columns if c != "_model"]]
-    out = metrics.compare_judges(
+    out = pairwise.compare_judges(
         swapped[cols], metric=metric, across=across, n_boot=n_boot, seed=seed, level=level
     )
     out = out.rename(columns={"judge_1": "condition_1", "judge_2": "condition_2"})
@@ -140,7 +140,7 @@ def similarity_judgments(
         references: Condition name → reference Series aligned with `items` (e.g.
             `reference_for_condition(items, "random")`); items without a reference are
             skipped in that condition.
-        methods: Names in `judgelab.judges.offline.SIMILARITY` (token_f1, rougeL).
+        methods: Names in `judgelab.core.text.SIMILARITY` (token_f1, rougeL).
 
     Returns:
         A judgments table: judge = "<method>.similarity", model = the method, prompt =

@@ -1,4 +1,4 @@
-"""Find tables by name so notebooks never hold file paths.
+"""Find tables by name so notebooks never hold file paths (the generic loaders of the catalog).
 
 An items *source* is one of:
 - `sample:<name>`: the illustrative fixtures in `data/samples/<name>/items.jsonl`;
@@ -8,13 +8,18 @@ An items *source* is one of:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 import pandas as pd
 
 from judgelab.core import paths, schema, tables
+from judgelab.data import ingest
+from judgelab.errors import FetchError
 from judgelab.errors import SourceNotFound as SourceNotFound
+
+T = TypeVar("T")
 
 SAMPLE_PREFIX = "sample:"
 
@@ -104,6 +109,21 @@ def load_judgments(source: str) -> pd.DataFrame:
     return tables.read_judgments(path)
 
 
+def load_or_none(loader: Callable[..., T], *args: Any, **kwargs: Any) -> T | None:
+    """Return `loader(*args, **kwargs)`, or None when the table does not exist.
+
+    The one "load it if it is there" of the library: only `SourceNotFound` means absent; any
+    other error (a malformed table, a failed download) still raises.
+
+    >>> load_or_none(load_judgments, "sample:no-such-set") is None
+    True
+    """
+    try:
+        return loader(*args, **kwargs)
+    except SourceNotFound:
+        return None
+
+
 class Loaded(NamedTuple):
     """Tables a notebook analyses, and where they really came from."""
 
@@ -116,16 +136,12 @@ class Loaded(NamedTuple):
 
 
 def _load_sample(name: str) -> tuple[pd.DataFrame, pd.DataFrame | None]:
-    items = load_items(name)
-    jpath = judgments_path(name)
-    return items, (load_judgments(name) if jpath.exists() else None)
+    return load_items(name), load_or_none(load_judgments, name)
 
 
 def _load_imported(name: str) -> tuple[pd.DataFrame, pd.DataFrame | None]:
-    from judgelab.data import ingest as imports
-
-    imports.ensure_imported(name)
-    files = imports.imported_files(name)
+    ingest.ensure_imported(name)
+    files = ingest.imported_files(name)
     item_files = [f for f in files if f.parent == paths.items()]
     judgment_files = [f for f in files if f not in item_files]
     items = pd.concat([tables.read_items(f) for f in item_files], ignore_index=True)
@@ -152,8 +168,6 @@ def load_source(
     if is_sample(source):
         items, judgments = _load_sample(source)
         return Loaded(items, judgments, source, source, True, "")
-    from judgelab.data.fetch import FetchError
-
     try:
         items, judgments = _load_imported(source)
     except (FetchError, OSError) as exc:

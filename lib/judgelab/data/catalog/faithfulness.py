@@ -1,1 +1,93 @@
-"""Loaders of the faithfulness analyses: they find and read files; the analyses take frames."""
+"""Loaders of the faithfulness analyses: they find and read files; the analyses take frames.
+
+FaithEval answers (notebook 11) are the judgments `judgelab judge` wrote for imported
+FaithEval benchmarks; the FaithBench pair items (notebook 12) are written here as a benchmark
+for the `ragas.*` judges, whose judgments are read back here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pandas as pd
+
+from judgelab.core import paths, tables
+from judgelab.data.catalog.core import (
+    Loaded,
+    is_sample,
+    load_items,
+    load_judgments,
+    load_or_none,
+    load_source,
+)
+from judgelab.errors import SourceNotFound
+
+
+def load_answers(
+    benchmarks: Sequence[str], *, fallback: str | None = "sample:faitheval"
+) -> Loaded:
+    """Load FaithEval items and the answer tables `judgelab judge` wrote for them.
+
+    Nothing is fetched: each benchmark's items must have been imported
+    (`judgelab data import <benchmark>`) and answered (`judgelab judge ... --benchmark
+    <benchmark>`). When none of them has answers yet, `fallback` (a sample set) is loaded
+    and `reason` says what to run.
+
+    Raises:
+        SourceNotFound: nothing to show and no fallback.
+    """
+    items, judgments, missing = [], [], []
+    for b in benchmarks:
+        try:
+            it = load_items(b)
+            jd = load_judgments(b)
+        except SourceNotFound as exc:
+            missing.append(f"{b}: {exc}")
+            continue
+        items.append(it)
+        judgments.append(jd)
+    requested = ",".join(benchmarks)
+    if judgments:
+        return Loaded(
+            pd.concat(items, ignore_index=True),
+            pd.concat(judgments, ignore_index=True),
+            requested,
+            requested,
+            any(is_sample(b) for b in benchmarks),
+            "",
+        )
+    if fallback is None:
+        raise SourceNotFound("no FaithEval answers: " + "; ".join(missing))
+    sample = load_source(fallback)
+    reason = (
+        "no FaithEval answers yet (import the items with `judgelab data import <benchmark>`, "
+        "then answer them with `judgelab judge`; see the run plan below)"
+    )
+    return sample._replace(requested=requested, reason=reason)
+
+
+def benchmark_items(benchmarks: Sequence[str]) -> dict[str, pd.DataFrame | None]:
+    """Return each benchmark's imported items, None where it is not imported yet.
+
+    The input of `faithfulness.faitheval_plan`, which estimates a missing benchmark on
+    stand-in items.
+    """
+    return {b: load_or_none(load_items, b) for b in benchmarks}
+
+
+def write_pair_items(pair_table: pd.DataFrame) -> str:
+    """Write pair items as an imported benchmark (`data/items/<benchmark>.parquet`).
+
+    Returns:
+        The benchmark name to pass to `judgelab judge --benchmark`.
+    """
+    names = pair_table["benchmark"].unique()
+    if len(names) != 1:
+        raise ValueError(f"pair items must hold one benchmark, got {list(names)}")
+    tables.write_items(pair_table, paths.items() / f"{names[0]}.parquet")
+    return str(names[0])
+
+
+def load_pair_judgments(benchmark: str) -> pd.DataFrame | None:
+    """Return the judgments `judgelab judge` wrote for a pair benchmark (None when none yet)."""
+    return load_or_none(load_judgments, benchmark)

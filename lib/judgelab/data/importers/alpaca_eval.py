@@ -24,7 +24,6 @@ AlpacaEval instructions, same order in every file; checked), judge = "<annotator
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +33,7 @@ from judgelab.data.importers.common import (
     assemble,
     field,
     judge_id,
+    number_or_none,
     pairwise_outcome,
     read_json,
     source_files,
@@ -49,13 +49,8 @@ def preference_winner(preference: Any) -> str | None:
     >>> [preference_winner(p) for p in (1.0, 1.2, 1.5, 1.9, 2, 0, None, 2.5)]
     ['1', '1', 'tie', '2', '2', 'tie', None, None]
     """
-    if preference is None or isinstance(preference, bool):
-        return None
-    try:
-        p = float(preference)
-    except (TypeError, ValueError):
-        return None
-    if math.isnan(p):
+    p = number_or_none(preference)
+    if p is None:
         return None
     if p == 0 or p == 1.5:
         return TIE
@@ -90,14 +85,9 @@ def first_shown(referenced_models: Any) -> str | None:
     return None
 
 
-def _number(value: Any) -> float | None:
-    if value is None or isinstance(value, bool):
-        return None
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return None
-    return None if math.isnan(number) or number < 0 else number
+def _non_negative(value: Any) -> float | None:
+    number = number_or_none(value)
+    return None if number is None or number < 0 else number
 
 
 def import_alpaca_eval(root: Path, source: Any) -> Imported:
@@ -171,8 +161,8 @@ def import_alpaca_eval(root: Path, source: Any) -> Imported:
                     "condition": "",
                     "sample": 0,
                     "output": None if raw is None else json.dumps(raw, ensure_ascii=False),
-                    "cost_usd": _number(rec.get("price_per_example")),
-                    "latency_s": _number(rec.get("time_per_example")),
+                    "cost_usd": _non_negative(rec.get("price_per_example")),
+                    "latency_s": _non_negative(rec.get("time_per_example")),
                     **out,
                 }
             )

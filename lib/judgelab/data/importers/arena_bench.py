@@ -75,6 +75,48 @@ def _use_graded_answer(item: dict[str, Any] | None, user_prompt: Any) -> None:
     item["response"] = graded
 
 
+def _judgments(
+    root: Path,
+    source: Any,
+    split_of: dict[str, str],
+    item_of: dict[tuple[str, str], dict[str, Any]],
+) -> list[dict[str, Any]]:
+    """Return GPT-4's scores as judgments (and put the graded answer text in its item)."""
+    benchmark = source.name
+    judgments: list[dict[str, Any]] = []
+    for path in source_files(source, "model_judgment/*.jsonl"):
+        file = root / path
+        for i, rec in enumerate(read_jsonl(root, path)):
+            model = str(field(rec, "model", file=file, row=i))
+            if model not in split_of:
+                raise SourceFormatError(
+                    str(file),
+                    f"judged model {model!r} has no model_answer file",
+                    row=i,
+                    column="model",
+                )
+            field(rec, "score", file=file, row=i)
+            _use_graded_answer(
+                item_of.get((model, str(rec["question_id"]))), rec.get("user_prompt")
+            )
+            out = pointwise_outcome(format_score(rec["score"]), gold=None)
+            judgments.append(
+                {
+                    "benchmark": benchmark,
+                    "split": split_of[model],
+                    "item_id": str(field(rec, "question_id", file=file, row=i)),
+                    "judge": judge_id(JUDGE_MODEL, PROMPT),
+                    "model": JUDGE_MODEL,
+                    "prompt": PROMPT,
+                    "condition": "",
+                    "sample": 0,
+                    "output": field(rec, "judgment", file=file, row=i),
+                    **out,
+                }
+            )
+    return judgments
+
+
 def import_arena_bench(root: Path, source: Any) -> Imported:
     """Import arena-bench-v1 answers as pointwise items and GPT-4's scores as judgments."""
     root = Path(root)
@@ -127,35 +169,5 @@ def import_arena_bench(root: Path, source: Any) -> Imported:
             )
             item_of[(str(rec["model_id"]), str(qid))] = items[-1]
 
-    judgments: list[dict[str, Any]] = []
-    for path in source_files(source, "model_judgment/*.jsonl"):
-        file = root / path
-        for i, rec in enumerate(read_jsonl(root, path)):
-            model = str(field(rec, "model", file=file, row=i))
-            if model not in split_of:
-                raise SourceFormatError(
-                    str(file),
-                    f"judged model {model!r} has no model_answer file",
-                    row=i,
-                    column="model",
-                )
-            field(rec, "score", file=file, row=i)
-            _use_graded_answer(
-                item_of.get((model, str(rec["question_id"]))), rec.get("user_prompt")
-            )
-            out = pointwise_outcome(format_score(rec["score"]), gold=None)
-            judgments.append(
-                {
-                    "benchmark": benchmark,
-                    "split": split_of[model],
-                    "item_id": str(field(rec, "question_id", file=file, row=i)),
-                    "judge": judge_id(JUDGE_MODEL, PROMPT),
-                    "model": JUDGE_MODEL,
-                    "prompt": PROMPT,
-                    "condition": "",
-                    "sample": 0,
-                    "output": field(rec, "judgment", file=file, row=i),
-                    **out,
-                }
-            )
+    judgments = _judgments(root, source, split_of, item_of)
     return assemble(items, judgments, what=source.name)

@@ -14,6 +14,7 @@ import csv
 import fnmatch
 import io
 import json
+import math
 import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -229,11 +230,16 @@ def pointwise_outcome(verdict: str | None, *, gold: str | None) -> dict[str, Any
     return {"order": 0, "verdict": verdict, "valid": valid, "chosen": None, "correct": correct}
 
 
-def format_score(value: Any) -> str | None:
-    """Return a numeric score as a canonical string ("7", "9.5"), None when not a number.
+def number_or_none(value: Any) -> float | None:
+    """Return `value` as a float; None when it is missing, a bool, not a number, or NaN.
 
-    >>> format_score(10.0), format_score("8"), format_score(None), format_score("n/a")
-    ('10', '8', None, None)
+    The one reading of a numeric cell every importer uses (scores, preferences, prices,
+    detector outputs): a bool is never a number, and NaN counts as missing.
+
+    >>> number_or_none("2.5"), number_or_none(1), number_or_none(True), number_or_none("n/a")
+    (2.5, 1.0, None, None)
+    >>> number_or_none(float("nan")) is None, number_or_none(float("inf"))
+    (True, inf)
     """
     if value is None or isinstance(value, bool):
         return None
@@ -241,7 +247,17 @@ def format_score(value: Any) -> str | None:
         number = float(value)
     except (TypeError, ValueError):
         return None
-    if number != number or number in (float("inf"), float("-inf")):
+    return None if math.isnan(number) else number
+
+
+def format_score(value: Any) -> str | None:
+    """Return a numeric score as a canonical string ("7", "9.5"), None when not a number.
+
+    >>> format_score(10.0), format_score("8"), format_score(None), format_score("n/a")
+    ('10', '8', None, None)
+    """
+    number = number_or_none(value)
+    if number is None or math.isinf(number):
         return None
     return str(int(number)) if number.is_integer() else repr(number)
 

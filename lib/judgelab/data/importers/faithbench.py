@@ -23,7 +23,6 @@ missing or non-numeric prediction is invalid; `output` keeps the raw value.
 
 from __future__ import annotations
 
-import math
 import re
 from pathlib import Path
 from typing import Any
@@ -33,6 +32,7 @@ from judgelab.data.importers.common import (
     assemble,
     field,
     judge_id,
+    number_or_none,
     pointwise_outcome,
     read_json,
     source_files,
@@ -67,13 +67,8 @@ def detector_verdict(value: Any, *, threshold: float | None = None) -> str | Non
     >>> detector_verdict(0.52694, threshold=0.5), detector_verdict(2)
     ('Consistent', None)
     """
-    if value is None or isinstance(value, bool):
-        return None
-    try:
-        x = float(value)
-    except (TypeError, ValueError):
-        return None
-    if math.isnan(x):
+    x = number_or_none(value)
+    if x is None:
         return None
     if threshold is None:
         return {1.0: "Consistent", 0.0: "Hallucinated"}.get(x)

@@ -1,30 +1,8 @@
 """The generic importer: a CSV / TSV / JSONL / JSON / parquet file of judgments + a YAML mapping.
 
-`import_file(data_file, mapping)` returns the items and judgments tables. The mapping says
-which column holds what. A field is either a column name, a constant, or a dict
-`{column: NAME, map: {raw: value}}` / `{value: CONSTANT}`. A bare string means a *column* for
-the per-row fields and a *constant* for `benchmark`, `task`, `split`, `judge`, `model`,
-`prompt` and `condition` (write `{column: ...}` to read those from a column)::
-
-    benchmark: my_eval              # constant, required
-    task: pairwise                  # pairwise | pointwise | qa (default pairwise)
-    split: {column: subset}         # default "default"
-    item_id: id                     # default: the 0-based row number
-    judge: {column: judge_name}     # default "imported"; file-name safe after import
-    model: gpt-4o                   # optional; prompt, condition likewise
-    question: instruction
-    context: passage                # optional text fields: question, context, reference
-    # pairwise responses, either two slots in the file's own order ...
-    response_1: output_a
-    response_2: output_b
-    gold: {column: label, map: {"1": "1", "2": "2", "tie": "tie"}}   # -> "1" | "2" | "tie"
-    swapped: {column: swap}         # truthy: response_2 was shown first (as A); default false
-    # ... or already canonical: response_pos / response_neg (+ order: 0/1 column or constant)
-    verdict: {column: winner, map: {"[[A]]": "A", "[[B]]": "B", "[[C]]": "tie"}}
-    output: judgment_text           # raw judge output (default: the raw verdict value)
-    sample: run                     # default 0
-    meta: [category, source]        # extra columns kept in items.meta
-    # pointwise / qa: response, gold (the label), verdict (the judge's label)
+`import_file(data_file, mapping)` returns the items and judgments tables. The mapping (its
+format: `judgelab.data.importers.mapping_spec`) says which column holds what; the file is read
+by `judgelab.data.importers.records.read_records`; this module assembles the tables.
 
 Order semantics. A pairwise verdict may be mapped to `A`/`B` (the position shown: first /
 second), to `1`/`2` (the file's slot, already un-swapped, as LLMBar's `winner`), to
@@ -42,7 +20,6 @@ row), and the column.
 
 from __future__ import annotations
 
-import io
 import json
 import re
 from dataclasses import dataclass
@@ -50,210 +27,22 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-import yaml
 
-from judgelab.core import schema, tables
+from judgelab.core import schema
 from judgelab.data.importers.base import Imported, SourceFormatError
+from judgelab.data.importers.mapping_spec import ALL_FIELDS as ALL_FIELDS
+from judgelab.data.importers.mapping_spec import COLUMN_FIELDS as COLUMN_FIELDS
+from judgelab.data.importers.mapping_spec import CONSTANT_FIELDS as CONSTANT_FIELDS
+from judgelab.data.importers.mapping_spec import PAIRWISE_VERDICTS as PAIRWISE_VERDICTS
+from judgelab.data.importers.mapping_spec import Field as Field
+from judgelab.data.importers.mapping_spec import load_mapping as load_mapping
+from judgelab.data.importers.mapping_spec import normalise as _norm
+from judgelab.data.importers.mapping_spec import parse_mapping as parse_mapping
+from judgelab.data.importers.records import read_records as read_records
 
-CONSTANT_FIELDS = ("benchmark", "task", "split", "judge", "model", "prompt", "condition")
-COLUMN_FIELDS = (
-    "item_id",
-    "question",
-    "context",
-    "reference",
-    "response",
-    "response_1",
-    "response_2",
-    "response_pos",
-    "response_neg",
-    "model_1",
-    "model_2",
-    "gold",
-    "verdict",
-    "output",
-    "swapped",
-    "order",
-    "sample",
-)
-ALL_FIELDS = (*CONSTANT_FIELDS, *COLUMN_FIELDS, "meta")
-PAIRWISE_VERDICTS = ("A", "B", "1", "2", "pos", "neg", "tie")
 _TRUE = {"1", "true", "yes", "y", "t", "swapped"}
 _FALSE = {"0", "false", "no", "n", "f", "", "none"}
 _SAFE = re.compile(r"[^A-Za-z0-9._\-]+")
-
-
-@dataclass(frozen=True)
-class Field:
-    """One mapped field: a column (optionally with a value map) or a constant."""
-
-    column: str | None = None
-    value: Any = None
-    map: dict[str, Any] | None = None
-
-
-def _fail_mapping(where: str, key: str, problem: str) -> SourceFormatError:
-    return SourceFormatError(where, f"mapping key '{key}': {problem}")
-
-
-def parse_mapping(raw: Any, *, where: str = "mapping") -> dict[str, Any]:
-    """Validate a mapping (the YAML's content); return `{field: Field | list}`."""
-    if not isinstance(raw, dict):
-        raise SourceFormatError(where, "the mapping must be a YAML mapping of field: column")
-    unknown = sorted(set(raw) - set(ALL_FIELDS))
-    if unknown:
-        raise _fail_mapping(where, unknown[0], f"unknown field (allowed: {', '.join(ALL_FIELDS)})")
-    if not raw.get("benchmark"):
-        raise _fail_mapping(where, "benchmark", "missing (required)")
-    out: dict[str, Any] = {}
-    for key, spec in raw.items():
-        if key == "meta":
-            if isinstance(spec, str):
-                spec = [spec]
-            if not isinstance(spec, list) or not all(isinstance(c, str) for c in spec):
-                raise _fail_mapping(where, key, "must be a list of column names")
-            out[key] = list(spec)
-            continue
-        if isinstance(spec, dict):
-            extra = sorted(set(spec) - {"column", "value", "map"})
-            if extra or ("column" in spec) == ("value" in spec):
-                raise _fail_mapping(where, key, "a dict needs exactly one of column/value (+ map)")
-            vmap = spec.get("map")
-            if vmap is not None and not isinstance(vmap, dict):
-                raise _fail_mapping(where, key, "map must be a mapping of raw value: value")
-            vmap = None if vmap is None else {_norm(k): v for k, v in vmap.items()}
-            out[key] = Field(column=spec.get("column"), value=spec.get("value"), map=vmap)
-        elif key in CONSTANT_FIELDS:
-            out[key] = Field(value=spec)
-        elif isinstance(spec, str):
-            out[key] = Field(column=spec)
-        else:
-            out[key] = Field(value=spec)
-    task = out.get("task", Field(value="pairwise"))
-    if task.column is None and task.value not in schema.TASKS:
-        raise _fail_mapping(where, "task", f"must be one of {schema.TASKS}, got {task.value!r}")
-    pair_slots = {"response_1", "response_2"} & set(out)
-    pos_slots = {"response_pos", "response_neg"} & set(out)
-    if task.value == "pairwise":
-        if not (
-            pair_slots == {"response_1", "response_2"}
-            or pos_slots == {"response_pos", "response_neg"}
-        ):
-            raise _fail_mapping(
-                where,
-                "response_1",
-                "pairwise needs response_1+response_2 or response_pos+response_neg",
-            )
-        if pair_slots and pos_slots:
-            raise _fail_mapping(
-                where, "response_pos", "give either slots 1/2 or pos/neg, not both"
-            )
-        if pos_slots and "gold" in out:
-            raise _fail_mapping(
-                where, "gold", "with response_pos/neg the gold is pos by definition"
-            )
-        if "swapped" in out and "order" in out:
-            raise _fail_mapping(where, "order", "give either swapped or order, not both")
-    vmap = out.get("verdict", Field()).map
-    if task.value == "pairwise" and vmap:
-        bad = [v for v in vmap.values() if v is not None and str(v) not in PAIRWISE_VERDICTS]
-        if bad:
-            raise _fail_mapping(
-                where, "verdict", f"map value {bad[0]!r} is not one of {PAIRWISE_VERDICTS} or null"
-            )
-    return out
-
-
-def load_mapping(path: str | Path) -> dict[str, Any]:
-    """Read and validate a mapping YAML; errors name the file and the key."""
-    p = Path(path)
-    try:
-        raw = yaml.safe_load(tables.read_utf8(p))
-    except FileNotFoundError:
-        raise SourceFormatError(str(p), "mapping file not found") from None
-    except tables.NotUTF8 as exc:
-        raise SourceFormatError(exc.file, exc.problem, line=exc.line) from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = mark.line + 1 if mark is not None else None
-        raise SourceFormatError(str(p), f"not valid YAML ({exc})", line=line) from None
-    return parse_mapping(raw, where=str(p))
-
-
-def read_records(path: str | Path) -> tuple[pd.DataFrame, str]:
-    """Read a data file into a frame of strings; return it and the row unit ("line"/"row").
-
-    CSV/TSV cells are read as text (empty -> null); JSONL rows keep their line number in
-    the index so errors can name it.
-    """
-    p = Path(path)
-    if not p.is_file():
-        raise SourceFormatError(str(p), "file not found")
-    if p.stat().st_size == 0:
-        raise SourceFormatError(str(p), "empty file")
-    suffix = p.suffix.lower()
-    try:
-        if suffix in (".csv", ".tsv"):
-            df = pd.read_csv(
-                io.StringIO(tables.read_utf8(p)),
-                sep="\t" if suffix == ".tsv" else ",",
-                dtype=str,
-                keep_default_na=False,
-            )
-            df = df.replace({"": None})
-            df.index = pd.RangeIndex(1, len(df) + 1)
-            unit = "row"
-        elif suffix in (".jsonl", ".ndjson"):
-            df, unit = _read_jsonl(p), "line"
-        elif suffix == ".json":
-            data = json.loads(tables.read_utf8(p))
-            if (
-                isinstance(data, dict)
-                and len(data) == 1
-                and isinstance(next(iter(data.values())), list)
-            ):
-                data = next(iter(data.values()))
-            if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
-                raise SourceFormatError(str(p), "expected a JSON list of objects")
-            df = pd.DataFrame(data)
-            df.index = pd.RangeIndex(1, len(df) + 1)
-            unit = "row"
-        elif suffix == ".parquet":
-            df = pd.read_parquet(p)
-            df.index = pd.RangeIndex(1, len(df) + 1)
-            unit = "row"
-        else:
-            raise SourceFormatError(
-                str(p), f"unsupported file type {suffix!r} (csv, tsv, jsonl, json, parquet)"
-            )
-    except tables.NotUTF8 as exc:
-        raise SourceFormatError(exc.file, exc.problem, line=exc.line) from None
-    except json.JSONDecodeError as exc:
-        raise SourceFormatError(str(p), f"malformed JSON ({exc.msg})", line=exc.lineno) from None
-    except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
-        raise SourceFormatError(str(p), f"unreadable {suffix[1:]} ({exc})") from None
-    except (OSError, ValueError) as exc:
-        if isinstance(exc, SourceFormatError):
-            raise
-        raise SourceFormatError(str(p), f"unreadable {suffix[1:]} ({exc})") from None
-    if len(df) == 0:
-        raise SourceFormatError(str(p), "empty file (no data rows)")
-    return df, unit
-
-
-def _read_jsonl(p: Path) -> pd.DataFrame:
-    try:
-        parsed = tables.parse_jsonl(tables.read_utf8(p), source=str(p))
-    except (tables.JsonlError, tables.NotUTF8) as exc:
-        raise SourceFormatError(exc.file, exc.problem, line=exc.line) from None
-    return pd.DataFrame([rec for _, rec in parsed], index=pd.Index([n for n, _ in parsed]))
-
-
-def _norm(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    return str(value).strip()
 
 
 def _isnull(value: Any) -> bool:
@@ -366,66 +155,88 @@ def import_frame(
         item_id = _text(rows.get("item_id", idx, row)) if "item_id" in fields else str(pos)
         if item_id is None:
             raise rows.error(idx, "empty item id", fields["item_id"].column)
+        key = (split, item_id)
         text = {k: _text(rows.get(k, idx, row)) for k in ("question", "context", "reference")}
         meta = {c: _jsonable(row[c]) for c in fields.get("meta", [])}
-        key = (split, item_id)
+        slot_of: dict[str, str] = {}
         if task == "pairwise":
-            item, slot_of = _pairwise_item(rows, idx, row, text, meta, key, items)
+            _, slot_of = _pairwise_item(rows, idx, row, text, meta, key, items)
         else:
-            item = {
-                "benchmark": bench,
-                "split": split,
-                "item_id": item_id,
-                "task": task,
-                **text,
-                "response": _text(rows.get("response", idx, row)),
-                "gold": _gold_pointwise(rows, idx, row),
-                "meta": meta,
-            }
-            if key in items and (items[key]["response"], items[key]["gold"]) != (
-                item["response"],
-                item["gold"],
-            ):
-                raise rows.error(
-                    idx, f"item {item_id!r} has another response or gold than before", None
-                )
-            items.setdefault(key, item)
+            _pointwise_item(rows, idx, row, task, {**text, "meta": meta}, key, items)
         items[key]["benchmark"] = bench
-        if not has_verdict:
-            continue
-        judge_raw = _text(rows.get("judge", idx, row, default="imported")) or "imported"
-        raw_verdict = rows.raw("verdict", idx, row)
-        verdict = rows.get("verdict", idx, row)
-        output = _text(rows.get("output", idx, row)) if "output" in fields else _text(raw_verdict)
-        rec: dict[str, Any] = {
-            "benchmark": bench,
-            "split": split,
-            "item_id": item_id,
-            "judge": safe_id(judge_raw),
-            "model": _text(rows.get("model", idx, row)),
-            "prompt": _text(rows.get("prompt", idx, row)),
-            "condition": _text(rows.get("condition", idx, row, default="")) or "",
-            "sample": _int(rows, "sample", idx, row, None) if "sample" in fields else 0,
-            "output": output,
-        }
-        if rec["model"] is None and "model" not in fields:
-            rec["model"] = judge_raw
-        gold = items[key]["gold"]
-        if task == "pairwise":
-            order, chosen, value = _pairwise_verdict(rows, idx, row, verdict, slot_of)
-            rec.update(order=order, verdict=value, valid=chosen is not None, chosen=chosen)
-            rec["correct"] = None if gold is None else bool(chosen is not None and chosen == gold)
-        else:
-            valid = not _isnull(verdict) and not isinstance(verdict, _Unmapped)
-            value = _text(verdict) if valid else None
-            if valid and value == "":
-                valid, value = False, None
-            rec.update(order=0, verdict=value, valid=valid, chosen=None)
-            rec["correct"] = None if gold is None else bool(valid and value == gold)
-        judgments.append(rec)
+        if has_verdict:
+            rec = _judgment(rows, idx, row, task, slot_of, gold=items[key]["gold"])
+            judgments.append({"benchmark": bench, "split": split, "item_id": item_id, **rec})
     items_df = schema.new_items(list(items.values()))
     judg_df = schema.new_judgments(judgments) if has_verdict else None
     return Imported(items_df, judg_df)
+
+
+def _pointwise_item(
+    rows: _Rows,
+    idx: int,
+    row: pd.Series,
+    task: str,
+    texts: dict[str, Any],
+    key: tuple[str, str],
+    items: dict[tuple[str, str], dict[str, Any]],
+) -> None:
+    """Add the row's single-response item to `items` (a repeat must agree with the first)."""
+    split, item_id = key
+    item = {
+        "benchmark": None,
+        "split": split,
+        "item_id": item_id,
+        "task": task,
+        **texts,
+        "response": _text(rows.get("response", idx, row)),
+        "gold": _gold_pointwise(rows, idx, row),
+    }
+    if key in items and (items[key]["response"], items[key]["gold"]) != (
+        item["response"],
+        item["gold"],
+    ):
+        raise rows.error(idx, f"item {item_id!r} has another response or gold than before", None)
+    items.setdefault(key, item)
+
+
+def _judgment(
+    rows: _Rows,
+    idx: int,
+    row: pd.Series,
+    task: str,
+    slot_of: dict[str, str],
+    *,
+    gold: str | None,
+) -> dict[str, Any]:
+    """Return the judgment columns of one row (without benchmark, split and item id)."""
+    judge_raw = _text(rows.get("judge", idx, row, default="imported")) or "imported"
+    raw_verdict = rows.raw("verdict", idx, row)
+    verdict = rows.get("verdict", idx, row)
+    fields = rows.fields
+    output = _text(rows.get("output", idx, row)) if "output" in fields else _text(raw_verdict)
+    rec: dict[str, Any] = {
+        "judge": safe_id(judge_raw),
+        "model": _text(rows.get("model", idx, row)),
+        "prompt": _text(rows.get("prompt", idx, row)),
+        "condition": _text(rows.get("condition", idx, row, default="")) or "",
+        "sample": _int(rows, "sample", idx, row, None) if "sample" in fields else 0,
+        "output": output,
+    }
+    if rec["model"] is None and "model" not in fields:
+        rec["model"] = judge_raw
+    if task == "pairwise":
+        order, chosen, value = _pairwise_verdict(rows, idx, row, verdict, slot_of)
+        rec.update(order=order, verdict=value, valid=chosen is not None, chosen=chosen)
+        rec["correct"] = None if gold is None else bool(chosen is not None and chosen == gold)
+        return rec
+    valid = not _isnull(verdict) and not isinstance(verdict, _Unmapped)
+    value = _text(verdict) if valid else None
+    if valid and value == "":
+        valid, value = False, None
+    rec.update(order=0, verdict=value, valid=valid, chosen=None)
+    rec["correct"] = None if gold is None else bool(valid and value == gold)
+    return rec
 
 
 def _jsonable(value: Any) -> Any:
@@ -570,4 +381,12 @@ def import_mapped(root: Path, source: Any) -> Imported:
     )
 
 
-__all__ = ["import_file", "import_frame", "import_mapped", "load_mapping", "parse_mapping"]
+__all__ = [
+    "import_file",
+    "import_frame",
+    "import_mapped",
+    "load_mapping",
+    "parse_mapping",
+    "read_records",
+    "safe_id",
+]

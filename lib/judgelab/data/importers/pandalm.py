@@ -62,62 +62,57 @@ def verdict_slot(value: Any) -> str | None:
     return _SLOTS.get(str(value).strip().lower())
 
 
-def import_pandalm(root: Path, source: Any) -> Imported:
-    """Import the PandaLM test set with majority-vote gold and the two judges' verdicts."""
-    root = Path(root)
-    benchmark, split = source.name, "testset-v1"
-    tfile = root / "testset-v1.json"
-    records = read_json(root, "testset-v1.json")
-    if not isinstance(records, list) or not records:
-        raise SourceFormatError(str(tfile), "expected a non-empty JSON list")
-    items, pos_slot, gold_of = [], {}, {}
-    for i, rec in enumerate(records):
-        idx = str(field(rec, "idx", file=tfile, row=i, kinds=(int, str)))
-        labels = [field(rec, f"annotator{k}", file=tfile, row=i) for k in (1, 2, 3)]
-        for k, v in enumerate(labels, start=1):
-            if verdict_slot(v) is None:
-                raise SourceFormatError(
-                    str(tfile),
-                    f"annotator label {v!r} is not 0/1/2",
-                    row=i,
-                    column=f"annotator{k}",
-                )
-        winner = majority(labels)
-        pos = "2" if winner == "2" else "1"
-        gold = None if winner is None else ("tie" if winner == TIE else "pos")
-        pos_slot[idx], gold_of[idx] = pos, gold
-        instruction = field(rec, "instruction", file=tfile, row=i, kinds=(str,))
-        inp = field(rec, "input", file=tfile, row=i, kinds=(str,))
-        texts = {s: scalar_text(rec, f"response{s}", file=tfile, row=i) for s in ("1", "2")}
-        responses = {s: text for s, (text, _) in texts.items()}
-        coerced = [f"response{s}" for s, (_, conv) in texts.items() if conv]
-        models = str(rec.get("cmp_key", "")).split("_", 1)
-        items.append(
-            {
-                "benchmark": benchmark,
-                "split": split,
-                "item_id": idx,
-                "task": "pairwise",
-                "question": instruction + (f"\n\n{inp}" if inp.strip() else ""),
-                "context": None,
-                "response_pos": responses[pos],
-                "response_neg": responses["2" if pos == "1" else "1"],
-                "response": None,
-                "reference": None,
-                "gold": gold,
-                "meta": {
-                    "motivation_app": rec.get("motivation_app"),
-                    "cmp_key": rec.get("cmp_key"),
-                    "pos_slot": f"response{pos}",
-                    "model_pos": models[int(pos) - 1] if len(models) == 2 else None,
-                    "model_neg": models[2 - int(pos)] if len(models) == 2 else None,
-                    "annotators": labels,
-                    "gold_rule": "majority of 3 annotators (>= 2 agree); none -> null",
-                    **({"non_text_json_values": coerced} if coerced else {}),
-                },
-            }
-        )
+def _item(benchmark: str, split: str, rec: Any, i: int, tfile: Path) -> tuple[dict, str]:
+    """Return one test-set item (majority-vote gold) and the slot ("1"/"2") stored as pos."""
+    idx = str(field(rec, "idx", file=tfile, row=i, kinds=(int, str)))
+    labels = [field(rec, f"annotator{k}", file=tfile, row=i) for k in (1, 2, 3)]
+    for k, v in enumerate(labels, start=1):
+        if verdict_slot(v) is None:
+            raise SourceFormatError(
+                str(tfile),
+                f"annotator label {v!r} is not 0/1/2",
+                row=i,
+                column=f"annotator{k}",
+            )
+    winner = majority(labels)
+    pos = "2" if winner == "2" else "1"
+    gold = None if winner is None else ("tie" if winner == TIE else "pos")
+    instruction = field(rec, "instruction", file=tfile, row=i, kinds=(str,))
+    inp = field(rec, "input", file=tfile, row=i, kinds=(str,))
+    texts = {s: scalar_text(rec, f"response{s}", file=tfile, row=i) for s in ("1", "2")}
+    responses = {s: text for s, (text, _) in texts.items()}
+    coerced = [f"response{s}" for s, (_, conv) in texts.items() if conv]
+    models = str(rec.get("cmp_key", "")).split("_", 1)
+    item = {
+        "benchmark": benchmark,
+        "split": split,
+        "item_id": idx,
+        "task": "pairwise",
+        "question": instruction + (f"\n\n{inp}" if inp.strip() else ""),
+        "context": None,
+        "response_pos": responses[pos],
+        "response_neg": responses["2" if pos == "1" else "1"],
+        "response": None,
+        "reference": None,
+        "gold": gold,
+        "meta": {
+            "motivation_app": rec.get("motivation_app"),
+            "cmp_key": rec.get("cmp_key"),
+            "pos_slot": f"response{pos}",
+            "model_pos": models[int(pos) - 1] if len(models) == 2 else None,
+            "model_neg": models[2 - int(pos)] if len(models) == 2 else None,
+            "annotators": labels,
+            "gold_rule": "majority of 3 annotators (>= 2 agree); none -> null",
+            **({"non_text_json_values": coerced} if coerced else {}),
+        },
+    }
+    return item, pos
 
+
+def _judgments(
+    root: Path, source: Any, split: str, pos_slot: dict[str, str], gold_of: dict
+) -> list[dict[str, Any]]:
+    """Return the two judges' verdicts on the test set, one row per (judge, item)."""
     judgments = []
     for model, (result_key, extra) in _JUDGES.items():
         for path in source_files(source, f"{model}-testset-v1.json"):
@@ -141,7 +136,7 @@ def import_pandalm(root: Path, source: Any) -> Imported:
                 output = {k: rec.get(k) for k in (result_key, *extra)}
                 judgments.append(
                     {
-                        "benchmark": benchmark,
+                        "benchmark": source.name,
                         "split": split,
                         "item_id": idx,
                         "judge": judge_id(model, PROMPT),
@@ -153,4 +148,22 @@ def import_pandalm(root: Path, source: Any) -> Imported:
                         **out,
                     }
                 )
+    return judgments
+
+
+def import_pandalm(root: Path, source: Any) -> Imported:
+    """Import the PandaLM test set with majority-vote gold and the two judges' verdicts."""
+    root = Path(root)
+    benchmark, split = source.name, "testset-v1"
+    tfile = root / "testset-v1.json"
+    records = read_json(root, "testset-v1.json")
+    if not isinstance(records, list) or not records:
+        raise SourceFormatError(str(tfile), "expected a non-empty JSON list")
+    items, pos_slot, gold_of = [], {}, {}
+    for i, rec in enumerate(records):
+        item, pos = _item(benchmark, split, rec, i, tfile)
+        idx = item["item_id"]
+        pos_slot[idx], gold_of[idx] = pos, item["gold"]
+        items.append(item)
+    judgments = _judgments(root, source, split, pos_slot, gold_of)
     return assemble(items, judgments, what=source.name)

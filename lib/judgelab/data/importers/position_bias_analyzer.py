@@ -67,6 +67,54 @@ def _reference(row: dict[str, str]) -> str | None:
     return render_turns(refs)
 
 
+def _read_run(root: Path, path: str) -> tuple[Any, str, str, int]:
+    """Read one run TSV; return its rows, the judge (last column), the split and the sample."""
+    file = root / path
+    run = _RUN.match(Path(path).parent.name)
+    if run is None:
+        raise SourceFormatError(
+            str(file), "folder name is not 'Repetition<N>-<split>_record<k>_<judge>_<m>'"
+        )
+    df = read_delimited(root, path, sep="\t", columns=_COLUMNS)
+    judge = df.columns[-1]
+    if judge in _COLUMNS or judge != run["judge"]:
+        raise SourceFormatError(
+            str(file), f"last column should be the judge {run['judge']!r}", column=judge
+        )
+    return df, judge, run["split"], int(run["rep"]) - 1
+
+
+def _item(benchmark: str, split: str, row: dict[str, str], shown: tuple[str, str]) -> dict:
+    """Return the item of one presented pair (`shown`: the models shown as A and B)."""
+    question = row["cmp_index"].split(";")[0]
+    shown_a, shown_b = shown
+    model_pos, model_neg = canonical_pair(shown_a, shown_b)
+    answers = {
+        shown_a: render_turns([row["answer1_1"], row["answer1_2"]]),
+        shown_b: render_turns([row["answer2_1"], row["answer2_2"]]),
+    }
+    return {
+        "benchmark": benchmark,
+        "split": split,
+        "item_id": item_id(question, model_pos, model_neg),
+        "task": "pairwise",
+        "question": render_turns([row["question_1"], row["question_2"]]),
+        "context": None,
+        "response_pos": answers[model_pos],
+        "response_neg": answers[model_neg],
+        "response": None,
+        "reference": _reference(row),
+        "gold": None,
+        "meta": {
+            "question_id": question,
+            "category": row["task"],
+            "model_pos": model_pos,
+            "model_neg": model_neg,
+            "turns": 2,
+        },
+    }
+
+
 def import_position_bias_analyzer(root: Path, source: Any) -> Imported:
     """Import every run TSV listed in the source registry (one judge x repetition each)."""
     root = Path(root)
@@ -75,18 +123,7 @@ def import_position_bias_analyzer(root: Path, source: Any) -> Imported:
     judgments: list[dict[str, Any]] = []
     for path in source_files(source, "*.tsv"):
         file = root / path
-        run = _RUN.match(Path(path).parent.name)
-        if run is None:
-            raise SourceFormatError(
-                str(file), "folder name is not 'Repetition<N>-<split>_record<k>_<judge>_<m>'"
-            )
-        df = read_delimited(root, path, sep="\t", columns=_COLUMNS)
-        judge = df.columns[-1]
-        if judge in _COLUMNS or judge != run["judge"]:
-            raise SourceFormatError(
-                str(file), f"last column should be the judge {run['judge']!r}", column=judge
-            )
-        split, sample = run["split"], int(run["rep"]) - 1
+        df, judge, split, sample = _read_run(root, path)
         seen: dict[str, int] = {}
         for i, row in enumerate(df.to_dict("records")):
             parts = row["cmp_index"].split(";")
@@ -97,14 +134,9 @@ def import_position_bias_analyzer(root: Path, source: Any) -> Imported:
                     row=i,
                     column="cmp_index",
                 )
-            question, shown_a, shown_b = parts
-            model_pos, model_neg = canonical_pair(shown_a, shown_b)
-            iid = item_id(question, model_pos, model_neg)
-            answers = {
-                shown_a: render_turns([row["answer1_1"], row["answer1_2"]]),
-                shown_b: render_turns([row["answer2_1"], row["answer2_2"]]),
-            }
-            key = f"{iid}:{shown_a}"
+            _, shown_a, shown_b = parts
+            item = _item(benchmark, split, row, (shown_a, shown_b))
+            key = f"{item['item_id']}:{shown_a}"
             if key in seen:
                 raise SourceFormatError(
                     str(file),
@@ -113,36 +145,16 @@ def import_position_bias_analyzer(root: Path, source: Any) -> Imported:
                     column="cmp_index",
                 )
             seen[key] = i
-            items.append(
-                {
-                    "benchmark": benchmark,
-                    "split": split,
-                    "item_id": iid,
-                    "task": "pairwise",
-                    "question": render_turns([row["question_1"], row["question_2"]]),
-                    "context": None,
-                    "response_pos": answers[model_pos],
-                    "response_neg": answers[model_neg],
-                    "response": None,
-                    "reference": _reference(row),
-                    "gold": None,
-                    "meta": {
-                        "question_id": question,
-                        "category": row["task"],
-                        "model_pos": model_pos,
-                        "model_neg": model_neg,
-                        "turns": 2,
-                    },
-                }
-            )
+            items.append(item)
             verdict = parse_bracket_verdict(row[judge], _LABELS)
             winner = {"A": shown_a, "B": shown_b}.get(verdict, verdict)
-            out = pairwise_outcome(winner, pos_slot=model_pos, first_slot=shown_a, gold=None)
+            pos = item["meta"]["model_pos"]
+            out = pairwise_outcome(winner, pos_slot=pos, first_slot=shown_a, gold=None)
             judgments.append(
                 {
                     "benchmark": benchmark,
                     "split": split,
-                    "item_id": iid,
+                    "item_id": item["item_id"],
                     "judge": judge_id(judge, PROMPT),
                     "model": judge,
                     "prompt": PROMPT,

@@ -17,13 +17,14 @@ A (first), order 1 shows it as B (second).
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from judgelab.core.schema import read_meta
 from judgelab.errors import NotApplicable as NotApplicable
+from judgelab.errors import check_choice
 from judgelab.judges.parsers import Parsed
 
 Messages = list[dict[str, str]]
@@ -75,17 +76,11 @@ class ItemView:
 
     @property
     def meta(self) -> dict[str, Any]:
-        """Return the parsed `meta` JSON ({} when missing)."""
-        m = self.row.get("meta")
-        if isinstance(m, dict):
-            return m
-        if isinstance(m, str) and m:
-            try:
-                value = json.loads(m)
-            except ValueError:
-                return {}
-            return value if isinstance(value, dict) else {}
-        return {}
+        """Return the parsed `meta` JSON ({} when missing, not JSON or not an object)."""
+        try:
+            return read_meta(self.row.get("meta"))
+        except ValueError:  # a template never fails on a malformed meta: it has none
+            return {}
 
     @property
     def key(self) -> str:
@@ -204,9 +199,8 @@ class Template:
                     f"template {self.id} does not take condition key {k!r} "
                     f"(allowed: {sorted(allowed) or 'none'})"
                 )
-            values = allowed[k]
-            if values is not None and v not in values:
-                raise ValueError(f"template {self.id}: {k}={v!r} is not one of {list(values)}")
+            if allowed[k] is not None:
+                check_choice(f"template {self.id}: condition {k}", v, tuple(allowed[k]))
         return cond
 
 

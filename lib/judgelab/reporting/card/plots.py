@@ -11,7 +11,8 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from judgelab.core.schema import require_columns as _check
-from judgelab.reporting.card import card as report_card
+from judgelab.reporting.card.lights import DEFAULT_THRESHOLDS, LIGHTS
+from judgelab.reporting.card.measures import MEASURES
 
 BAND_COLOURS = {"green": "#d9f0d3", "amber": "#fde9b5", "red": "#f6c6c0"}
 
@@ -21,7 +22,7 @@ def threshold_bands(
 ) -> list[tuple[float, float, str]]:
     """Return (start, end, light) spans of the value axis [lo, hi] for one grading rule.
 
-    `how` is a `report_card.LIGHTS` rule: deviation (|v − 0.5|), drop (max(−v, 0)), abs
+    `how` is a `LIGHTS` rule: deviation (|v − 0.5|), drop (max(−v, 0)), abs
     (|v|), higher or lower.
 
     >>> threshold_bands("lower", 0.02, 0.1, lo=0.0, hi=1.0)
@@ -66,18 +67,16 @@ def headline_forest(
     """One small panel per graded bias: each judge's headline with its CI over the bands.
 
     Args:
-        lights: `report_card.traffic_lights` output.
-        thresholds: The thresholds the lights used (`report_card.DEFAULT_THRESHOLDS`).
+        lights: `card.traffic_lights` output.
+        thresholds: The thresholds the lights used (`DEFAULT_THRESHOLDS`).
 
     Returns:
         The figure; panels of biases no judge has data for are left out, and a figure with
         a note is returned when none applies.
     """
     _check(lights, ["source", "judge", "bias", "value", "ci_low", "ci_high", "n"], "forest")
-    thresholds = dict(report_card.DEFAULT_THRESHOLDS if thresholds is None else thresholds)
-    biases = [
-        b for b in report_card.LIGHTS if lights.loc[lights["bias"] == b, "value"].notna().any()
-    ]
+    thresholds = dict(DEFAULT_THRESHOLDS if thresholds is None else thresholds)
+    biases = [b for b in LIGHTS if lights.loc[lights["bias"] == b, "value"].notna().any()]
     judges = list(dict.fromkeys(lights["source"] + ":" + lights["judge"]))
     if not biases:
         fig = plt.figure(figsize=(6, 1.5))
@@ -91,7 +90,7 @@ def headline_forest(
     )
     y = np.arange(len(judges))
     for ax, bias in zip(axes.ravel(), biases, strict=False):
-        tkey, measure, how = report_card.LIGHTS[bias]
+        tkey, measure, how = LIGHTS[bias]
         green, amber = (float(x) for x in thresholds[tkey])
         part = lights[lights["bias"] == bias].assign(key=lambda d: d["source"] + ":" + d["judge"])
         part = part.set_index("key").reindex(judges)
@@ -116,7 +115,7 @@ def headline_forest(
         for yi in y[~ok]:
             ax.text(lo + 0.02 * (hi - lo), yi, "n/a", va="center", fontsize=7, color="#777")
         ax.set_xlim(lo, hi)
-        ax.set_title(f"{bias}\n{report_card.MEASURES[measure][0]}", fontsize=9)
+        ax.set_title(f"{bias}\n{MEASURES[measure][0]}", fontsize=9)
         ax.tick_params(labelsize=7)
     for ax in axes.ravel()[len(biases) :]:
         ax.set_visible(False)
@@ -158,6 +157,49 @@ DETAIL_MEASURES = (
 )
 
 
+def _scope_points(ax: plt.Axes, part: pd.DataFrame, scopes: list, measure: str) -> None:
+    """Draw one judge's values of `measure` per scope with their intervals and n."""
+    pos = np.arange(len(scopes))
+    p = part.set_index("scope").reindex(scopes)
+    v = p["value"].astype(float)
+    lo = p["ci_low"].astype(float).fillna(v)
+    hi = p["ci_high"].astype(float).fillna(v)
+    ax.errorbar(
+        v,
+        pos,
+        xerr=[(v - lo).clip(lower=0), (hi - v).clip(lower=0)],
+        fmt="o",
+        color="#1f77b4",
+        ms=4,
+        capsize=2,
+    )
+    for i, n in enumerate(p["n"]):
+        ax.annotate(f"n={int(n)}", (1.0, i), xycoords=("axes fraction", "data"),
+                    xytext=(3, 0), textcoords="offset points", fontsize=6,
+                    va="center")  # fmt: skip
+    ax.set_yticks(pos, [str(s) for s in scopes], fontsize=7)
+    ax.invert_yaxis()
+    if measure in ("pos_a_rate", "p_longer"):
+        ax.axvline(0.5, color="#888", lw=0.8, ls="--")
+    elif measure in ("self_gap",):
+        ax.axvline(0.0, color="#888", lw=0.8, ls="--")
+    ax.set_xlabel(MEASURES[measure][0], fontsize=8)
+
+
+def _scope_heatmap(
+    fig: Figure, ax: plt.Axes, part: pd.DataFrame, scopes: list, judges: list[str]
+) -> None:
+    """Draw the judges × scopes heatmap of one measure's values."""
+    grid = part.pivot_table(
+        index="key", columns="scope", values="value", aggfunc="first", sort=False
+    ).reindex(index=[j for j in judges if j in set(part["key"])], columns=scopes)
+    im = ax.imshow(grid.to_numpy(dtype=float), aspect="auto", cmap="viridis")
+    ax.set_xticks(range(len(scopes)), [str(s) for s in scopes], rotation=45, ha="right",
+                  fontsize=6)  # fmt: skip
+    ax.set_yticks(range(len(grid.index)), grid.index, fontsize=6)
+    fig.colorbar(im, ax=ax, shrink=0.8)
+
+
 def detail_panels(measures: pd.DataFrame, *, max_scopes: int = 14) -> Figure:
     """Small multiples of the scoped rows behind the headlines.
 
@@ -166,7 +208,7 @@ def detail_panels(measures: pd.DataFrame, *, max_scopes: int = 14) -> Figure:
     intervals).
 
     Args:
-        measures: `report_card.collect` / `collect_measures` output.
+        measures: `card.collect` / `collect_measures` output.
         max_scopes: Scopes shown per panel at most (the headline scope is always kept).
     """
     _check(measures, ["source", "judge", "measure", "scope", "value", "status"], "details")
@@ -195,42 +237,11 @@ def detail_panels(measures: pd.DataFrame, *, max_scopes: int = 14) -> Figure:
             head = part.loc[part["headline"].astype(bool), "scope"].tolist()
             scopes = list(dict.fromkeys([*scopes[: max_scopes - 1], *head]))
             part = part[part["scope"].isin(scopes)]
-        label = report_card.MEASURES[m][0]
+        label = MEASURES[m][0]
         if single:
-            pos = np.arange(len(scopes))
-            p = part.set_index("scope").reindex(scopes)
-            v = p["value"].astype(float)
-            lo = p["ci_low"].astype(float).fillna(v)
-            hi = p["ci_high"].astype(float).fillna(v)
-            ax.errorbar(
-                v,
-                pos,
-                xerr=[(v - lo).clip(lower=0), (hi - v).clip(lower=0)],
-                fmt="o",
-                color="#1f77b4",
-                ms=4,
-                capsize=2,
-            )
-            for i, n in enumerate(p["n"]):
-                ax.annotate(f"n={int(n)}", (1.0, i), xycoords=("axes fraction", "data"),
-                            xytext=(3, 0), textcoords="offset points", fontsize=6,
-                            va="center")  # fmt: skip
-            ax.set_yticks(pos, [str(s) for s in scopes], fontsize=7)
-            ax.invert_yaxis()
-            if m in ("pos_a_rate", "p_longer"):
-                ax.axvline(0.5, color="#888", lw=0.8, ls="--")
-            elif m in ("self_gap",):
-                ax.axvline(0.0, color="#888", lw=0.8, ls="--")
-            ax.set_xlabel(label, fontsize=8)
+            _scope_points(ax, part, scopes, m)
         else:
-            grid = part.pivot_table(
-                index="key", columns="scope", values="value", aggfunc="first", sort=False
-            ).reindex(index=[j for j in judges if j in set(part["key"])], columns=scopes)
-            im = ax.imshow(grid.to_numpy(dtype=float), aspect="auto", cmap="viridis")
-            ax.set_xticks(range(len(scopes)), [str(s) for s in scopes], rotation=45, ha="right",
-                          fontsize=6)  # fmt: skip
-            ax.set_yticks(range(len(grid.index)), grid.index, fontsize=6)
-            fig.colorbar(im, ax=ax, shrink=0.8)
+            _scope_heatmap(fig, ax, part, scopes, judges)
         ax.set_title(label, fontsize=9)
         ax.tick_params(labelsize=7)
     for ax in axes.ravel()[len(shown) :]:

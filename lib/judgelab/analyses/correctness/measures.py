@@ -1,0 +1,237 @@
+"""Card measures of the correctness family: agreement with humans, self-preference, answerability.
+
+Registered with `judgelab.analyses.registry.measure`; the report card runs them. Pointwise
+judges are graded once per judge: verdicts and gold mapped to Correct/Incorrect through the
+card's `label_map`, each graded answer given the bootstrap cluster of its question (cached per
+judge). Pairwise judges get the symmetrized pairwise kappa only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+import pandas as pd
+
+from judgelab.analyses import correctness
+from judgelab.analyses.registry import CardContext, measure, na, row, rows, unmet
+
+FAMILY = "correctness"
+#: Why a pairwise judge has no measure that grades known candidates' answers.
+NO_GRADING = "needs Correct/Incorrect grading of known candidates' answers"
+GOOD, BAD = "answered_correctly", "answered_incorrectly"
+
+
+def _map_labels(frame: pd.DataFrame, column: str, label_map: Mapping[str, str]) -> pd.Series:
+    return frame[column].astype(object).map(lambda v: v if pd.isna(v) else label_map.get(v, v))
+
+
+def with_clusters(ctable: pd.DataFrame, items: pd.DataFrame) -> pd.DataFrame:
+    """Add `cluster`, the bootstrap unit of the correctness measures.
+
+    The question (spec 001 §4.4) when items carry one; otherwise (FaithBench: summaries of a
+    shared source document, no question) the context the item was judged against, else the
+    item itself — never one cluster for the whole table.
+    """
+    keys = ["benchmark", "split", "item_id"]
+    it = items[keys].astype(str).copy()
+    question = items["question"].fillna("").astype(str).to_numpy()
+    context = items["context"].fillna("").astype(str).to_numpy() if "context" in items else ""
+    it["cluster"] = np.where(
+        question != "",
+        "q|" + question,
+        np.where(context != "", "c|" + context, "i|" + it["item_id"].to_numpy()),
+    )
+    it["cluster"] = it["benchmark"] + "|" + it["split"] + "|" + it["cluster"]
+    return ctable.merge(it, on=keys, how="left", validate="many_to_one")
+
+
+def _graded(ctx: CardContext) -> tuple[pd.DataFrame | None, str]:
+    """Return the judge's graded answers with clusters, or None and why (cached per judge)."""
+
+    def build() -> tuple[pd.DataFrame | None, str]:
+        label_map = ctx.options.label_map
+        items = ctx.items.assign(gold=_map_labels(ctx.items, "gold", label_map))
+        own = ctx.own.assign(verdict=_map_labels(ctx.own, "verdict", label_map))
+        try:
+            table = correctness.correctness_table(items, own, judges=[ctx.judge])
+            ctable = with_clusters(table, ctx.items)
+        except ValueError as exc:
+            return None, f"labels are not Correct/Incorrect (give label_map): {exc}"
+        if ctable.empty:
+            return None, "no human labels for this judge's items"
+        return ctable, ""
+
+    return ctx.cached("correctness.graded", build)
+
+
+def _rates(ctx: CardContext, metric: str) -> list[dict]:
+    """Return one metric of the judge's correctness rates as card rows (scope: the metric)."""
+    ctable, why = _graded(ctx)
+    if ctable is None:
+        return na(why)
+    crates = ctx.cached(
+        "correctness.rates",
+        lambda: correctness.correctness_rates(ctable, cluster="cluster", **ctx.boot),
+    )
+    part = crates[crates["metric"] == metric]
+    return rows(part.assign(scope=metric), headline=metric)
+
+
+@measure(
+    "kappa_human",
+    family=FAMILY,
+    label="Kappa vs humans",
+    doc="Cohen's kappa with the gold / human labels",
+    direction="higher",
+)
+def kappa_human(ctx: CardContext) -> list[dict]:
+    """Cohen's kappa with the human labels (pairwise judges: the symmetrized pairwise kappa)."""
+    if not ctx.pairwise:
+        return _rates(ctx, "kappa")
+    why = unmet(ctx, "gold")
+    if why is not None:
+        return na(why)
+    final = correctness.pairwise_final(ctx.own, groups=("judge", "benchmark", "split"))
+    kap = correctness.pairwise_kappa(final, **ctx.boot)
+    return rows(kap.assign(scope="pairwise"), headline="pairwise")
+
+
+@measure(
+    "agreement_human",
+    family=FAMILY,
+    label="Agreement with humans",
+    doc="share of verdicts equal to the human label",
+    needs=("pointwise",),
+    direction="higher",
+)
+def agreement_human(ctx: CardContext) -> list[dict]:
+    """Share of verdicts equal to the human label."""
+    return _rates(ctx, "agreement")
+
+
+@measure(
+    "fpr",
+    family=FAMILY,
+    label="FPR",
+    doc="says Correct (Consistent) when the human says Incorrect (Hallucinated)",
+    needs=("pointwise",),
+    direction="lower",
+)
+def false_positive_rate(ctx: CardContext) -> list[dict]:
+    """Share of human-Incorrect answers the judge calls Correct."""
+    return _rates(ctx, "fpr")
+
+
+@measure(
+    "fnr",
+    family=FAMILY,
+    label="FNR",
+    doc="says Incorrect (Hallucinated) when the human says Correct (Consistent)",
+    needs=("pointwise",),
+    direction="lower",
+)
+def false_negative_rate(ctx: CardContext) -> list[dict]:
+    """Share of human-Correct answers the judge calls Incorrect."""
+    return _rates(ctx, "fnr")
+
+
+@measure(
+    "self_gap",
+    family=FAMILY,
+    label="Self − others FPR",
+    doc="FPR on its own family's answers minus on others'",
+    needs=("pointwise",),
+    unmet={"pointwise": NO_GRADING},
+    direction="abs",
+)
+def self_gap(ctx: CardContext) -> list[dict]:
+    """Self-preference: each rate on its own model family's answers minus on others'."""
+    ctable, why = _graded(ctx)
+    if ctable is None:
+        return na(why)
+    opts = ctx.options
+    if ctx.judge not in opts.judge_family:
+        return na("no model family given for this judge (judge_family)")
+    marked = correctness.mark_self(
+        ctable, judge_family=opts.judge_family, candidate_family=opts.candidate_family
+    )
+    sv = correctness.self_vs_others(marked, cluster="cluster", **ctx.boot)
+    if sv.empty:
+        return na("none of the graded answers is from its own model family")
+    sv = sv.assign(
+        scope=sv["metric"],
+        value=sv["diff"],
+        ci_low=sv["diff_low"],
+        ci_high=sv["diff_high"],
+        n=sv["n_self"] + sv["n_others"],
+        note="self "
+        + sv["self"].round(3).astype(str)
+        + " vs others "
+        + sv["others"].round(3).astype(str),
+    )
+    return rows(sv, headline="fpr")
+
+
+def _by_answered(ctx: CardContext) -> tuple[pd.DataFrame | None, str]:
+    """Return the judge's kappa per answered subset, or None and why (cached per judge)."""
+
+    def build() -> tuple[pd.DataFrame | None, str]:
+        ctable, why = _graded(ctx)
+        if ctable is None:
+            return None, why
+        if ctx.judge not in ctx.options.judge_candidate:
+            return None, "the judge was not an exam-taker of this source (judge_candidate)"
+        marked = correctness.mark_answered(ctable, judge_candidate=ctx.options.judge_candidate)
+        ka = correctness.kappa_by_answered(marked, cluster="cluster", **ctx.boot)
+        return ka[ka["metric"] == "kappa"], ""
+
+    return ctx.cached("correctness.by_answered", build)
+
+
+@measure(
+    "kappa_answered",
+    family=FAMILY,
+    label="Kappa by answered",
+    doc="kappa on questions it answered right / wrong",
+    needs=("pointwise",),
+    unmet={"pointwise": NO_GRADING},
+    direction="higher",
+)
+def kappa_answered(ctx: CardContext) -> list[dict]:
+    """Kappa on the questions the judge answered right, wrong, and overall."""
+    ka, why = _by_answered(ctx)
+    if ka is None:
+        return na(why)
+    return rows(ka.assign(scope=ka["subset"].astype(str)), headline="overall")
+
+
+@measure(
+    "answered_gap",
+    family=FAMILY,
+    label="Answered gap",
+    doc="kappa(answered correctly) − kappa(answered incorrectly)",
+    needs=("pointwise",),
+    unmet={"pointwise": NO_GRADING},
+    direction="abs",
+)
+def answered_gap(ctx: CardContext) -> list[dict]:
+    """Kappa on questions answered correctly minus on those answered incorrectly."""
+    ka, why = _by_answered(ctx)
+    if ka is None:
+        return na(why)
+    by = ka.set_index(ka["subset"].astype(str))
+    if GOOD not in by.index or BAD not in by.index:
+        return na("one answered subset is empty")
+    gap = float(by.loc[GOOD, "value"] - by.loc[BAD, "value"])
+    return [
+        row(
+            "correctly − incorrectly",
+            headline=True,
+            value=gap,
+            n=int(by.loc[GOOD, "n"] + by.loc[BAD, "n"]),
+            status="ok" if not np.isnan(gap) else "n/a",
+            note="difference of two independently resampled subsets; "
+            "see kappa_answered for their intervals",
+        )
+    ]

@@ -1,0 +1,122 @@
+"""Error correlation: how much two judges fail on the same items (phi of error indicators)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from judgelab.analyses.juries.pairs import (
+    PairCell,
+    judge_column,
+    pair_bootstrap,
+    pair_cells,
+    pair_table,
+)
+from judgelab.analyses.juries.votes import greedy_pools, pool_labels
+from judgelab.core import stats
+
+ERROR_COLUMNS: tuple[str, ...] = (
+    "pool",
+    "benchmark",
+    "split",
+    "judge_1",
+    "judge_2",
+    "phi",
+    "ci_low",
+    "ci_high",
+    "error_1",
+    "error_2",
+    "both_wrong",
+    "expected_both_wrong",
+    "n",
+)
+
+
+def error_indicators(judgments: pd.DataFrame, *, pool: str | None = "prompt") -> pd.DataFrame:
+    """Return per judge and item with gold whether the judge erred (not consistently correct).
+
+    Returns:
+        `pool`, `benchmark`, `split`, `unit` (the item), `judge`, `value` (1.0 = error).
+    """
+    lab = pool_labels(greedy_pools(judgments, pool, "error_correlation"))
+    lab = lab[lab["has_gold"].astype(bool)]
+    long = lab[["pool", "benchmark", "split", "item_id", "judge"]].rename(
+        columns={"item_id": "unit"}
+    )
+    # an error is a pair that is not consistently correct (the CA definition)
+    long["value"] = (lab["label"] != "pos").astype(float).to_numpy()
+    return long
+
+
+def error_correlation(
+    judgments: pd.DataFrame,
+    *,
+    pool: str | None = "prompt",
+    across: str | None = "split",
+    n_boot: int = 1000,
+    seed: int = 0,
+    level: float = 0.95,
+) -> pd.DataFrame:
+    """Return how much two judges fail on the same items: phi of their error indicators.
+
+    An *error* is an item with gold that the judge did not get consistently right (CA = 0).
+    Phi is the Pearson correlation of two judges' 0/1 error vectors on the items both
+    judged: (p_11 − p_1 p_2) / sqrt(p_1 (1 − p_1) p_2 (1 − p_2)); NaN when a judge never or
+    always errs. High phi means shared failures, which a majority vote cannot fix.
+
+    Args:
+        judgments: A judgments table with gold (`correct` not null).
+        pool: Column whose values define separate pools of judges (None: one pool).
+        across: Add `pooled` rows over the splits, or None.
+        n_boot: Bootstrap resamples B.
+        seed: Seed of the bootstrap.
+        level: Confidence level.
+
+    Returns:
+        `pool`, `benchmark`, `split`, `judge_1`, `judge_2` (both orders, diagonal = 1), `phi`,
+        `ci_low`, `ci_high`, `error_1`, `error_2` (error rates), `both_wrong` (p_11),
+        `expected_both_wrong` (p_1 p_2, if errors were independent), `n`.
+    """
+    cells = pair_cells(error_indicators(judgments, pool=pool), across=across)
+
+    def pair(cell: PairCell, j1: str, j2: str) -> dict:
+        conf, reps = pair_bootstrap(cell, j1, j2, seed=seed, n_boot=n_boot, n_values=2)
+        phi = stats.interval_fields(
+            _phi(conf), _phi(reps), level=level, names=("phi", "ci_low", "ci_high")
+        )
+        n = conf.sum()
+        e1, e2 = conf[1].sum() / n if n else np.nan, conf[:, 1].sum() / n if n else np.nan
+        return phi | {
+            "error_1": e1,
+            "error_2": e2,
+            "both_wrong": conf[1, 1] / n if n else np.nan,
+            "expected_both_wrong": e1 * e2,
+            "n": int(n),
+        }
+
+    def diagonal(cell: PairCell, judge: str) -> dict:
+        e = judge_column(cell.strata, judge).dropna()
+        rate = float(e.mean()) if len(e) else np.nan
+        return {
+            "phi": 1.0,
+            "ci_low": 1.0,
+            "ci_high": 1.0,
+            "error_1": rate,
+            "error_2": rate,
+            "both_wrong": rate,
+            "expected_both_wrong": rate * rate,
+            "n": len(e),
+        }
+
+    return pair_table(cells, pair, diagonal, columns=ERROR_COLUMNS, swap=[("error_1", "error_2")])
+
+
+def _phi(conf: np.ndarray) -> np.ndarray:
+    """Return phi from 2 × 2 counts (..., 2, 2) with index 1 = error."""
+    n = conf.sum(axis=(-2, -1))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p11 = conf[..., 1, 1] / n
+        p1 = conf[..., 1, :].sum(axis=-1) / n
+        p2 = conf[..., :, 1].sum(axis=-1) / n
+        den = np.sqrt(p1 * (1 - p1) * p2 * (1 - p2))
+        return np.where(den > 0, (p11 - p1 * p2) / np.where(den > 0, den, 1.0), np.nan)

@@ -1,0 +1,359 @@
+"""Pairwise rates per (judge, group, sample) with bootstrap and Wilson intervals (spec 000 §4).
+
+`pairwise_rates` turns `item_outcomes` into every rate of `METRICS`, each a ratio of sums over
+the complete items of a group, with a seeded percentile bootstrap interval over items and a
+Wilson interval, plus the two averages across splits: `pooled` over items and
+`mean_of_splits`. `rates_for` and `rates_wide` filter and reshape the long result. Rates are
+fractions in [0, 1]; notebooks show them in percent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+import numpy as np
+import pandas as pd
+
+from judgelab.analyses.pairwise.outcomes import BOOLEAN_OUTCOMES, CATEGORIES, group_columns
+from judgelab.core import stats
+from judgelab.core.schema import require_columns as _require
+
+POOLED = "pooled"
+MEAN_OF_SPLITS = "mean_of_splits"
+AGGREGATIONS = (POOLED, MEAN_OF_SPLITS)
+
+#: metric → (numerator column, denominator column, Wilson applies) in `item_outcomes` terms.
+#: A rate is Σ numerator / Σ denominator over the complete items of a group.
+METRICS: dict[str, tuple[str, str, bool]] = {
+    "a1": ("correct_0", "has_gold", True),
+    "a2": ("correct_1", "has_gold", True),
+    "ca": ("consistently_correct", "has_gold", True),
+    "oa": ("optimistically_correct", "has_gold", True),
+    "cons": ("consistent", "complete", True),
+    "run_gap": ("run_gap", "has_gold", False),
+    "pos_a_rate": ("picks_a", "decisive", True),
+    "share_consistent": ("is_consistent", "complete", True),
+    "share_biased_first": ("is_biased_first", "complete", True),
+    "share_biased_second": ("is_biased_second", "complete", True),
+    "share_inconsistent_tie": ("is_inconsistent_tie", "complete", True),
+    "share_invalid": ("is_invalid", "complete", True),
+    "both_invalid": ("both_invalid", "complete", True),
+    "invalid_0": ("invalid_0", "complete", True),
+    "invalid_1": ("invalid_1", "complete", True),
+}
+
+
+class _Layout(NamedTuple):
+    """Where each metric's numerator and denominator sit among the per-item value columns."""
+
+    num: np.ndarray
+    den: np.ndarray
+    binomial: np.ndarray
+    complete: int
+    has_gold: int
+
+
+class _Cell(NamedTuple):
+    """One (group, sample): its key, the value column sums, their replicates, incomplete items."""
+
+    key: tuple
+    sums: np.ndarray
+    reps: np.ndarray
+    incomplete: float
+
+
+def _value_matrix(outcomes: pd.DataFrame) -> tuple[np.ndarray, list[str]]:
+    """Return per-item numerator/denominator columns (0 for incomplete items) and their names."""
+    f = {}
+    complete = outcomes["complete"].to_numpy(dtype=bool)
+    f["complete"] = complete.astype(float)
+    f["has_gold"] = (complete & outcomes["has_gold"].to_numpy(dtype=bool)).astype(float)
+    for col in BOOLEAN_OUTCOMES:
+        f[col] = outcomes[col].astype("boolean").fillna(False).to_numpy(dtype=float)
+    f["run_gap"] = f["correct_1"] - f["correct_0"]
+    f["picks_a"] = outcomes["picks_a"].astype("Float64").fillna(0).to_numpy(dtype=float)
+    f["decisive"] = outcomes["decisive"].astype("Float64").fillna(0).to_numpy(dtype=float)
+    category = outcomes["category"].to_numpy()
+    for cat in CATEGORIES:
+        f[f"is_{cat}"] = (category == cat).astype(float)
+    c0, c1 = outcomes["chosen_0"].to_numpy(), outcomes["chosen_1"].to_numpy()
+    f["invalid_0"] = (complete & (c0 == "invalid")).astype(float)
+    f["invalid_1"] = (complete & (c1 == "invalid")).astype(float)
+    names = list(f)
+    return np.column_stack([f[k] for k in names]), names
+
+
+def _layout(names: list[str]) -> _Layout:
+    col = {name: i for i, name in enumerate(names)}
+    return _Layout(
+        num=np.array([col[m[0]] for m in METRICS.values()]),
+        den=np.array([col[m[1]] for m in METRICS.values()]),
+        binomial=np.array([m[2] for m in METRICS.values()]),
+        complete=col["complete"],
+        has_gold=col["has_gold"],
+    )
+
+
+def pairwise_rates(
+    outcomes: pd.DataFrame,
+    *,
+    across: str | None = "split",
+    n_boot: int = 1000,
+    seed: int = 0,
+    level: float = 0.95,
+) -> pd.DataFrame:
+    """Return every pairwise rate per (group, sample) with bootstrap and Wilson intervals.
+
+    Rates (fractions; numerator / denominator summed over the complete items of a group):
+    `a1`, `a2` (accuracy in order 0 / order 1), `ca` (consistent accuracy), `oa` (optimistic
+    accuracy) — over items with gold, NaN when there is none; `cons` (consistency, per the
+    invalid policy of `item_outcomes`) over complete items; `run_gap` = a2 − a1 (> 0: the
+    judge favours the second position, spec §4.7); `pos_a_rate`, the **position-A preference
+    rate**: of all valid non-tie verdicts in both orders, the share that picks the response
+    shown first (order 0 choosing pos, order 1 choosing neg), 0.5 = no position preference;
+    `share_<category>` for the `CATEGORIES` of `item_outcomes` (they sum to 1); `both_invalid`;
+    `invalid_0`, `invalid_1` (invalid rate per order). Items lacking an order are excluded and
+    counted in `n_incomplete`.
+
+    Intervals: `ci_low`/`ci_high` are percentile intervals of a bootstrap over items (B =
+    `n_boot`), one resample per group shared by all its rates, seeded by `seed` and the group
+    key (reproducible; independent of which other groups are present). `wilson_low`/
+    `wilson_high` treat k of n as binomial (for `pos_a_rate` the trials are verdicts, two per
+    item, so Wilson is optimistic there; `run_gap` has none).
+
+    Averages across `across` (default the split) are added per remaining group key:
+    `pooled` (Σ numerators / Σ denominators over all items, ContextualJudgeBench "Average")
+    and `mean_of_splits` (unweighted mean of the per-split rates that are defined). Their
+    bootstrap is stratified by split (each split resampled on its own, as in the per-split
+    rows); Wilson applies to `pooled` only. In those rows the `across` column holds `pooled` /
+    `mean_of_splits` and `aggregation` says the same; per-split rows have `aggregation` =
+    `split`.
+
+    Args:
+        outcomes: Output of `item_outcomes`.
+        across: The group column to average over, or None for no averages.
+        n_boot: Bootstrap resamples B.
+        seed: Seed of the bootstrap.
+        level: Confidence level of both intervals.
+
+    Returns:
+        Long table: the group columns, `sample`, `aggregation`, `metric`, `value`, `k`
+        (numerator sum; NaN for `mean_of_splits`), `n` (denominator sum), `ci_low`, `ci_high`,
+        `wilson_low`, `wilson_high`, `n_items` (complete items), `n_gold`, `n_incomplete`.
+    """
+    groups = group_columns(outcomes)
+    _check_across(outcomes, groups, across)
+    keys = [*groups, "sample"]
+    values, names = _value_matrix(outcomes)
+    lay = _layout(names)
+    cells = _split_cells(outcomes, values, keys, lay, n_boot=n_boot, seed=seed)
+    rows = [
+        _ratio_frame(dict(zip(keys, c.key, strict=True)), "split", c, lay, level) for c in cells
+    ]
+    if across is not None:
+        for base, members in cells_across(cells, keys, across):
+            rows.extend(_aggregate_frames(base, across, members, lay, level))
+    out = pd.concat(rows, ignore_index=True)
+    for c in ("n_items", "n_gold", "n_incomplete"):
+        out[c] = out[c].astype(int)
+    return out
+
+
+def _check_across(outcomes: pd.DataFrame, groups: list[str], across: str | None) -> None:
+    if across is not None and across not in groups:
+        raise KeyError(f"across={across!r} is not a group column of the outcomes ({groups})")
+    if across is not None:
+        clash = set(outcomes[across].astype(str).unique()) & set(AGGREGATIONS)
+        if clash:
+            raise ValueError(f"{across} value(s) {sorted(clash)} clash with aggregate labels")
+
+
+def _split_cells(
+    outcomes: pd.DataFrame,
+    values: np.ndarray,
+    keys: list[str],
+    lay: _Layout,
+    *,
+    n_boot: int,
+    seed: int,
+) -> list[_Cell]:
+    """Return the sums and bootstrap replicate sums of every (group, sample) cell."""
+    incomplete = (~outcomes["complete"].to_numpy(dtype=bool)).astype(float)
+    cells = []
+    grouped = outcomes.groupby(keys, sort=False, observed=True, dropna=False)
+    for key, idx in grouped.indices.items():
+        key = key if isinstance(key, tuple) else (key,)
+        block = values[idx]
+        block = block[block[:, lay.complete] > 0]
+        reps = stats.bootstrap_sums(block, n_boot=n_boot, rng=stats.rng_for(seed, *key))
+        cells.append(_Cell(key, block.sum(axis=0), reps, float(incomplete[idx].sum())))
+    return cells
+
+
+def _ratio_frame(
+    key: dict, aggregation: str, cell: _Cell, lay: _Layout, level: float
+) -> pd.DataFrame:
+    """Return the rates of one cell (a split or the pooled cell): Σ num / Σ den per metric."""
+    sums, reps = cell.sums, cell.reps
+    value = stats.ratio_replicates(sums[lay.num], sums[lay.den])
+    low, high = stats.percentile_interval(
+        stats.ratio_replicates(reps[:, lay.num], reps[:, lay.den]), level=level
+    )
+    w_low, w_high = stats.wilson_interval(sums[lay.num], sums[lay.den], level=level)
+    return _rates_frame(
+        key,
+        aggregation,
+        value=value,
+        k=sums[lay.num],
+        n=sums[lay.den],
+        ci=(low, high),
+        wilson=(np.where(lay.binomial, w_low, np.nan), np.where(lay.binomial, w_high, np.nan)),
+        counts=(sums[lay.complete], sums[lay.has_gold], cell.incomplete),
+    )
+
+
+def _aggregate_frames(
+    base: dict, across: str, members: list[_Cell], lay: _Layout, level: float
+) -> list[pd.DataFrame]:
+    """Return the `pooled` and `mean_of_splits` rates over the member cells of one key."""
+    sums = np.sum([m.sums for m in members], axis=0)
+    reps = np.sum([m.reps for m in members], axis=0)
+    inc = float(sum(m.incomplete for m in members))
+    pooled = _ratio_frame({**base, across: POOLED}, POOLED, _Cell((), sums, reps, inc), lay, level)
+    split_rates = np.stack(
+        [stats.ratio_replicates(m.sums[lay.num], m.sums[lay.den]) for m in members]
+    )
+    split_reps = np.stack(
+        [stats.ratio_replicates(m.reps[:, lay.num], m.reps[:, lay.den]) for m in members]
+    )
+    point, rep_mean = _nanmean0(split_rates), _nanmean0(split_reps)
+    nan = np.full(len(lay.num), np.nan)
+    mean = _rates_frame(
+        {**base, across: MEAN_OF_SPLITS},
+        MEAN_OF_SPLITS,
+        value=point,
+        k=nan,
+        n=sums[lay.den],
+        ci=stats.percentile_interval(rep_mean, level=level),
+        wilson=(nan, nan),
+        counts=(sums[lay.complete], sums[lay.has_gold], inc),
+    )
+    return [pooled, mean]
+
+
+def _nanmean0(a: np.ndarray) -> np.ndarray:
+    """Return the mean over axis 0 ignoring NaN, NaN (no warning) where all are NaN."""
+    ok = ~np.isnan(a)
+    count = ok.sum(axis=0)
+    total = np.where(ok, a, 0.0).sum(axis=0)
+    return np.where(count > 0, total / np.maximum(count, 1), np.nan)
+
+
+def _rates_frame(
+    key: dict,
+    aggregation: str,
+    *,
+    value: np.ndarray,
+    k: np.ndarray,
+    n: np.ndarray,
+    ci: tuple[np.ndarray, np.ndarray],
+    wilson: tuple[np.ndarray, np.ndarray],
+    counts: tuple[float, float, float],
+) -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            **{c: [v] * len(METRICS) for c, v in key.items()},
+            "aggregation": aggregation,
+            "metric": list(METRICS),
+            "value": value,
+            "k": k,
+            "n": n,
+            "ci_low": ci[0],
+            "ci_high": ci[1],
+            "wilson_low": wilson[0],
+            "wilson_high": wilson[1],
+            "n_items": counts[0],
+            "n_gold": counts[1],
+            "n_incomplete": counts[2],
+        }
+    )
+
+
+def rate_keys(rates: pd.DataFrame) -> list[str]:
+    """Return the key columns of a `pairwise_rates` table (everything before `aggregation`)."""
+    _require(rates, ["aggregation", "metric", "value"], "expected pairwise_rates(...) output;")
+    cols = list(rates.columns)
+    return cols[: cols.index("aggregation")]
+
+
+def cells_across(
+    cells: list[tuple], keys: list[str], across: str
+) -> list[tuple[dict[str, Any], list]]:
+    """Group cells (whose first element is their key tuple over `keys`) over `across`.
+
+    Returns (the other keys as a dict, the member cells) per combination of the other keys,
+    in first-seen order: the cells an aggregate over `across` (pooled, mean of splits) uses.
+    """
+    pos = keys.index(across)
+    outer: dict[tuple, list[tuple]] = {}
+    for cell in cells:
+        outer.setdefault(cell[0][:pos] + cell[0][pos + 1 :], []).append(cell)
+    rest = [k for k in keys if k != across]
+    return [(dict(zip(rest, okey, strict=True)), members) for okey, members in outer.items()]
+
+
+def rates_for(
+    table: pd.DataFrame,
+    *,
+    metric: str | Sequence[str] | None = None,
+    aggregation: str | Sequence[str] | None = None,
+    sample: int | None = None,
+) -> pd.DataFrame:
+    """Return the rows of a rates-like table for some metrics, aggregations and one sample.
+
+    Works on `pairwise_rates`, `position_preference` and `consistency_categories` output;
+    a None filter keeps every value. Metrics keep the order given.
+    """
+    out = table
+    if metric is not None:
+        wanted = [metric] if isinstance(metric, str) else list(metric)
+        unknown = [m for m in wanted if m not in METRICS]
+        if unknown:
+            raise ValueError(f"unknown metric(s) {unknown}; known: {list(METRICS)}")
+        _require(out, ["metric"], "rates_for")
+        out = out[out["metric"].isin(wanted)]
+        rank = {m: i for i, m in enumerate(wanted)}
+        out = out.iloc[np.argsort(out["metric"].map(rank).to_numpy(), kind="stable")]
+    if aggregation is not None:
+        wanted = [aggregation] if isinstance(aggregation, str) else list(aggregation)
+        bad = [a for a in wanted if a not in ("split", *AGGREGATIONS)]
+        if bad:
+            raise ValueError(f"unknown aggregation(s) {bad}; known: split, {AGGREGATIONS}")
+        _require(out, ["aggregation"], "rates_for")
+        out = out[out["aggregation"].isin(wanted)]
+    if sample is not None:
+        _require(out, ["sample"], "rates_for")
+        out = out[out["sample"] == sample]
+    return out.reset_index(drop=True)
+
+
+def rates_wide(
+    rates: pd.DataFrame, *, metrics: Sequence[str] = ("a1", "a2", "ca", "oa", "cons")
+) -> pd.DataFrame:
+    """Return one row per rate key with `<metric>`, `<metric>_low`, `<metric>_high` columns.
+
+    The interval is the bootstrap percentile interval; `n_items`, `n_gold` and
+    `n_incomplete` close the row.
+    """
+    keys = [*rate_keys(rates), "aggregation"]
+    data = rates_for(rates, metric=list(metrics))
+    idx = data[keys].drop_duplicates()
+    out = idx.copy()
+    for m in metrics:
+        part = data[data["metric"] == m].set_index(keys)
+        cols = part[["value", "ci_low", "ci_high"]]
+        cols.columns = [m, f"{m}_low", f"{m}_high"]
+        out = out.join(cols, on=keys)
+    counts = data.drop_duplicates(keys).set_index(keys)[["n_items", "n_gold", "n_incomplete"]]
+    return out.join(counts, on=keys).reset_index(drop=True)

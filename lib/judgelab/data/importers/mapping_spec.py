@@ -1,0 +1,193 @@
+"""The YAML mapping of the generic importer: which column of a data file holds what.
+
+A field is either a column name, a constant, or a dict `{column: NAME, map: {raw: value}}` /
+`{value: CONSTANT}`. A bare string means a *column* for the per-row fields and a *constant*
+for `benchmark`, `task`, `split`, `judge`, `model`, `prompt` and `condition` (write
+`{column: ...}` to read those from a column)::
+
+    benchmark: my_eval              # constant, required
+    task: pairwise                  # pairwise | pointwise | qa (default pairwise)
+    split: {column: subset}         # default "default"
+    item_id: id                     # default: the 0-based row number
+    judge: {column: judge_name}     # default "imported"; file-name safe after import
+    model: gpt-4o                   # optional; prompt, condition likewise
+    question: instruction
+    context: passage                # optional text fields: question, context, reference
+    # pairwise responses, either two slots in the file's own order ...
+    response_1: output_a
+    response_2: output_b
+    gold: {column: label, map: {"1": "1", "2": "2", "tie": "tie"}}   # -> "1" | "2" | "tie"
+    swapped: {column: swap}         # truthy: response_2 was shown first (as A); default false
+    # ... or already canonical: response_pos / response_neg (+ order: 0/1 column or constant)
+    verdict: {column: winner, map: {"[[A]]": "A", "[[B]]": "B", "[[C]]": "tie"}}
+    output: judgment_text           # raw judge output (default: the raw verdict value)
+    sample: run                     # default 0
+    meta: [category, source]        # extra columns kept in items.meta
+    # pointwise / qa: response, gold (the label), verdict (the judge's label)
+
+`parse_mapping(raw)` validates the mapping's content and `load_mapping(path)` reads it from a
+YAML file; errors (`SourceFormatError`) name the file and the mapping key.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from judgelab.core import schema, tables
+from judgelab.data.importers.base import SourceFormatError
+from judgelab.errors import ChoiceError, check_choice
+
+CONSTANT_FIELDS = ("benchmark", "task", "split", "judge", "model", "prompt", "condition")
+COLUMN_FIELDS = (
+    "item_id",
+    "question",
+    "context",
+    "reference",
+    "response",
+    "response_1",
+    "response_2",
+    "response_pos",
+    "response_neg",
+    "model_1",
+    "model_2",
+    "gold",
+    "verdict",
+    "output",
+    "swapped",
+    "order",
+    "sample",
+)
+ALL_FIELDS = (*CONSTANT_FIELDS, *COLUMN_FIELDS, "meta")
+PAIRWISE_VERDICTS = ("A", "B", "1", "2", "pos", "neg", "tie")
+
+
+@dataclass(frozen=True)
+class Field:
+    """One mapped field: a column (optionally with a value map) or a constant."""
+
+    column: str | None = None
+    value: Any = None
+    map: dict[str, Any] | None = None
+
+
+def _fail_mapping(where: str, key: str, problem: str) -> SourceFormatError:
+    return SourceFormatError(where, f"mapping key '{key}': {problem}")
+
+
+def normalise(value: Any) -> str:
+    """Return a raw cell as the text a value map is keyed by.
+
+    >>> normalise(True), normalise(2.0), normalise(" A ")
+    ('true', '2', 'A')
+    """
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value).strip()
+
+
+def _fail_mapping(where: str, key: str, problem: str) -> SourceFormatError:
+    return SourceFormatError(where, f"mapping key '{key}': {problem}")
+
+
+def _field(key: str, spec: Any, where: str) -> Field | list[str]:
+    """Return one mapped field: a list of meta columns, a column or a constant."""
+    if key == "meta":
+        if isinstance(spec, str):
+            spec = [spec]
+        if not isinstance(spec, list) or not all(isinstance(c, str) for c in spec):
+            raise _fail_mapping(where, key, "must be a list of column names")
+        return list(spec)
+    if isinstance(spec, dict):
+        extra = sorted(set(spec) - {"column", "value", "map"})
+        if extra or ("column" in spec) == ("value" in spec):
+            raise _fail_mapping(where, key, "a dict needs exactly one of column/value (+ map)")
+        vmap = spec.get("map")
+        if vmap is not None and not isinstance(vmap, dict):
+            raise _fail_mapping(where, key, "map must be a mapping of raw value: value")
+        vmap = None if vmap is None else {normalise(k): v for k, v in vmap.items()}
+        return Field(column=spec.get("column"), value=spec.get("value"), map=vmap)
+    if key in CONSTANT_FIELDS or not isinstance(spec, str):
+        return Field(value=spec)
+    return Field(column=spec)
+
+
+def _check_pairwise(out: dict[str, Any], where: str) -> None:
+    """Check that a pairwise mapping names its responses one way and its verdicts well."""
+    pair_slots = {"response_1", "response_2"} & set(out)
+    pos_slots = {"response_pos", "response_neg"} & set(out)
+    if not (
+        pair_slots == {"response_1", "response_2"} or pos_slots == {"response_pos", "response_neg"}
+    ):
+        raise _fail_mapping(
+            where,
+            "response_1",
+            "pairwise needs response_1+response_2 or response_pos+response_neg",
+        )
+    if pair_slots and pos_slots:
+        raise _fail_mapping(where, "response_pos", "give either slots 1/2 or pos/neg, not both")
+    if pos_slots and "gold" in out:
+        raise _fail_mapping(where, "gold", "with response_pos/neg the gold is pos by definition")
+    if "swapped" in out and "order" in out:
+        raise _fail_mapping(where, "order", "give either swapped or order, not both")
+    vmap = out.get("verdict", Field()).map
+    if vmap:
+        bad = [v for v in vmap.values() if v is not None and str(v) not in PAIRWISE_VERDICTS]
+        if bad:
+            raise _fail_mapping(
+                where, "verdict", f"map value {bad[0]!r} is not one of {PAIRWISE_VERDICTS} or null"
+            )
+
+
+def parse_mapping(raw: Any, *, where: str = "mapping") -> dict[str, Any]:
+    """Validate a mapping (the YAML's content); return `{field: Field | list}`."""
+    if not isinstance(raw, dict):
+        raise SourceFormatError(where, "the mapping must be a YAML mapping of field: column")
+    unknown = sorted(set(raw) - set(ALL_FIELDS))
+    if unknown:
+        raise _fail_mapping(where, unknown[0], f"unknown field (allowed: {', '.join(ALL_FIELDS)})")
+    if not raw.get("benchmark"):
+        raise _fail_mapping(where, "benchmark", "missing (required)")
+    out: dict[str, Any] = {key: _field(key, spec, where) for key, spec in raw.items()}
+    task = out.get("task", Field(value="pairwise"))
+    if task.column is None:
+        try:
+            check_choice("task", task.value, schema.TASKS)
+        except ChoiceError as exc:
+            raise _fail_mapping(where, "task", str(exc)) from None
+    if task.value == "pairwise":
+        _check_pairwise(out, where)
+    return out
+
+
+def load_mapping(path: str | Path) -> dict[str, Any]:
+    """Read and validate a mapping YAML; errors name the file and the key."""
+    p = Path(path)
+    try:
+        raw = yaml.safe_load(tables.read_utf8(p))
+    except FileNotFoundError:
+        raise SourceFormatError(str(p), "mapping file not found") from None
+    except tables.NotUTF8 as exc:
+        raise SourceFormatError(exc.file, exc.problem, line=exc.line) from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 1 if mark is not None else None
+        raise SourceFormatError(str(p), f"not valid YAML ({exc})", line=line) from None
+    return parse_mapping(raw, where=str(p))
+
+
+__all__ = [
+    "ALL_FIELDS",
+    "COLUMN_FIELDS",
+    "CONSTANT_FIELDS",
+    "PAIRWISE_VERDICTS",
+    "Field",
+    "load_mapping",
+    "normalise",
+    "parse_mapping",
+]

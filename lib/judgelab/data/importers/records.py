@@ -1,0 +1,89 @@
+"""Read a data file of judgments (CSV, TSV, JSONL, JSON, parquet) into a frame, naming errors.
+
+`read_records(path)` returns the frame and the unit its index counts in: JSONL rows keep
+their line number ("line"), other rows are numbered from 1 ("row"), so every error a later
+step raises can name the place in the file.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pandas as pd
+
+from judgelab.core import tables
+from judgelab.data.importers.base import SourceFormatError
+
+
+def read_records(path: str | Path) -> tuple[pd.DataFrame, str]:
+    """Read a data file into a frame of strings; return it and the row unit ("line"/"row").
+
+    CSV/TSV cells are read as text (empty -> null); JSONL rows keep their line number in
+    the index so errors can name it.
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise SourceFormatError(str(p), "file not found")
+    if p.stat().st_size == 0:
+        raise SourceFormatError(str(p), "empty file")
+    suffix = p.suffix.lower()
+    try:
+        if suffix in (".csv", ".tsv"):
+            df = pd.read_csv(
+                io.StringIO(tables.read_utf8(p)),
+                sep="\t" if suffix == ".tsv" else ",",
+                dtype=str,
+                keep_default_na=False,
+            )
+            df = df.replace({"": None})
+            df.index = pd.RangeIndex(1, len(df) + 1)
+            unit = "row"
+        elif suffix in (".jsonl", ".ndjson"):
+            df, unit = _read_jsonl(p), "line"
+        elif suffix == ".json":
+            data = json.loads(tables.read_utf8(p))
+            if (
+                isinstance(data, dict)
+                and len(data) == 1
+                and isinstance(next(iter(data.values())), list)
+            ):
+                data = next(iter(data.values()))
+            if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
+                raise SourceFormatError(str(p), "expected a JSON list of objects")
+            df = pd.DataFrame(data)
+            df.index = pd.RangeIndex(1, len(df) + 1)
+            unit = "row"
+        elif suffix == ".parquet":
+            df = pd.read_parquet(p)
+            df.index = pd.RangeIndex(1, len(df) + 1)
+            unit = "row"
+        else:
+            raise SourceFormatError(
+                str(p), f"unsupported file type {suffix!r} (csv, tsv, jsonl, json, parquet)"
+            )
+    except tables.NotUTF8 as exc:
+        raise SourceFormatError(exc.file, exc.problem, line=exc.line) from None
+    except json.JSONDecodeError as exc:
+        raise SourceFormatError(str(p), f"malformed JSON ({exc.msg})", line=exc.lineno) from None
+    except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+        raise SourceFormatError(str(p), f"unreadable {suffix[1:]} ({exc})") from None
+    except (OSError, ValueError) as exc:
+        if isinstance(exc, SourceFormatError):
+            raise
+        raise SourceFormatError(str(p), f"unreadable {suffix[1:]} ({exc})") from None
+    if len(df) == 0:
+        raise SourceFormatError(str(p), "empty file (no data rows)")
+    return df, unit
+
+
+def _read_jsonl(p: Path) -> pd.DataFrame:
+    try:
+        parsed = tables.parse_jsonl(tables.read_utf8(p), source=str(p))
+    except (tables.JsonlError, tables.NotUTF8) as exc:
+        raise SourceFormatError(exc.file, exc.problem, line=exc.line) from None
+    return pd.DataFrame([rec for _, rec in parsed], index=pd.Index([n for n, _ in parsed]))
+
+
+__all__ = ["read_records"]

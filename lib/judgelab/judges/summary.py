@@ -1,0 +1,141 @@
+"""What a judge run reports: the run summary, the dry-run estimate and the run's result."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+
+@dataclass
+class Summary:
+    """What a run did; `format()` is the text printed at the end of `judgelab judge`."""
+
+    judge: str
+    benchmark: str
+    planned: int
+    cache_hits: int
+    requested: int
+    answered: int
+    failed: int
+    retries: int
+    not_applicable: int
+    rows: int
+    invalid: int
+    pending: int
+    prompt_tokens: int
+    completion_tokens: int
+    cost_usd: float | None
+    wall_s: float
+    request_s: float = 0.0
+    retry_reasons: dict[str, int] = field(default_factory=dict)
+    errors: dict[str, str] = field(default_factory=dict)
+    path: str | None = None
+
+    def format(self) -> str:
+        """Return a human-readable multi-line summary."""
+        cost = "unknown (no prices in spec)" if self.cost_usd is None else f"${self.cost_usd:.4f}"
+        reasons = ", ".join(f"{k}={v}" for k, v in sorted(self.retry_reasons.items()))
+        lines = [
+            f"judge {self.judge} on {self.benchmark}",
+            f"  requests planned   {self.planned}",
+            f"  cache hits         {self.cache_hits}",
+            f"  requests made      {self.requested} ({self.answered} answered, "
+            f"{self.failed} failed)",
+            f"  retries            {self.retries}" + (f" ({reasons})" if reasons else ""),
+            f"  not applicable     {self.not_applicable} (item, condition) pairs",
+            f"  judgment rows      {self.rows} ({self.invalid} invalid verdicts, raw output "
+            f"kept; {self.pending} pending)",
+            f"  tokens (new calls) {self.prompt_tokens} prompt + {self.completion_tokens} "
+            "completion",
+            f"  cost (new calls)   {cost}",
+            f"  wall time          {self.wall_s:.1f} s ({self.request_s:.1f} s of requests)",
+        ]
+        if self.path:
+            lines.append(f"  table              {self.path}")
+        for key, err in list(self.errors.items())[:5]:
+            lines.append(f"  FAILED {key[:12]}: {err}")
+        if self.failed:
+            lines.append(
+                f"  {self.failed} request(s) failed; rerun the same command to retry them"
+            )
+        return "\n".join(lines)
+
+
+@dataclass
+class RunResult:
+    """What `run` produced: the table, its diagnostics, the summary and where it was written."""
+
+    judgments: pd.DataFrame
+    details: pd.DataFrame
+    summary: Summary
+    paths: list[Path]
+
+
+@dataclass
+class Estimate:
+    """What a run would do (`--dry-run`); token counts are estimates, cost an upper bound."""
+
+    planned: int
+    cached: int
+    to_request: int
+    not_applicable: int
+    prompt_tokens: int
+    max_completion_tokens: int
+    cost_usd: float | None
+
+    def as_row(self) -> dict[str, Any]:
+        """Return the estimate as table columns (cost NaN when the spec has no prices)."""
+        return {
+            "planned": self.planned,
+            "cached": self.cached,
+            "to_request": self.to_request,
+            "not_applicable": self.not_applicable,
+            "est_prompt_tokens": self.prompt_tokens,
+            "max_completion_tokens": self.max_completion_tokens,
+            "est_cost_usd": math.nan if self.cost_usd is None else self.cost_usd,
+        }
+
+    def format(self) -> str:
+        """Return the dry-run report."""
+        cost = (
+            "unknown (no prices in spec)"
+            if self.cost_usd is None
+            else f"<= ${self.cost_usd:.4f} (prompt estimate + max_tokens per request)"
+        )
+        return "\n".join(
+            [
+                f"requests planned        {self.planned}",
+                f"already cached          {self.cached}",
+                f"to request              {self.to_request}",
+                f"not applicable          {self.not_applicable} (item, condition) pairs",
+                f"est. prompt tokens      {self.prompt_tokens} (uncached; ~4 chars/token)",
+                f"max completion tokens   {self.max_completion_tokens} (uncached x max_tokens)",
+                f"est. cost               {cost}",
+            ]
+        )
+
+
+def estimate_tokens(messages: list[dict[str, str]]) -> int:
+    """Estimate the prompt tokens of a chat request: ceil(chars / 4) + 4 per message + 3.
+
+    The 4-characters-per-token rule is OpenAI's rule of thumb for English text; the per-message
+    and per-reply overheads follow OpenAI's chat-format accounting. It needs no tokenizer.
+
+    >>> estimate_tokens([{"role": "user", "content": "x" * 400}])  # 100 + 4 + 3
+    107
+    """
+    chars = sum(len(m.get("content") or "") for m in messages)
+    return math.ceil(chars / 4) + 4 * len(messages) + 3
+
+
+def summary_json(summary: Summary) -> str:
+    """Return the summary as JSON (for logs and notebooks)."""
+    return json.dumps(summary.__dict__, sort_keys=True, default=str)
+
+
+__all__ = ["Estimate", "RunResult", "Summary", "estimate_tokens", "summary_json"]

@@ -1,0 +1,189 @@
+"""Traffic lights: each bias graded from its headline measure against two thresholds.
+
+A light row names a bias, its threshold key and its headline measure; how the value is graded
+comes from the measure's registered `direction` (`deviation` grades |value − 0.5|, `drop`
+max(−value, 0), `abs` |value|, `higher` wants value ≥ the thresholds, `lower` ≤ them).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+
+import pandas as pd
+
+from judgelab.analyses import registry
+from judgelab.reporting.card.measures import MEASURES, headlines
+
+#: Traffic-light rows: bias → (threshold key, headline measure). Order = order on the page.
+LIGHT_ROWS: dict[str, tuple[str, str]] = {
+    "Position bias": ("position", "pos_a_rate"),
+    "Order consistency": ("consistency", "consistency"),
+    "Length bias": ("length", "p_longer"),
+    "Context length": ("context", "context_trend"),
+    "Self-preference": ("self_preference", "self_gap"),
+    "Answerability": ("answerability", "answered_gap"),
+    "Agreement with humans": ("human_agreement", "kappa_human"),
+    "Invalid outputs": ("invalid", "invalid_rate"),
+}
+
+
+def _direction(measure: str) -> str:
+    direction = registry.get(measure).direction
+    if direction is None:
+        raise ValueError(f"measure {measure!r} has no direction to grade a traffic light by")
+    return direction
+
+
+#: Bias → (threshold key, headline measure, how the value is graded: the measure's direction).
+LIGHTS: dict[str, tuple[str, str, str]] = {
+    bias: (tkey, m, _direction(m)) for bias, (tkey, m) in LIGHT_ROWS.items()
+}
+
+#: Default thresholds [green limit, amber limit] per traffic-light row (workbench choices,
+#: not paper values; notebooks pass their own and show them on the page).
+DEFAULT_THRESHOLDS: dict[str, list[float]] = {
+    "position": [0.05, 0.15],
+    "consistency": [0.8, 0.6],
+    "length": [0.05, 0.15],
+    "context": [0.1, 0.3],
+    "self_preference": [0.05, 0.15],
+    "answerability": [0.1, 0.25],
+    "human_agreement": [0.6, 0.4],
+    "invalid": [0.02, 0.1],
+}
+
+LIGHT_COLOURS = {
+    "green": "#1a9850",
+    "amber": "#f0a30a",
+    "red": "#d73027",
+    "grey": "#9e9e9e",
+    "n/a": "#ffffff",
+}
+_EPS = 1e-9  # rates such as 0.55 − 0.5 carry float noise; a boundary value counts as inside
+
+
+def traffic_light(value: float, *, green: float, amber: float, higher_is_better: bool) -> str:
+    """Grade one value: green, amber or red; grey when the value is NaN.
+
+    Boundaries are inclusive: a value exactly at the green limit is green, exactly at the
+    amber limit amber (within 1e-9, so 0.55 − 0.5 counts as 0.05).
+
+    >>> traffic_light(0.05, green=0.05, amber=0.15, higher_is_better=False)
+    'green'
+    >>> traffic_light(0.6, green=0.8, amber=0.6, higher_is_better=True)
+    'amber'
+    """
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "grey"
+    if higher_is_better:
+        if green < amber:
+            raise ValueError(f"higher-is-better thresholds need green ≥ amber ({green}, {amber})")
+        return "green" if value >= green - _EPS else "amber" if value >= amber - _EPS else "red"
+    if green > amber:
+        raise ValueError(f"lower-is-better thresholds need green ≤ amber ({green}, {amber})")
+    return "green" if value <= green + _EPS else "amber" if value <= amber + _EPS else "red"
+
+
+def _graded(value: float, how: str) -> float:
+    if how == "deviation":
+        return abs(value - 0.5)
+    if how == "drop":
+        return max(-value, 0.0)
+    if how == "abs":
+        return abs(value)
+    return value
+
+
+def _rule_text(how: str, measure: str, green: float, amber: float) -> str:
+    label = MEASURES[measure][0]
+    quantity = {
+        "deviation": f"|{label} − 0.5|",
+        "drop": f"max(−{label}, 0)",
+        "abs": f"|{label}|",
+    }.get(how, label)
+    if how == "higher":
+        return f"green: {quantity} ≥ {green:g}; amber: ≥ {amber:g}; red: below"
+    return f"green: {quantity} ≤ {green:g}; amber: ≤ {amber:g}; red: above"
+
+
+def threshold_table(thresholds: Mapping[str, Sequence[float]]) -> pd.DataFrame:
+    """Return the traffic-light rules as shown on the page: bias, measure, rule.
+
+    Raises:
+        KeyError: a threshold the lights need is missing.
+    """
+    rows = []
+    for bias, (tkey, measure, how) in LIGHTS.items():
+        if tkey not in thresholds:
+            raise KeyError(f"thresholds: missing {tkey!r} (needed for {bias!r})")
+        green, amber = (float(x) for x in thresholds[tkey])
+        rows.append(
+            {
+                "bias": bias,
+                "threshold": tkey,
+                "measure": MEASURES[measure][0],
+                "rule": _rule_text(how, measure, green, amber),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def traffic_lights(
+    measures: pd.DataFrame,
+    *,
+    thresholds: Mapping[str, Sequence[float]] | None = None,
+    min_n: int = 30,
+) -> pd.DataFrame:
+    """Grade each judge's headline per bias: one row per judge × `LIGHTS` row.
+
+    A bias whose measure does not apply gets `light = "n/a"` with the reason; one with fewer
+    than `min_n` units (n) gets `grey` ("too few").
+
+    Args:
+        measures: `collect_measures` / `collect` output.
+        thresholds: Threshold key → [green limit, amber limit] (`DEFAULT_THRESHOLDS`).
+        min_n: Smallest n graded.
+
+    Returns:
+        `source`, `judge`, `bias`, `measure`, `value`, `ci_low`, `ci_high`, `n`, `graded`
+        (the quantity compared with the thresholds), `light`, `rule`, `note`.
+    """
+    thresholds = dict(DEFAULT_THRESHOLDS if thresholds is None else thresholds)
+    rules = threshold_table(thresholds).set_index("bias")["rule"]
+    head = headlines(measures).set_index(["source", "judge", "measure"])
+    judges = measures[["source", "judge"]].drop_duplicates().itertuples(index=False)
+    rows = []
+    for source, judge in judges:
+        for bias, (tkey, measure, how) in LIGHTS.items():
+            green, amber = (float(x) for x in thresholds[tkey])
+            base = {"source": source, "judge": judge, "bias": bias, "measure": measure}
+            key = (source, judge, measure)
+            if key not in head.index:
+                rows.append({**base, "light": "n/a", "note": "not collected", "n": 0})
+                continue
+            r = head.loc[key]
+            out = {
+                **base,
+                "value": r["value"],
+                "ci_low": r["ci_low"],
+                "ci_high": r["ci_high"],
+                "n": int(r["n"]),
+                "rule": rules[bias],
+                "note": r["note"],
+            }
+            if r["status"] != "ok":
+                out["light"] = "n/a"
+            elif int(r["n"]) < min_n:
+                out["light"] = "grey"
+                out["note"] = f"too few to grade (n {int(r['n'])} < {min_n})"
+            else:
+                graded = _graded(float(r["value"]), how)
+                out["graded"] = graded
+                out["light"] = traffic_light(
+                    graded, green=green, amber=amber, higher_is_better=how == "higher"
+                )
+            rows.append(out)
+    cols = ["source", "judge", "bias", "measure", "value", "ci_low", "ci_high", "n", "graded",
+            "light", "rule", "note"]  # fmt: skip
+    return pd.DataFrame(rows, columns=cols)

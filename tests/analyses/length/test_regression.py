@@ -1,0 +1,84 @@
+"""Logistic regression of the judge's choice on length; OLS of a score on length."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from judgelab.analyses import length
+from judgelab.errors import ChoiceError
+
+
+def simulate(rng, n, length_effect, gold_effect=1.5, intercept=0.2):
+    order = rng.integers(0, 2, n)
+    diff = rng.normal(0, 50, n)  # len_pos - len_neg
+    first_pos = order == 0
+    d_first = np.where(first_pos, diff, -diff)
+    z = d_first / d_first.std(ddof=1)
+    eta = intercept + length_effect * z + gold_effect * np.where(first_pos, 0.5, -0.5)
+    chose_first = rng.random(n) < 1 / (1 + np.exp(-eta))
+    chosen = np.where(chose_first == first_pos, "pos", "neg")
+    return pd.DataFrame(
+        {
+            "judge": "sim",
+            "benchmark": "b",
+            "split": "s",
+            "item_id": np.arange(n).astype(str),
+            "order": order,
+            "chosen": chosen,
+            "len_pos": 200 + diff,
+            "len_neg": 200.0,
+            "correct": chosen == "pos",
+            "len_unit": "words",
+        }
+    )
+
+
+def test_length_regression_recovers_planted_effect(rng):
+    reg = length.length_regression(simulate(rng, 4000, 1.0)).set_index("term")
+    assert 0.8 < reg.loc["length", "coef"] < 1.2  # planted 1.0 per SD
+    assert reg.loc["length", "ci_low"] > 0 and reg.loc["length", "p_value"] < 1e-6
+    assert 1.2 < reg.loc["gold", "coef"] < 1.8  # planted 1.5
+    assert reg.loc["length", "x"] == "response shown first (A)"
+
+
+def test_length_regression_finds_no_effect_when_none_planted(rng):
+    reg = length.length_regression(simulate(rng, 4000, 0.0)).set_index("term")
+    assert reg.loc["length", "ci_low"] < 0 < reg.loc["length", "ci_high"]
+    assert abs(reg.loc["length", "coef"]) < 0.15
+
+
+def test_length_regression_single_order_uses_pos_slot(rng):
+    sim = simulate(rng, 2000, 1.0)
+    reg = length.length_regression(sim[sim["order"] == 0])
+    assert set(reg["term"]) == {"intercept", "length"}  # gold is constant: no gold term
+    assert reg["x"].iloc[0].startswith("pos slot")
+
+
+def test_score_length_regression_planted(rng):
+    n = 1500
+    lens = rng.uniform(50, 500, n)
+    model = rng.choice(["m1", "m2"], n)
+    score = 3 + 0.01 * lens + np.where(model == "m2", 1.0, 0.0) + rng.normal(0, 1, n)
+    table = pd.DataFrame(
+        {
+            "judge": "g",
+            "split": model,
+            "item_id": np.arange(n).astype(str),
+            "score": score,
+            "len_response": lens,
+            "len_unit": "words",
+        }
+    )
+    out = length.score_length_regression(table).iloc[0]
+    assert out["coef_per_100"] == pytest.approx(1.0, abs=0.15)  # 0.01 points per unit
+
+
+def test_design_length_standardizes_and_checks_transform():
+    z, sd = length.design_length(np.array([-2.0, 0.0, 2.0]), "linear")
+    assert sd == pytest.approx(2.0) and z.tolist() == [-1.0, 0.0, 1.0]
+    t, _ = length.design_length(np.array([-2.0, 0.0, 2.0]), "tanh")
+    assert t == pytest.approx(np.tanh([-1.0, 0.0, 1.0]))
+    flat, sd = length.design_length(np.array([3.0, 3.0]), "linear")
+    assert sd == 0.0 and flat.tolist() == [0.0, 0.0]
+    with pytest.raises(ChoiceError, match="transform must be one of"):
+        length.design_length(np.array([1.0, 2.0]), "log")
