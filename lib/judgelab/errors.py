@@ -211,3 +211,29 @@ class ParamsError(JudgelabError, ValueError):
 
     def __init__(self, message: str):
         super().__init__(clip(message))
+
+
+class UnsafeNameError(JudgelabError, ValueError):
+    """A name that becomes a path component (benchmark, judge, run, ...) is not safe as one."""
+
+    def __init__(self, message: str):
+        super().__init__(clip(message))
+
+
+# --- issue 19 (items 10, 19): YAML aliases and oversized lines -------------------------------
+class YamlError(JudgelabError, ValueError):
+    """A YAML file is refused before it is built (aliases/anchors); names the file and line."""
+
+    def __init__(self, file: str, problem: str, line: int | None = None):
+        self.file, self.problem, self.line = file, problem, line
+        where = f"{file}, line {line}" if line is not None else str(file)
+        super().__init__(f"{where}: {clip(problem)}")
+
+
+class LineTooLong(JsonlError):
+    """A JSON-lines record is longer than the per-line limit (`JUDGELAB_MAX_LINE_BYTES`)."""
+
+
+# --- issue 19 (item 13): one run of a notebook at a time --------------------------------------
+class RunInProgress(JudgelabError, RuntimeError):
+    """Another process is running the same notebook under the same run name."""

@@ -193,6 +193,23 @@ CASES: list[tuple[str, str, str, list[str]]] = [
     ("override_bad_name", "run -p", "-p 1x=2", ["'1x' is not a valid parameter name"]),
     ("override_unknown_judge", "run -p", "-p judges=[nope]: the notebook raises",
      ["reports/90_bad/default.ipynb", "cell 2", "unknown judge(s) ['nope']"]),
+    # --- issue 19: names as paths, YAML bombs, secret shapes, deep JSON ---
+    ("run_name_dotdot", "run --run", "--run .. (deleted every figure)",
+     ["run name '..'", "only of dots"]),
+    ("run_name_slash", "run --run", "--run a/b", ["run name 'a/b'", "path separator"]),
+    ("params_yaml_bomb", "run --params", "nine levels of YAML aliases",
+     ["{d}/bad.yaml, line", "anchors and aliases"]),
+    ("params_hf_token", "run --params", "a Hugging Face token as a value",
+     ["{d}/bad.yaml", "key 'source'", "secret"]),
+    ("spec_yaml_bomb", "judge --judge", "a spec with YAML aliases",
+     ["{d}/judge.yaml", "anchors and aliases"]),
+    ("spec_id_dotdot", "judge --judge", "id: ..", ["key 'id'", "not file-name safe"]),
+    ("mapping_benchmark_escapes", "data import-file", "benchmark: ../outside",
+     ["benchmark name '../outside'", "path separator"]),
+    ("mapping_yaml_bomb", "data import-file", "a mapping with YAML aliases",
+     ["{d}/m.yaml", "anchors and aliases"]),
+    ("jsonl_nested_too_deep", "data import-file", "a JSON record nested 5,000 deep",
+     ["{d}/j.jsonl", "line 1", "nested too deeply"]),
 ]  # fmt: skip
 
 # What a failure writes on purpose (globs under the output root), by case.
@@ -595,6 +612,22 @@ NOTEBOOK_BODY = (
     "df = catalog.select(loaded, judges=judges, splits=splits)\n"
     "print(len(df))"
 )
+
+
+# ---------------------------------------------------------------- issue 19
+
+YAML_BOMB = "a: &a [x, x]\nb: &b [*a, *a]\nc: &c [*b, *b]\nd: &d [*c, *c]\ne: [*d, *d]\n"
+BUILDERS["run_name_dotdot"] = lambda d: ["run", "90_bad", "--run", ".."]
+BUILDERS["run_name_slash"] = lambda d: ["run", "90_bad", "--run", "a/b"]
+BUILDERS["params_yaml_bomb"] = _params_case(YAML_BOMB)
+BUILDERS["params_hf_token"] = _params_case("source: hf_" + "Ab1" * 12 + "\n")
+BUILDERS["spec_yaml_bomb"] = _spec_case(REMOTE + YAML_BOMB.replace("a:", "x_a:"))
+BUILDERS["spec_id_dotdot"] = _spec_case(REMOTE + "id: '..'\n")
+BUILDERS["mapping_benchmark_escapes"] = _import_case(
+    PAIR_CSV, mapping=PAIR_MAPPING.replace("benchmark: demo", "benchmark: ../outside")
+)
+BUILDERS["mapping_yaml_bomb"] = _import_case(PAIR_CSV, mapping=PAIR_MAPPING + YAML_BOMB)
+BUILDERS["jsonl_nested_too_deep"] = _import_case("[" * 5000 + "]" * 5000 + "\n", name="j.jsonl")
 
 
 @pytest.fixture()

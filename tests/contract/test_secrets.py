@@ -141,7 +141,13 @@ def test_no_written_file_contains_the_key(tmp_path, judgelab_home, monkeypatch):
         )
         assert [r.status for r in results] == ["ok", "ok", "failed"], [r.error for r in results]
         # Papermill parameters never carry the key: refused before anything runs.
-        for value in (KEY, f"http://user:{KEY}@127.0.0.1/v1", [KEY]):
+        shapes = (  # issue 19 item 16: every shape the one detector knows
+            "hf_" + "Ab1Cd2Ef3Gh4Ij5Kl6Mn7Op8Qr9",
+            "Bearer " + "q7W2e9R4t1Y6u3I8",
+            "https://alice:" + "pw0rd@127.0.0.1/v1",
+            "https://127.0.0.1/f?sig=" + "SiGnAtUrE1234",
+        )
+        for value in (KEY, f"http://user:{KEY}@127.0.0.1/v1", [KEY], *shapes):
             with pytest.raises(pipeline.ParamsError, match="secret"):
                 pipeline.run_notebook("90_table", overrides={"items_file": value}, run="leak")
         assert not (judgelab_home / "reports" / "90_table" / "leak.ipynb").exists()

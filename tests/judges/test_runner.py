@@ -282,7 +282,8 @@ def test_a_failing_cache_write_stops_the_run_and_keeps_what_was_stored(
         return real(self, entries)
 
     monkeypatch.setattr(RequestCache, "put_many", fail_after_two)
-    with pytest.raises(sqlite3.OperationalError, match="disk I/O error"):
+    # issue 19 item 17: the real error, said by the run (not a rollback error or traceback)
+    with pytest.raises(runner.JudgeRunError, match="disk I/O error. 2 answers were stored"):
         _run(cjb, _spec(server, concurrency=1), tmp_path / "c.sqlite", write_tables=False)
     monkeypatch.setattr(RequestCache, "put_many", real)
     with RequestCache(tmp_path / "c.sqlite") as cache:

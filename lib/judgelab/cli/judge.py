@@ -5,15 +5,38 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 EXIT_BAD_INPUT = 2
 EXIT_INCOMPLETE = 1
+EXIT_INTERRUPTED = 130  # issue 19 item 20b: Ctrl-C ends with one line, as shells expect
+INTERRUPTED = (
+    "interrupted: every answer received so far is kept in the request cache and the "
+    "judgments table is as the last finished run left it; rerun the same command to request "
+    "only the rest"
+)
+
+
+def _items_source(benchmark: str) -> str:
+    """Return `--benchmark` with a relative items file made absolute against the cwd.
+
+    A `.parquet`/`.jsonl` path given on the command line is read from where the command runs,
+    as `data validate` and `data import-file` read theirs; a benchmark or `sample:` name is
+    passed through unchanged.
+    """
+    path = Path(benchmark).expanduser()
+    if path.suffix in (".parquet", ".jsonl") and not path.is_absolute():
+        return str(Path.cwd() / path)
+    return str(path) if path.suffix in (".parquet", ".jsonl") else benchmark
 
 
 def _cmd_judge(args: argparse.Namespace) -> int:
     from judgelab import judges
+    from judgelab.core.names import safe_name
     from judgelab.data import catalog
+    from judgelab.errors import UnsafeNameError
     from judgelab.judges import offline
+    from judgelab.judges import store as judges_store
 
     try:
         spec = judges.resolve(args.judge)
@@ -21,7 +44,14 @@ def _cmd_judge(args: argparse.Namespace) -> int:
             from dataclasses import replace
 
             spec = replace(spec, orders=(args.order,))
-        items = catalog.load_items(args.benchmark)
+        if args.deadline_s is not None:  # issue 19 item 9
+            from dataclasses import replace
+
+            spec = replace(spec, deadline_s=args.deadline_s)
+        items = catalog.load_items(_items_source(args.benchmark))
+        for bench in judges_store.benchmarks(items):  # refused before anything is requested
+            safe_name("benchmark", bench, where=f"items {args.benchmark}")
+        safe_name("judge", spec.judge_id, where=f"judge {args.judge}")
         splits = [s for part in args.split or [] for s in part.split(",") if s] or None
         conditions = args.condition or None
         if args.dry_run:
@@ -38,12 +68,32 @@ def _cmd_judge(args: argparse.Namespace) -> int:
             limit=args.limit,
             conditions=conditions,
             progress=not args.no_progress,
+            evict_invalid=args.evict_invalid,  # issue 19 item 7
         )
-    except (judges.JudgeSpecError, offline.OfflineNotApplicable, judges.JudgeRunError) as exc:
+    except (
+        judges.JudgeSpecError,
+        offline.OfflineNotApplicable,
+        judges.JudgeRunError,
+        UnsafeNameError,
+    ) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    except KeyboardInterrupt:  # issue 19 item 20b: no traceback
+        print(INTERRUPTED, file=sys.stderr)
+        return EXIT_INTERRUPTED
     print(result.summary.format())
     return EXIT_INCOMPLETE if result.summary.failed else 0
+
+
+def _positive_seconds(text: str) -> float:
+    """Parse `--deadline-s`: a positive, finite number of seconds."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected seconds, got {text!r}") from None
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text}")
+    return value
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -82,10 +132,26 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--order", type=int, choices=(0, 1), help="only one presentation order (default: both)"
     )
     p.add_argument(
+        "--deadline-s",
+        type=_positive_seconds,
+        metavar="S",
+        help="stop requesting after S seconds; what is left counts as failed and the next "
+        "run requests it (default: the spec's deadline_s, else none)",
+    )
+    p.add_argument(
         "--dry-run",
         action="store_true",
         help="print requests, cache hits, estimated tokens and cost; call nothing",
     )
+    # issue 19 item 7 (begin): evict flagged cache entries
+    p.add_argument(
+        "--evict-invalid",
+        action="store_true",
+        help="first evict this run's cached answers flagged invalid (malformed token usage, "
+        "text UTF-8 cannot encode, unreadable entries) so they are requested, and paid, "
+        "again; without it they are kept and used (usage recorded as unknown)",
+    )
+    # issue 19 item 7 (end)
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     p.set_defaults(func=_cmd_judge)
 

@@ -5,8 +5,10 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from judgelab import __version__
 
@@ -106,13 +108,29 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 0
-    from judgelab.reporting.pipeline import ParamsError
+    from judgelab.reporting import stopping
+    from judgelab.reporting.pipeline import ParamsError, RunInProgress
 
+    saved, warnings.showwarning = warnings.showwarning, _show_warning
     try:
-        return int(args.func(args) or 0)
-    except (ParamsError, FileNotFoundError, ValueError, LookupError) as exc:
+        with stopping.stop_on_signals():  # SIGTERM cleans up as Ctrl-C does
+            return int(args.func(args) or 0)
+    except (ParamsError, FileNotFoundError, ValueError, LookupError, RunInProgress) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        print(
+            f"interrupted ({stopping.signal_name()}): stopped; temporary files removed",
+            file=sys.stderr,
+        )
+        return stopping.exit_status()
+    finally:
+        warnings.showwarning = saved
+
+
+def _show_warning(message: Warning | str, *args: Any, file: Any = None, **kwargs: Any) -> None:
+    """Print a warning as one line on stderr (no source line, no file of the library)."""
+    print(f"warning: {message}", file=file or sys.stderr)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -21,8 +21,20 @@ import pyarrow.parquet as pq
 
 from judgelab.core import schema
 from judgelab.errors import JsonlError as JsonlError
+from judgelab.errors import LineTooLong as LineTooLong
 from judgelab.errors import NotUTF8 as NotUTF8
 from judgelab.errors import TableError as TableError
+
+
+def current_umask() -> int:
+    """Return the process umask without changing it (read from /proc where it can be)."""
+    with contextlib.suppress(OSError, ValueError):
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    mask = os.umask(0o022)  # elsewhere the only way to read it is to set it
+    os.umask(mask)
+    return mask
 
 
 @contextlib.contextmanager
@@ -36,7 +48,10 @@ def atomic_path(path: str | os.PathLike[str], *, suffix: str = "") -> Iterator[P
     fd, tmp_name = tempfile.mkstemp(
         prefix=f".{target.name}.", suffix=f".tmp{suffix}", dir=target.parent
     )
-    os.close(fd)
+    try:  # mkstemp creates 0600; a file judgelab writes gets the mode open() would give it
+        os.fchmod(fd, 0o666 & ~current_umask())
+    finally:
+        os.close(fd)
     tmp = Path(tmp_name)
     try:
         yield tmp
@@ -144,29 +159,206 @@ def read_utf8(path: str | os.PathLike[str]) -> str:
         raise NotUTF8(str(path), problem, line) from None
 
 
+MAX_LINE_BYTES_ENV = "JUDGELAB_MAX_LINE_BYTES"
+DEFAULT_MAX_LINE_BYTES = 64 * 2**20
+
+
+def max_line_bytes() -> int:
+    """Return the per-line limit of JSON-lines records (`JUDGELAB_MAX_LINE_BYTES`, 64 MiB).
+
+    A 400 MB line costs gigabytes to parse; a longer one is refused before it is parsed.
+    """
+    raw = os.environ.get(MAX_LINE_BYTES_ENV, "").strip()
+    if not raw:
+        return DEFAULT_MAX_LINE_BYTES
+    try:
+        limit = int(raw)
+    except ValueError:
+        limit = 0
+    if limit <= 0:
+        raise TableError(f"{MAX_LINE_BYTES_ENV}={raw!r}: expected a positive number of bytes")
+    return limit
+
+
+def _too_long(source: str, lineno: int, limit: int) -> LineTooLong:
+    return LineTooLong(
+        source,
+        f"line longer than {limit:,} bytes, the limit per JSON-lines record (refused before "
+        f"parsing; set {MAX_LINE_BYTES_ENV} to raise it)",
+        lineno,
+    )
+
+
+def _parse_line(line: str, source: str, lineno: int, limit: int) -> dict[str, Any] | None:
+    """Return the object on one JSON-lines line (None for a blank line); checks size first."""
+    n = len(line)
+    if n > limit or (4 * n > limit and len(line.encode("utf-8", "surrogatepass")) > limit):
+        raise _too_long(source, lineno, limit)
+    if not line.strip():
+        return None
+    try:
+        value = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise JsonlError(source, f"malformed JSON ({exc.msg})", lineno) from None
+    except RecursionError:
+        raise JsonlError(source, "JSON nested too deeply to parse", lineno) from None
+    if not isinstance(value, dict):
+        raise JsonlError(source, f"expected a JSON object, got {type(value).__name__}", lineno)
+    return value
+
+
 def parse_jsonl(text: str, *, source: str) -> list[tuple[int, dict[str, Any]]]:
     """Parse JSON-lines text into (line number, object) pairs; blank lines are skipped.
 
     Raises:
-        JsonlError: a line is not JSON or not an object, or there is no record at all.
+        JsonlError: a line is not JSON, not an object, nested too deeply or longer than
+            `max_line_bytes()` (`LineTooLong`), or there is no record at all.
     """
+    limit = max_line_bytes()
     records = []
     for lineno, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            value = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise JsonlError(source, f"malformed JSON ({exc.msg})", lineno) from None
-        if not isinstance(value, dict):
-            raise JsonlError(source, f"expected a JSON object, got {type(value).__name__}", lineno)
-        records.append((lineno, value))
+        value = _parse_line(line, source, lineno, limit)
+        if value is not None:
+            records.append((lineno, value))
     if not records:
         raise JsonlError(source, "empty file (no JSON records)")
     return records
 
 
+def _utf8_lines(path: Path, limit: int) -> Iterator[tuple[int, str]]:
+    """Yield the (line number, text) of a UTF-8 file, reading at most `limit` bytes a line.
+
+    Lines are numbered as `str.splitlines` numbers them, and undecodable bytes raise the
+    `NotUTF8` that `read_utf8` raises; a line over `limit` raises `LineTooLong` unread.
+    """
+    source, offset, physical, lineno, head = str(path), 0, 1, 0, None
+    with open(path, "rb") as fh:
+        while chunk := fh.readline(limit + 2):
+            if head is None:
+                chunk = chunk[3:] if chunk.startswith(b"\xef\xbb\xbf") else chunk
+                head = chunk[:2]
+            ending = 2 if chunk.endswith(b"\r\n") else 1 if chunk.endswith(b"\n") else 0
+            if len(chunk) - ending > limit:
+                raise _too_long(source, lineno + 1, limit)
+            try:
+                text = chunk.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                byte = chunk[exc.start : exc.start + 1].hex()
+                where = offset + exc.start
+                problem = f"not UTF-8 text (byte 0x{byte} at offset {where}: {exc.reason})"
+                if head in (b"\xff\xfe", b"\xfe\xff"):
+                    problem += "; the file looks like UTF-16 (save it as UTF-8)"
+                raise NotUTF8(source, problem, physical) from None
+            for line in text.splitlines():
+                lineno += 1
+                yield lineno, line
+            offset, physical = offset + len(chunk), physical + 1
+
+
 def read_jsonl(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
-    """Read a JSON-lines file; a bad line raises `TableError` naming the file and line."""
-    p = Path(path)
-    return [record for _, record in parse_jsonl(read_utf8(p), source=str(p))]
+    """Read a JSON-lines file line by line; a bad line raises `TableError` naming file and line.
+
+    No line longer than `max_line_bytes()` is ever read whole (`LineTooLong`).
+    """
+    p, limit = Path(path), max_line_bytes()
+    records = []
+    for lineno, line in _utf8_lines(p, limit):
+        value = _parse_line(line, str(p), lineno, limit)
+        if value is not None:
+            records.append(value)
+    if not records:
+        raise JsonlError(str(p), "empty file (no JSON records)")
+    return records
+
+
+# --- all-or-nothing writes of several files (imports: items + judgments + manifest) ---
+
+
+def _stage(target: Path, content: pd.DataFrame | str, kind: str) -> Path:
+    """Write `content` to a fsynced temporary file beside `target`; return its path."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        os.fchmod(fd, 0o666 & ~current_umask())
+    finally:
+        os.close(fd)
+    tmp = Path(tmp_name)
+    try:
+        if isinstance(content, str):
+            tmp.write_text(content, encoding="utf-8")
+        else:
+            spec = _spec(kind)
+            schema.validate(content, spec, source=str(target))
+            table = pa.Table.from_pandas(schema.coerce(content, spec), preserve_index=False)
+            pq.write_table(table, tmp, compression="zstd")
+        with open(tmp, "rb+") as fh:
+            os.fsync(fh.fileno())
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return tmp
+
+
+def _backup(target: Path) -> Path | None:
+    """Keep the current `target` under a hidden name (a hard link, else a copy)."""
+    if not target.exists():
+        return None
+    backup = target.with_name(f".{target.name}.{os.getpid()}.bak")
+    backup.unlink(missing_ok=True)
+    try:
+        os.link(target, backup)
+    except OSError:
+        import shutil
+
+        shutil.copy2(target, backup)
+    return backup
+
+
+def write_all(entries: list[tuple[Path, pd.DataFrame | str | None, str]]) -> list[Path]:
+    """Write several files all-or-nothing: every one becomes visible, or none does.
+
+    Each entry is `(path, content, kind)`: a DataFrame is validated and written as a `kind`
+    table, a str as UTF-8 text, None deletes `path`. Every new file is first staged and
+    fsynced beside its target (a full disk fails here, before anything is visible); only then
+    are they renamed into place. A failure while renaming puts every earlier target back.
+    """
+    staged: list[tuple[Path, Path | None]] = []
+    try:
+        for path, content, kind in entries:
+            target = Path(path)
+            staged.append((target, None if content is None else _stage(target, content, kind)))
+    except BaseException:
+        for _, tmp in staged:
+            if tmp is not None:
+                tmp.unlink(missing_ok=True)
+        raise
+    done: list[tuple[Path, Path | None]] = []
+    try:
+        for target, tmp in staged:
+            backup = _backup(target)
+            done.append((target, backup))
+            if tmp is None:
+                target.unlink(missing_ok=True)
+            else:
+                os.replace(tmp, target)
+    except BaseException:
+        for target, backup in reversed(done):
+            if backup is not None:
+                os.replace(backup, target)
+            else:
+                target.unlink(missing_ok=True)
+        for _, tmp in staged:
+            if tmp is not None:
+                tmp.unlink(missing_ok=True)
+        raise
+    for _, backup in done:
+        if backup is not None:
+            backup.unlink(missing_ok=True)
+    for folder in {t.parent for t, _ in staged if t.parent.exists()}:
+        with contextlib.suppress(OSError):
+            dir_fd = os.open(folder, os.O_RDONLY)
+            try:
+                os.fsync(dir_fd)
+            finally:
+                os.close(dir_fd)
+    return [t for t, tmp in staged if tmp is not None]

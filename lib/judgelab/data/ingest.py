@@ -2,13 +2,20 @@
 
 `import_source(name)` fetches the source (mirror or verified download), runs its importer,
 validates every table, and only then writes `paths.items()/<benchmark>.parquet` and
-`paths.judgments()/<benchmark>/<judge>.parquet` (one file per judge), each atomically.
-A manifest `paths.items()/.imports/<name>.json` lists what one import wrote, so
-`ensure_imported(name)` can skip work and a re-import removes tables it no longer produces.
+`paths.judgments()/<benchmark>/<judge>.parquet` (one file per judge).
+A manifest `paths.items()/.imports/<name>.json` lists the files and the row keys one import
+wrote, so `ensure_imported(name)` can skip work and a re-import replaces exactly its own rows.
+
+Imports never lose data: an import into a benchmark that other imports (or judge runs)
+wrote to merges with their rows by key, and refuses a key they hold with other content; a
+file import's manifest is named by its benchmarks and the file, never by its stem alone;
+items, judgments and the manifest are written all-or-nothing (`tables.write_all`).
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import importlib
 import json
 from collections.abc import Callable, Iterable
@@ -18,6 +25,7 @@ from typing import Any, NamedTuple
 import pandas as pd
 
 from judgelab.core import paths, schema, tables
+from judgelab.core.names import safe_name
 from judgelab.data import fetch, sources
 from judgelab.data.importers import Imported, SourceFormatError, summarize
 from judgelab.data.importers import mapping as mapping_importer
@@ -72,6 +80,7 @@ def _plan(imported: Imported, *, origin: str) -> list[tuple[Path, pd.DataFrame, 
     schema.validate_items(items, source=f"{origin} (items)")
     plan = []
     for bench, df in items.groupby("benchmark", sort=True):
+        bench = safe_name("benchmark", bench, where=f"{origin} (items)")  # issue 19 (3)
         plan.append((paths.items() / f"{bench}.parquet", df.reset_index(drop=True), "items"))
     if judg is None or len(judg) == 0:
         return plan
@@ -92,27 +101,133 @@ def _plan(imported: Imported, *, origin: str) -> list[tuple[Path, pd.DataFrame, 
             raise SourceFormatError(
                 origin, f"judge id {judge!r} is not file-name safe", column="judge"
             )
+        judge = safe_name("judge", judge, where=f"{origin} (judgments)")  # issue 19 (3)
         path = paths.judgments() / bench / f"{judge}.parquet"
         plan.append((path, df.reset_index(drop=True), "judgments"))
     return plan
 
 
 def _manifest(name: str) -> Path:
-    return paths.items() / ".imports" / f"{name}.json"
+    return paths.items() / ".imports" / f"{safe_name('source', name)}.json"  # issue 19 (3)
+
+
+def _rows(df: pd.DataFrame, kind: str, cols: list[str]) -> pd.Series:
+    """Return one string per row of `df` (canonical dtypes) naming the values of `cols`."""
+    if df.empty:
+        return pd.Series([], dtype=object, index=df.index)
+    canon = schema.coerce(df, schema.SPECS[kind])[cols].astype(object)
+    canon = canon.where(canon.notna(), None)
+    text = [
+        json.dumps(list(r), default=str, ensure_ascii=False)
+        for r in canon.itertuples(index=False, name=None)
+    ]
+    return pd.Series(text, dtype=object, index=df.index)
+
+
+def _keys(df: pd.DataFrame, kind: str) -> pd.Series:
+    """Return one string per row naming its key (the columns of the `kind` spec's key)."""
+    return _rows(df, kind, list(schema.SPECS[kind].key))
+
+
+def _ids(keys: pd.Series) -> pd.Series:
+    """Return a short digest of each key: what a manifest records of the rows it owns."""
+    return keys.map(lambda k: hashlib.blake2b(k.encode(), digest_size=8).hexdigest())
+
+
+def _content(df: pd.DataFrame, kind: str) -> pd.Series:
+    """Return one string per row naming its content (creation time aside), for clashes."""
+    cols = [c.name for c in schema.SPECS[kind].columns if c.name in df.columns]
+    return _rows(df, kind, [c for c in cols if c != "created_at"])
+
+
+def _merge(
+    path: Path, new: pd.DataFrame | None, kind: str, owned: set[str], *, origin: str
+) -> tuple[pd.DataFrame, set[str]]:
+    """Merge this import's rows for `path` with the rows other writers put there.
+
+    Rows this import wrote before (`owned`) are replaced; rows of other imports or of a
+    judge run are kept. A key in both with different content is refused, naming it; an
+    identical row is kept as the other writer's. Returns the table and the keys now owned.
+    """
+    old = tables.read(path, kind) if path.exists() else None
+    others = None if old is None else old[~_ids(_keys(old, kind)).isin(owned)]
+    if new is None:
+        new = (old if old is not None else pd.DataFrame()).iloc[0:0]
+    if others is None or others.empty:
+        return new.reset_index(drop=True), set(_ids(_keys(new, kind)))
+    other_keys, new_keys = _keys(others, kind), _keys(new, kind)
+    both = new_keys.isin(set(other_keys))
+    if both.any():
+        theirs = dict(zip(other_keys, _content(others, kind), strict=True))
+        ours = _content(new[both], kind)
+        for key, content in zip(new_keys[both], ours, strict=True):
+            if theirs[key] != content:
+                raise SourceFormatError(
+                    origin,
+                    f"{kind} key {key} is already in {path} with different "
+                    "content (from another import or a judge run); refusing to overwrite it "
+                    "(import into another benchmark, or give the judge another id)",
+                )
+    merged = pd.concat([others, new[~both]], ignore_index=True)
+    return merged, set(_ids(new_keys[~both]))
+
+
+def _referenced(bench: str, rewritten: dict[Path, pd.DataFrame]) -> set[str]:
+    """Item keys that the judgments of `bench` refer to once this import is written."""
+    refs: set[str] = set()
+    folder = paths.judgments() / bench
+    files = set(folder.glob("*.parquet")) if folder.is_dir() else set()
+    for f in files | {p for p in rewritten if p.parent == folder}:
+        df = rewritten[f] if f in rewritten else tables.read(f, "judgments")
+        refs |= set(_ids(_rows(df, "judgments", list(schema.ITEMS.key))))
+    return refs
+
+
+def _transaction(
+    plan: list[tuple[Path, pd.DataFrame, str]], name: str, origin: str
+) -> tuple[list[tuple[Path, pd.DataFrame | None, str]], dict[str, list[str]]]:
+    """Return the (path, table or None, kind) writes of one import, merged with what is there."""
+    old = _read_manifest_keys(name)
+    new = {p: (df, k) for p, df, k in plan}
+    kinds = {**{Path(p): k for p, (_, k) in old.items()}, **{p: k for p, (_, k) in new.items()}}
+    done: dict[Path, pd.DataFrame] = {}
+    owned: dict[str, list[str]] = {}
+    # judgments first: an item this import no longer has stays while judgments refer to it
+    for path in sorted(kinds, key=lambda p: kinds[p] != "judgments"):
+        kind = kinds[path]
+        mine = set(old.get(str(path), ((), kind))[0])
+        df, keys = _merge(path, new.get(path, (None, kind))[0], kind, mine, origin=origin)
+        if kind == "items":
+            refs = _referenced(str(path.stem), done)
+            dropped = mine - set(_ids(_keys(df, kind))) if path.exists() else set()
+            kept = dropped & refs
+            if kept:
+                prev = tables.read(path, kind)
+                df = pd.concat([df, prev[_ids(_keys(prev, kind)).isin(kept)]], ignore_index=True)
+        done[path] = df
+        if keys:
+            owned[str(path)] = sorted(keys)
+    writes = [(p, df if len(df) else None, kinds[p]) for p, df in done.items()]
+    writes = [w for w in writes if w[1] is not None or w[0].exists()]
+    return writes, owned
 
 
 def write_imported(imported: Imported, *, name: str, origin: str) -> ImportReport:
-    """Validate all tables of one import, then write them and the manifest `name`."""
+    """Validate all tables of one import, merge them with what is on disk, write all or none.
+
+    Re-importing `name` replaces the rows it wrote before; rows of other imports and of
+    judge runs are kept, and a clash with them is refused (see `_merge`). Items, judgments
+    and the manifest `name` are written together (`tables.write_all`): on any failure
+    (a full disk) nothing new is visible and the old tables are intact.
+    """
     plan = _plan(imported, origin=origin)
-    for path, df, kind in plan:
-        tables.write(df, path, kind)
-    written = [p for p, _, _ in plan]
-    old = _read_manifest(name)
-    for stale in set(old) - {str(p) for p in written}:
-        Path(stale).unlink(missing_ok=True)
-    tables.write_text(
-        _manifest(name), json.dumps({"source": name, "files": [str(p) for p in written]}, indent=2)
-    )
+    writes, owned = _transaction(plan, name, origin)
+    manifest = {
+        "source": name,
+        "files": sorted(owned),
+        "keys": owned,
+    }
+    tables.write_all([*writes, (_manifest(name), json.dumps(manifest, indent=1), "text")])
     judg = imported.judgments
     summary = summarize(judg) if judg is not None and len(judg) else _items_summary(imported.items)
     return ImportReport(
@@ -144,6 +259,30 @@ def _read_manifest(name: str) -> list[str]:
         return []
 
 
+def _read_manifest_keys(name: str) -> dict[str, tuple[list[str], str]]:
+    """Return {file: (keys this import wrote there, kind)} from the manifest `name`.
+
+    A manifest of an older judgelab (files, no keys) owns every row of its files, as it did.
+    """
+    p = _manifest(name)
+    if not p.exists():
+        return {}
+    try:
+        data = json.loads(p.read_text(encoding="utf-8"))
+        files = list(data["files"])
+    except (ValueError, KeyError, TypeError):
+        return {}
+    out = {}
+    for f in files:
+        kind = "items" if Path(f).parent == paths.items() else "judgments"
+        keys = data.get("keys", {}).get(f)
+        if keys is None and Path(f).exists():
+            with contextlib.suppress(Exception):
+                keys = list(_ids(_keys(tables.read(f, kind), kind)))
+        out[f] = (list(keys or []), kind)
+    return out
+
+
 def import_source(
     name: str,
     *,
@@ -170,12 +309,24 @@ def import_source(
     return write_imported(limit_imported(imported, limit), name=name, origin=f"source {name!r}")
 
 
+def mapped_file_name(data_file: str | Path, benchmarks: Iterable[str]) -> str:
+    """Name the manifest of a file import by what it describes: its benchmarks and the file.
+
+    Two files that share a stem (in different folders, or into different benchmarks) get
+    different manifests, so neither import ever replaces the other's rows; re-importing the
+    same file replaces what it wrote before.
+    """
+    where = hashlib.sha256(str(Path(data_file).resolve()).encode()).hexdigest()[:12]
+    benches = "+".join(sorted(mapping_importer.safe_id(b) for b in benchmarks))[:60]
+    return f"file_{benches}.{mapping_importer.safe_id(Path(data_file).stem)[:30]}.{where}"
+
+
 def import_mapped_file(
     data_file: str | Path, mapping: str | Path | dict[str, Any], *, limit: int | None = None
 ) -> ImportReport:
     """Import one CSV/JSONL/JSON/parquet file with a column mapping (see `importers.mapping`)."""
     imported = mapping_importer.import_file(data_file, mapping)
-    name = "file_" + mapping_importer.safe_id(Path(data_file).stem)
+    name = mapped_file_name(data_file, imported.items["benchmark"].astype(str).unique())
     return write_imported(limit_imported(imported, limit), name=name, origin=str(data_file))
 
 

@@ -38,6 +38,7 @@ from urllib.parse import quote
 
 import yaml
 
+from judgelab.core import yamlsafe
 from judgelab.errors import ChoiceError, check_choice
 from judgelab.errors import RegistryError as RegistryError
 from judgelab.errors import UnknownSourceError as UnknownSourceError
@@ -143,7 +144,9 @@ def parse_source(yaml_file: Path) -> Source:
     """Read and validate one registry YAML; raise `RegistryError` naming the file and key."""
     yaml_file = Path(yaml_file)
     try:
-        raw = yaml.safe_load(yaml_file.read_text(encoding="utf-8"))
+        raw = yamlsafe.load(yaml_file.read_text(encoding="utf-8"), source=str(yaml_file))
+    except yamlsafe.YamlError as exc:
+        raise RegistryError(str(exc)) from None
     except (yaml.YAMLError, UnicodeDecodeError) as exc:
         raise RegistryError(f"{yaml_file}: not valid YAML: {exc}") from exc
     if not isinstance(raw, dict):

@@ -4,13 +4,25 @@ Keys are the sha256 of a canonical JSON of the request (model, messages, samplin
 The API key is never part of a request and never stored: `request_key` refuses requests that
 carry fields such as `api_key`. The database runs in WAL mode with a busy timeout, so several
 processes can read and write it at once; the first answer stored for a key wins.
+
+A stored answer (a record of `judgelab.judges.loop`) is checked on the way in and on the way
+out (`check_record`): text with lone surrogates (which UTF-8 cannot encode) is stored with
+U+FFFD in their place and the original kept JSON-escaped, and a token count that is not a
+plausible non-negative integer is recorded as unknown (None); both are flagged in the record.
+One entry that still cannot be encoded is stored JSON-escaped, so it never fails the
+transaction it shares with other answers. `evict` removes entries (`judgelab judge
+--evict-invalid` evicts the flagged ones of a run, to pay for them again).
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import hashlib
 import json
+import math
 import os
+import re
 import sqlite3
 import time
 from collections.abc import Iterable, Mapping
@@ -30,6 +42,93 @@ def canonical_json(obj: Any) -> str:
     '{"a":[1.0,"é"],"b":1}'
     """
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def storable_json(obj: Any) -> str:
+    r"""Return `canonical_json(obj)`, or its ASCII-escaped form if UTF-8 cannot encode it.
+
+    The escaped form (lone surrogates written as `\udXXX`) is the same JSON value, so
+    nothing is lost, and it never fails to encode for SQLite.
+
+    >>> storable_json({"a": chr(0xD83D)})
+    '{"a":"\\ud83d"}'
+    """
+    text = canonical_json(obj)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    return text
+
+
+MAX_TOKEN_COUNT = 10**9
+_SURROGATES = re.compile(r"[\ud800-\udfff]")
+TOKEN_FIELDS = ("prompt_tokens", "completion_tokens")
+TEXT_FIELDS = ("content", "finish_reason", "response_model", "response_id")
+
+
+def token_count(value: Any) -> int | None:
+    """Return `value` as a token count, or None if it is not a plausible one.
+
+    >>> [token_count(v) for v in (12, 12.0, -1, 12.5, 1e23, "abc", True, None)]
+    [12, 12, None, None, None, None, None, None]
+    """
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    if isinstance(value, float) and not (math.isfinite(value) and value.is_integer()):
+        return None
+    return int(value) if 0 <= value <= MAX_TOKEN_COUNT else None
+
+
+def safe_text(text: str) -> str:
+    """Return `text` with lone surrogates (not encodable as UTF-8) replaced by U+FFFD.
+
+    >>> safe_text("ok " + chr(0xD83D)) == "ok " + chr(0xFFFD)
+    True
+    """
+    return _SURROGATES.sub("\ufffd", text)
+
+
+def check_record(record: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """Return a stored answer made safe to use, and what was wrong with it (flags).
+
+    Token counts that are not plausible non-negative integers (-1, 12.5, 1e23, "abc") become
+    None (unknown) and the raw value is kept in `usage_invalid`; text fields with lone
+    surrogates get U+FFFD in their place, the original is kept JSON-escaped under
+    `<field>_escaped`. A record checked before keeps its flags (`problems` lists them again).
+    """
+    out = dict(record)
+    problems = [str(p) for p in out.get("problems") or []]
+    for name in TOKEN_FIELDS:
+        value = out.get(name)
+        if value is not None and token_count(value) is None:
+            problems.append(f"invalid usage {name}={value!r}; recorded as unknown")
+            out.setdefault("usage_invalid", {})[name] = repr(value)
+            out[name] = None
+        elif value is not None:
+            out[name] = token_count(value)
+    for name in TEXT_FIELDS:
+        value = out.get(name)
+        if isinstance(value, str) and _SURROGATES.search(value):
+            problems.append(f"{name} held text UTF-8 cannot encode; replaced with U+FFFD")
+            out[f"{name}_escaped"] = json.dumps(value, ensure_ascii=True)
+            out[name] = safe_text(value)
+    problems = list(dict.fromkeys(problems))
+    if problems:
+        out["problems"] = problems
+    return out, problems
+
+
+def storage_problem(exc: BaseException) -> str:
+    """Describe a failed cache write: "disk full" first when that is what it was.
+
+    >>> storage_problem(sqlite3.OperationalError("database or disk is full"))
+    'disk full (database or disk is full)'
+    """
+    full = isinstance(exc, OSError) and exc.errno == errno.ENOSPC
+    full = full or isinstance(exc, sqlite3.Error) and "full" in str(exc).lower()
+    detail = f"{type(exc).__name__}: {exc}" if isinstance(exc, OSError) else str(exc)
+    return f"disk full ({detail})" if full else detail
 
 
 def request_key(request: Mapping[str, Any]) -> str:
@@ -151,27 +250,73 @@ class RequestCache:
     def put_many(self, entries: Iterable[tuple[str, Mapping[str, Any], Mapping[str, Any]]]) -> int:
         """Store several entries in one transaction; return how many were new."""
         now = datetime.now(UTC).isoformat()
-        rows = [(k, canonical_json(dict(q)), canonical_json(dict(r)), now) for k, q, r in entries]
+        rows = [(k, storable_json(dict(q)), storable_json(dict(r)), now) for k, q, r in entries]
         if not rows:
             return 0
+        sql = "INSERT OR IGNORE INTO requests (key, request, response, created_at) VALUES "
+        return int(self._write(sql + "(?, ?, ?, ?)", rows))
+
+    def evict(self, keys: Iterable[str]) -> int:
+        """Remove the entries of `keys` (they will be requested, and paid, again)."""
+        return int(self._write("DELETE FROM requests WHERE key = ?", [(k,) for k in keys]))
+
+    def _write(self, sql: str, rows: list[tuple[Any, ...]]) -> int:
+        """Run `sql` over `rows` in one transaction; return how many rows changed.
+
+        A failed write raises its own error (e.g. "database or disk is full"), never the
+        "no transaction is active" of a rollback after SQLite already rolled back.
+        """
 
         def txn() -> int:
             cur = self._conn.cursor()
             cur.execute("BEGIN IMMEDIATE")
             try:
                 before = self._conn.total_changes
-                cur.executemany(
-                    "INSERT OR IGNORE INTO requests (key, request, response, created_at) "
-                    "VALUES (?, ?, ?, ?)",
-                    rows,
-                )
+                cur.executemany(sql, rows)
                 cur.execute("COMMIT")
                 return self._conn.total_changes - before
             except BaseException:
-                cur.execute("ROLLBACK")
+                if self._conn.in_transaction:
+                    with contextlib.suppress(sqlite3.Error):
+                        cur.execute("ROLLBACK")
                 raise
 
-        return int(self._retry(txn))
+        return int(self._retry(txn)) if rows else 0
+
+    def invalid(self, keys: Iterable[str] | None = None) -> dict[str, list[str]]:
+        """Return {key: problems} of the stored entries (of `keys`; None: all) that are flagged.
+
+        Flagged: not a JSON object, or `check_record` finds (or found) a problem.
+        """
+        wanted = None if keys is None else list(dict.fromkeys(keys))
+        if wanted is None:
+            rows: Iterable[tuple[str, str]] = self._conn.execute(
+                "SELECT key, response FROM requests"
+            )
+        else:
+            rows = self._rows(wanted)
+        found: dict[str, list[str]] = {}
+        for key, text in rows:
+            try:
+                record = json.loads(text)
+            except ValueError:
+                found[key] = ["the stored answer is not JSON"]
+                continue
+            if not isinstance(record, dict):
+                found[key] = ["the stored answer is not a JSON object"]
+                continue
+            problems = check_record(record)[1]
+            if problems:
+                found[key] = problems
+        return found
+
+    def _rows(self, keys: list[str]) -> Iterable[tuple[str, str]]:
+        for start in range(0, len(keys), 500):
+            chunk = keys[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            yield from self._conn.execute(
+                f"SELECT key, response FROM requests WHERE key IN ({marks})", chunk
+            ).fetchall()
 
     def keys(self) -> list[str]:
         """Return every stored key."""

@@ -33,6 +33,7 @@ from typing import Any, NamedTuple
 import pandas as pd
 
 from judgelab.core import paths, schema, tables
+from judgelab.core.names import safe_name
 from judgelab.core.schema import read_meta
 from judgelab.core.schema import require_columns as _require
 from judgelab.judges import runner
@@ -332,7 +333,7 @@ def _step(
         return schema.empty(schema.JUDGMENTS)
     if opts["write_tables"]:
         bench = str(items["benchmark"].iloc[0])
-        tables.write_items(items, paths.items() / f"{bench}.parquet")
+        tables.write_items(items, paths.items() / f"{safe_name('benchmark', bench)}.parquet")
     res = runner.run(
         items,
         replace(spec, orders=(0,)),

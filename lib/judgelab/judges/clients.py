@@ -28,6 +28,7 @@ from typing import Any, Protocol
 from urllib.parse import urlsplit, urlunsplit
 
 from judgelab import __version__
+from judgelab.core import secrets
 from judgelab.errors import FatalError as FatalError
 from judgelab.errors import RequestError as RequestError
 from judgelab.errors import RetryableError as RetryableError
@@ -69,28 +70,61 @@ def retry_after(headers: Any) -> float | None:
     return None
 
 
-def error_message(body: bytes | str) -> str:
+def malformed_key(key: str) -> str | None:
+    """Return why an API key cannot be sent in a header, or None when it can (never the key).
+
+    >>> malformed_key("sk-abc"), malformed_key(" sk-abc")
+    (None, "its first character is a whitespace character (' ')")
+    """
+    if key.endswith(("\r", "\r\n")):  # a CRLF .env line
+        return "it ends with a carriage return (\\r), as keys read from a CRLF .env file do"
+    for i, ch in enumerate(key):
+        if ch.isspace() or not ch.isprintable() or ord(ch) > 126:
+            kind = "a whitespace" if ch.isspace() else "a control or non-ASCII"
+            last = i == len(key) - 1
+            where = f"character {i + 1}"
+            where = "first character" if i == 0 else ("last character" if last else where)
+            shown = f" ({ch!r})" if ch.isspace() or not ch.isprintable() else ""
+            return f"its {where} is {kind} character{shown}"
+    return None
+
+
+def error_message(body: bytes | str, secret: str | None = None) -> str:
     """Return the message of an error body (`{"error": {"message": ...}}`), else its start.
+
+    The message is scrubbed of `secret` and of anything shaped like a credential *before*
+    it is clipped to 500 characters, so a clipped message never keeps part of a key.
 
     >>> error_message(b'{"error": {"message": "bad model"}}')
     'bad model'
+    >>> error_message(b'{"error": "key hf_abcdefghijklmnopqrstuv rejected"}')
+    'key *** rejected'
     """
     text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
-    with contextlib.suppress(ValueError):
+    message = None
+    with contextlib.suppress(ValueError, RecursionError):
         data = json.loads(text)
         err = data.get("error") if isinstance(data, dict) else None
         if isinstance(err, dict) and err.get("message"):
-            return str(err["message"])[:500]
-        if isinstance(err, str):
-            return err[:500]
-    return text.strip()[:500] or "(empty body)"
+            message = str(err["message"])
+        elif isinstance(err, str):
+            message = err
+    if message is None:
+        message = text.strip()
+    known = (secret,) if secret and secret != "EMPTY" else ()
+    return secrets.scrub(message, known)[:500] or "(empty body)"
 
 
-def raise_for_status(status: int, body: bytes | str, headers: Any) -> None:
-    """Raise the runner's error for a non-2xx HTTP status; return for a 2xx one."""
+def raise_for_status(
+    status: int, body: bytes | str, headers: Any, secret: str | None = None
+) -> None:
+    """Raise the runner's error for a non-2xx HTTP status; return for a 2xx one.
+
+    `secret` (the key in use) is scrubbed from the message with every credential shape.
+    """
     if 200 <= status < 300:
         return
-    msg = f"HTTP {status}: {error_message(body)}"
+    msg = f"HTTP {status}: {error_message(body, secret)}"
     if status in (401, 403):
         kind = "AuthenticationError" if status == 401 else "PermissionDeniedError"
         raise FatalError(f"{kind}: {msg}")
@@ -153,14 +187,48 @@ def _disconnected(exc: BaseException) -> bool:
     return False
 
 
+async def read_capped(resp: Any, limit: int | None) -> bytes:
+    """Return an aiohttp response's body; raise `RequestError` past `limit` bytes.
+
+    A body announced (Content-Length) or streamed over the limit is not read further, so a
+    runaway answer costs at most `limit` bytes of memory.
+    """
+    if limit is None:
+        return bytes(await resp.read())
+    if resp.content_length is not None and resp.content_length > limit:
+        raise RequestError(_too_large(f"{resp.content_length} bytes announced", limit))
+    buf = bytearray()
+    async for chunk in resp.content.iter_any():
+        buf += chunk
+        if len(buf) > limit:
+            raise RequestError(_too_large(f"more than {limit} bytes", limit))
+    return bytes(buf)
+
+
+def _too_large(what: str, limit: int) -> str:
+    return (
+        f"response too large: {what}, over max_response_bytes={limit} (not cached; raise "
+        "max_response_bytes in the spec to accept such answers)"
+    )
+
+
 class AioHttpChat:
     """Chat requests over one `aiohttp.ClientSession` (keep-alive pool of `concurrency`)."""
 
-    def __init__(self, base_url: str, api_key: str, *, timeout_s: float, concurrency: int):
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str,
+        *,
+        timeout_s: float,
+        concurrency: int,
+        max_response_bytes: int | None = None,
+    ):
         self.url = completions_url(base_url)
         self._api_key = api_key
         self.timeout_s = timeout_s
         self.concurrency = concurrency
+        self.max_response_bytes = max_response_bytes
         self._session: Any = None
         self._proxy: dict[str, Any] = {}
 
@@ -199,7 +267,7 @@ class AioHttpChat:
         body = json.dumps(payload, ensure_ascii=False).encode("utf-8")
         try:
             async with self._session.post(self.url, data=body, **self._proxy) as resp:
-                raw = await resp.read()
+                raw = await read_capped(resp, self.max_response_bytes)
                 status, headers = resp.status, resp.headers
         except TimeoutError as exc:
             if _disconnected(exc):
@@ -207,7 +275,7 @@ class AioHttpChat:
             raise RetryableError("timeout", f"no answer within {self.timeout_s:g} s") from None
         except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError, OSError) as exc:
             raise RetryableError("connection", f"connection error: {type(exc).__name__}") from None
-        raise_for_status(status, raw, headers)
+        raise_for_status(status, raw, headers, self._api_key)
         try:
             return json.loads(raw)
         except ValueError:
@@ -217,11 +285,21 @@ class AioHttpChat:
 class OpenAISDKChat:
     """Chat requests through the official SDK's `AsyncOpenAI.post` (its retries off)."""
 
-    def __init__(self, base_url: str, api_key: str, *, timeout_s: float, concurrency: int):
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str,
+        *,
+        timeout_s: float,
+        concurrency: int,
+        max_response_bytes: int | None = None,
+    ):
         self.base_url = base_url
         self._api_key = api_key
         self.timeout_s = timeout_s
         self.concurrency = concurrency
+        # The SDK reads the whole body itself: the runner checks the answer's size after.
+        self.max_response_bytes = max_response_bytes
         self._client: Any = None
 
     async def __aenter__(self) -> OpenAISDKChat:
@@ -257,7 +335,8 @@ class OpenAISDKChat:
             # `create` would re-validate the params and build pydantic models, ~2 ms a call.
             return await self._client.post("/chat/completions", cast_to=object, body=payload)
         except openai.APIStatusError as exc:
-            raise_for_status(exc.status_code, exc.message, getattr(exc.response, "headers", None))
+            headers = getattr(exc.response, "headers", None)
+            raise_for_status(exc.status_code, exc.message, headers, self._api_key)
             raise  # pragma: no cover - APIStatusError is never a 2xx
         except (TimeoutError, openai.APITimeoutError) as exc:
             if _disconnected(exc):
@@ -271,12 +350,27 @@ class OpenAISDKChat:
 
 
 def open_client(
-    kind: str, base_url: str, api_key: str, *, timeout_s: float, concurrency: int
+    kind: str,
+    base_url: str,
+    api_key: str,
+    *,
+    timeout_s: float,
+    concurrency: int,
+    max_response_bytes: int | None = None,
 ) -> AioHttpChat | OpenAISDKChat:
-    """Return the chat client `kind` ("aiohttp" or "openai"), to be used with `async with`."""
+    """Return the chat client `kind` ("aiohttp" or "openai"), to be used with `async with`.
+
+    `max_response_bytes`: the aiohttp client stops reading a body past it (`RequestError`).
+    """
     check_choice("client", kind, CLIENTS)
     cls = AioHttpChat if kind == "aiohttp" else OpenAISDKChat
-    return cls(base_url, api_key, timeout_s=timeout_s, concurrency=concurrency)
+    return cls(
+        base_url,
+        api_key,
+        timeout_s=timeout_s,
+        concurrency=concurrency,
+        max_response_bytes=max_response_bytes,
+    )
 
 
 __all__ = [
@@ -289,8 +383,10 @@ __all__ = [
     "RetryableError",
     "completions_url",
     "error_message",
+    "malformed_key",
     "open_client",
     "raise_for_status",
+    "read_capped",
     "retry_after",
     "ssl_context",
 ]

@@ -5,31 +5,44 @@
 - retries are ours (the clients never retry on their own, so every retry is counted): up to
   `spec.max_retries` on 429, 408/409, 5xx, timeouts, connection errors and malformed answers
   (invalid JSON, no choices), waiting `Retry-After` / `retry-after-ms` when the server sends
-  it, else `backoff_s * 2**attempt` times a jitter in [0.5, 1.5) (capped at 60 s). Other
-  4xx errors fail at once; 401/403 stop the whole run (the key is wrong for every request);
+  it (at most `spec.max_retry_after_s`, 60 s by default), else `backoff_s * 2**attempt` times
+  a jitter in [0.5, 1.5) (capped at 60 s); a wait of 5 s or more is announced on stderr.
+  With `spec.deadline_s`, no request starts and no wait ends past the deadline: what is left
+  fails (the next run requests it). Other 4xx errors fail at once; 401/403 stop the whole
+  run (the key is wrong for every request);
 - every response is stored in the SQLite request cache the moment it arrives, before any
   parsing (`_GroupCommit`: one transaction per loop turn), so a run killed at any moment
-  resumes by paying only for what was never stored.
+  resumes by paying only for what was never stored;
+- an answer is checked before it is stored (`cache.check_record`): malformed token usage is
+  recorded as unknown, text UTF-8 cannot encode (a lone surrogate) is replaced and kept
+  escaped; both are flagged and counted, never fatal. An answer over
+  `spec.max_response_bytes` fails (counted, not cached). An answer that cannot be stored
+  fails alone; a cache that cannot be written at all (disk full) stops the run with that
+  reason, keeping every answer committed before.
 """
 
 from __future__ import annotations
 
 import asyncio
+import math
 import random
+import sqlite3
 import sys
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from judgelab.core import secrets
 from judgelab.errors import JudgeRunError
 from judgelab.judges import clients
-from judgelab.judges.cache import RequestCache
+from judgelab.judges.cache import RequestCache, check_record, storage_problem
 from judgelab.judges.spec import JudgeSpec
 from judgelab.judges.table import Planned, cost_usd
 
 MAX_BACKOFF_S = 60.0
-MAX_RETRY_AFTER_S = 300.0
+MAX_RETRY_AFTER_S = 300.0  # the hard ceiling; `spec.max_retry_after_s` (60 s) is the usual cap
+NOTICE_WAIT_S = 5.0  # a retry wait at least this long is announced on stderr
 
 
 @dataclass
@@ -45,6 +58,7 @@ class FetchStats:
     cost_usd: float = 0.0
     retry_reasons: dict[str, int] = field(default_factory=dict)
     errors: dict[str, str] = field(default_factory=dict)
+    flagged: dict[str, str] = field(default_factory=dict)
 
 
 def backoff_delay(attempt: int, base_s: float, rng: random.Random) -> float:
@@ -57,9 +71,8 @@ def backoff_delay(attempt: int, base_s: float, rng: random.Random) -> float:
 
 
 def _scrub(text: str, secret: str | None) -> str:
-    if secret and secret != "EMPTY" and len(secret) >= 4:
-        text = text.replace(secret, "***")
-    return text
+    """Mask the run's key and every secret-shaped value (one detector: `core.secrets`)."""
+    return secrets.scrub(text, [secret] if secret and secret != "EMPTY" else [])
 
 
 async def _call(client: clients.ChatClient, payload: dict[str, Any], spec: JudgeSpec) -> dict:
@@ -81,8 +94,10 @@ async def _call(client: clients.ChatClient, payload: dict[str, Any], spec: Judge
     choice = choices[0]
     message = choice.get("message") if isinstance(choice.get("message"), dict) else {}
     usage = resp.get("usage") if isinstance(resp.get("usage"), dict) else {}
-    return {
-        "content": message.get("content"),
+    content = message.get("content")
+    _check_size(content, spec.max_response_bytes)
+    record = {
+        "content": content,
         "finish_reason": choice.get("finish_reason"),
         "prompt_tokens": usage.get("prompt_tokens"),
         "completion_tokens": usage.get("completion_tokens"),
@@ -91,6 +106,19 @@ async def _call(client: clients.ChatClient, payload: dict[str, Any], spec: Judge
         "response_id": resp.get("id"),
         "created_at": datetime.now(UTC).isoformat(),
     }
+    return check_record(record)[0]
+
+
+def _check_size(content: Any, limit: int) -> None:
+    """Raise `RequestError` when the answer's text is over `limit` bytes (never cached)."""
+    if isinstance(content, str) and len(content) > limit // 4:  # cheap test first
+        size = len(content.encode("utf-8", "surrogatepass"))
+        if size > limit:
+            raise clients.RequestError(
+                f"response too large: {size} bytes of content, over max_response_bytes="
+                f"{limit} (not cached; raise max_response_bytes in the spec to accept such "
+                "answers)"
+            )
 
 
 class _GroupCommit:
@@ -119,10 +147,23 @@ class _GroupCommit:
         batch, self.pending = self.pending, []
         try:
             self.cache.put_many([(k, q, r) for k, q, r, _ in batch])
-        except BaseException as exc:  # e.g. disk full: every waiting worker sees it
+        except (sqlite3.OperationalError, OSError) as exc:  # disk full: every waiter sees it
             for *_, done in batch:
                 if not done.done():
                     done.set_exception(exc)
+            return
+        except Exception:
+            # One bad answer must not cost the others: store them one by one, so each
+            # waiter sees only its own error.
+            for k, q, r, done in batch:
+                try:
+                    self.cache.put(k, q, r)
+                except Exception as exc:
+                    if not done.done():
+                        done.set_exception(exc)
+                else:
+                    if not done.done():
+                        done.set_result(None)
             return
         for *_, done in batch:
             if not done.done():
@@ -162,6 +203,10 @@ class _Fetch:
             mininterval=0.5,
         )
         self.fatal: list[str] = []
+        self.storage: list[str] = []
+        # issue 19 item 9: an optional run deadline, and a line for each long wait
+        self.deadline = time.monotonic() + spec.deadline_s if spec.deadline_s else None
+        self.noticed_at = -math.inf
         self.postfix()
 
     def postfix(self) -> None:
@@ -171,11 +216,14 @@ class _Fetch:
 
     async def worker(self, client: Any) -> None:
         """Take requests off the queue until it is empty or the endpoint refused the key."""
-        while not self.fatal:
+        while not (self.fatal or self.storage):
             try:
                 p = self.queue.get_nowait()
             except asyncio.QueueEmpty:
                 return
+            if self._past(0.0):  # the run deadline passed: what is left is not requested
+                self._failed(p, f"not requested: {self._deadline_note()}")
+                continue
             if not await self._answer(client, p):
                 return
             self.bar.update(1)  # the postfix changes only on a retry or a failure
@@ -190,7 +238,11 @@ class _Fetch:
                 if attempt >= self.spec.max_retries:
                     self._failed(p, f"{exc} (gave up after {attempt} retries)")
                     return True
-                await self._back_off(exc, attempt)
+                if not await self._back_off(exc, attempt):
+                    self._failed(
+                        p, f"{exc} (gave up after {attempt} retries: {self._deadline_note()})"
+                    )
+                    return True
                 attempt += 1
                 continue
             except clients.FatalError as exc:
@@ -199,29 +251,76 @@ class _Fetch:
             except Exception as exc:  # non-retryable HTTP errors, unexpected bugs
                 self._failed(p, f"{type(exc).__name__}: {exc}")
                 return True
-            await self.store.put(p.key, p.request, record)
-            self._answered(record)
-            return True
+            return await self._store(p, record)
 
-    async def _back_off(self, exc: clients.RetryableError, attempt: int) -> None:
-        """Count a retry and wait the server's wish, else the jittered backoff."""
+    async def _store(self, p: Planned, record: dict[str, Any]) -> bool:
+        """Store one answer; return False when the cache cannot be written (stop the run)."""
+        try:
+            await self.store.put(p.key, p.request, record)
+        except (sqlite3.OperationalError, OSError) as exc:  # disk full, I/O error, read-only
+            self.storage.append(storage_problem(exc))
+            return False
+        except Exception as exc:  # this answer only (e.g. too big for SQLite)
+            self._failed(p, f"answer received but not stored: {type(exc).__name__}: {exc}")
+            return True
+        self._answered(p, record)
+        return True
+
+    async def _back_off(self, exc: clients.RetryableError, attempt: int) -> bool:
+        """Count a retry and wait the server's wish (capped), else the jittered backoff.
+
+        Returns False, without waiting, when the wait would end past the run deadline.
+        """
         s = self.stats
         s.retries += 1
         s.retry_reasons[exc.reason] = s.retry_reasons.get(exc.reason, 0) + 1
         wait = exc.wait_s
         if wait is None:
             wait = backoff_delay(attempt, self.spec.backoff_s, self.rng)
-        await asyncio.sleep(min(wait, MAX_RETRY_AFTER_S))
+        cap = min(self.spec.max_retry_after_s, MAX_RETRY_AFTER_S)
+        if self._past(min(wait, cap)):
+            return False
+        self._notice(exc, wait, cap, attempt)
+        await asyncio.sleep(min(wait, cap))
         self.postfix()
+        return True
+
+    # --- issue 19 item 9: the run deadline and what a long wait is for ---------------------
+
+    def _past(self, wait_s: float) -> bool:
+        """Return True when now + `wait_s` is past the run deadline (never without one)."""
+        return self.deadline is not None and time.monotonic() + wait_s > self.deadline
+
+    def _deadline_note(self) -> str:
+        return (
+            f"the run deadline of {self.spec.deadline_s:g} s passed (deadline_s); rerun to resume"
+        )
+
+    def _notice(self, exc: clients.RetryableError, wait: float, cap: float, attempt: int) -> None:
+        """Say on stderr what a long wait is for (at most one line per 10 s of run)."""
+        now = time.monotonic()
+        if min(wait, cap) < NOTICE_WAIT_S or now - self.noticed_at < 10.0:
+            return
+        self.noticed_at = now
+        asked = f"; the server asked {wait:g} s, capped by max_retry_after_s" if wait > cap else ""
+        self.bar.write(
+            f"waiting {min(wait, cap):g} s before retry {attempt + 1} of "
+            f"{self.spec.max_retries} ({exc.reason}: {_scrub(str(exc), self.api_key)}{asked})",
+            file=sys.stderr,
+        )
+
+    # --- end of issue 19 item 9 ------------------------------------------------------------
 
     def _failed(self, p: Planned, message: str) -> None:
         self.stats.failed += 1
         self.stats.errors[p.key] = _scrub(message, self.api_key)
         self.postfix()
 
-    def _answered(self, record: dict[str, Any]) -> None:
+    def _answered(self, p: Planned, record: dict[str, Any]) -> None:
         s = self.stats
         s.answered += 1
+        if record.get("problems"):
+            s.flagged[p.key] = "; ".join(record["problems"])
         s.prompt_tokens += int(record["prompt_tokens"] or 0)
         s.completion_tokens += int(record["completion_tokens"] or 0)
         cost = cost_usd(self.spec, record["prompt_tokens"], record["completion_tokens"])
@@ -248,7 +347,8 @@ async def fetch(
         seed: Seed of the backoff jitter (None: random).
 
     Raises:
-        JudgeRunError: the endpoint rejected the key (401/403); answers so far are cached.
+        JudgeRunError: the endpoint rejected the key (401/403), or the cache cannot be
+            written (disk full: the message says so); answers so far are cached.
     """
     stats = FetchStats(requested=len(todo))
     if not todo:
@@ -261,10 +361,17 @@ async def fetch(
             state.api_key,
             timeout_s=spec.timeout_s,
             concurrency=spec.concurrency,
+            max_response_bytes=spec.max_response_bytes,
         ) as client:
             await asyncio.gather(*(state.worker(client) for _ in range(spec.concurrency)))
     finally:
         state.bar.close()
+    if state.storage:
+        raise JudgeRunError(
+            f"cannot store answers in the request cache {cache.path}: {state.storage[0]}. "
+            f"{stats.answered} answers were stored before stopping and are kept; free space "
+            "and rerun the same command to request only the rest"
+        )
     if state.fatal:
         raise JudgeRunError(
             f"the endpoint {spec.endpoint_id} refused the request: {state.fatal[0]}. Check the "

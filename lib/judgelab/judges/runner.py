@@ -30,7 +30,7 @@ import pandas as pd
 from judgelab.errors import JudgeRunError as JudgeRunError
 from judgelab.judges import offline
 from judgelab.judges import table as table_mod
-from judgelab.judges.cache import RequestCache
+from judgelab.judges.cache import RequestCache, check_record
 from judgelab.judges.loop import FetchStats as FetchStats
 from judgelab.judges.loop import backoff_delay as backoff_delay
 from judgelab.judges.loop import fetch as fetch
@@ -40,7 +40,7 @@ from judgelab.judges.references import with_derived_references
 from judgelab.judges.resolved import Resolved
 from judgelab.judges.rows import Built
 from judgelab.judges.spec import JudgeSpec
-from judgelab.judges.store import benchmarks, table_lock
+from judgelab.judges.store import benchmarks, check_identity, merge_existing, table_lock
 from judgelab.judges.store import details_path as details_path
 from judgelab.judges.store import existing_conditions as existing_conditions
 from judgelab.judges.store import judgments_path as judgments_path
@@ -134,6 +134,7 @@ def dry_run(
     cache: RequestCache | None = None,
 ) -> Estimate:
     """Count what a run would request and estimate its tokens and cost; call nothing."""
+    check_identity(items, spec)
     judge = resolve_run(items, spec, conditions)
     items = _with_references(items, judge)
     chosen = select(items, splits=splits, limit=limit)
@@ -177,7 +178,10 @@ def _build(
         )
     p = the_plan or table_mod.plan_for(items, judge)
     with _opened(cache) as c:
-        responses = c.get_many(p.keys)
+        # Checked on the way out too (issue 19 items 4, 7): an entry stored by an older
+        # version with malformed usage or unencodable text is used safely, never fatal.
+        stored = c.get_many(p.keys)
+    responses = {k: check_record(v)[0] for k, v in stored.items() if isinstance(v, dict)}
     return table_mod.build_for(items, p, responses)
 
 
@@ -206,18 +210,29 @@ class _Requested:
     planned: int = 0
     skipped: int = 0
     request_s: float = 0.0
+    evicted: int = 0
 
 
 def _request_missing(
-    p: table_mod.Plan, cache: RequestCache, spec: JudgeSpec, progress: bool
+    p: table_mod.Plan,
+    cache: RequestCache,
+    spec: JudgeSpec,
+    progress: bool,
+    evict_invalid: bool = False,
 ) -> _Requested:
-    """Request every planned call the cache lacks (each distinct key once)."""
+    """Request every planned call the cache lacks (each distinct key once).
+
+    `evict_invalid`: first evict the planned entries `RequestCache.invalid` flags, so they
+    are requested (and paid) again.
+    """
+    evicted = cache.evict(cache.invalid(p.keys)) if evict_invalid else 0
     have = cache.present(p.keys)
     hits = sum(1 for r in p.requests if r.key in have)
     todo = list({r.key: r for r in p.requests if r.key not in have}.values())
     t_req = time.monotonic()
     stats = run_coroutine(fetch(spec, todo, cache, cached=hits, progress=progress))
-    return _Requested(stats, hits, len(p.requests), len(p.skipped), time.monotonic() - t_req)
+    took = time.monotonic() - t_req
+    return _Requested(stats, hits, len(p.requests), len(p.skipped), took, evicted)
 
 
 def _summarize(
@@ -254,6 +269,8 @@ def _summarize(
         request_s=asked.request_s,
         retry_reasons=stats.retry_reasons,
         errors=stats.errors,
+        flagged=stats.flagged,
+        evicted=asked.evicted,
         path=", ".join(map(str, written)) or None,
     )
 
@@ -268,11 +285,14 @@ def run(
     cache: RequestCache | None = None,
     progress: bool = True,
     write_tables: bool = True,
+    evict_invalid: bool = False,
 ) -> RunResult:
     """Judge `items` with `spec`: request what is missing, then build and write the table.
 
     Only the selected items (`splits`, `limit`) are requested; the table is rebuilt over all
-    `items` from the cache, so a partial run never shrinks a table built earlier.
+    `items` from the cache and merged into the judge's existing table (rows it lacks, such as
+    another order, are kept), so a partial run never shrinks a table built earlier. A spec
+    whose model or template differs from the one that wrote the judge's table is refused.
 
     Args:
         items: An items table (one benchmark, or several: one table file each).
@@ -284,8 +304,12 @@ def run(
         cache: The request cache (default: `paths.cache()/requests.sqlite`).
         progress: Show the progress bar.
         write_tables: Write the tables under `paths.judgments()`.
+        evict_invalid: Evict the selection's cached answers flagged invalid (malformed
+            usage, unencodable text, unreadable entry) first, so they are requested again.
     """
     t0 = time.monotonic()
+    if write_tables:
+        check_identity(items, spec)  # before any request: a refused run pays nothing
     judge = resolve_run(items, spec, conditions)
     items = _with_references(items, judge)
     chosen = select(items, splits=splits, limit=limit)
@@ -298,7 +322,11 @@ def run(
         p = table_mod.plan_for(chosen, judge)
     opened = _opened(cache) if p is not None else contextlib.nullcontext(cache)
     with opened as c:
-        asked = _request_missing(p, c, spec, progress) if p is not None else _Requested()
+        asked = (
+            _request_missing(p, c, spec, progress, evict_invalid)
+            if p is not None
+            else _Requested()
+        )
         # Build and write under the table's lock: a second process judging other splits of
         # the same judge then rebuilds from a cache that already holds this one's answers,
         # instead of replacing the table with a copy that lacks them.
@@ -310,6 +338,9 @@ def run(
             # conditions did not change.
             whole = p if len(chosen) == len(items) and now.conditions == judge.conditions else None
             built = _build(_with_references(items, now), now, c, whole)
+            if write_tables:
+                check_identity(items, spec)  # another process may have written it meanwhile
+                built = merge_existing(built, items, spec.judge_id)
             written = write(built, spec.judge_id) if write_tables and len(built.judgments) else []
     summary = _summarize(spec, items, chosen, built, asked, written, t0)
     return RunResult(built.judgments, built.details, summary, written)

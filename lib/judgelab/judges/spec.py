@@ -39,7 +39,7 @@ from urllib.parse import urlsplit
 
 import yaml
 
-from judgelab.core import paths, tables
+from judgelab.core import paths, secrets, tables, yamlsafe
 from judgelab.errors import ChoiceError, check_choice
 from judgelab.errors import JudgeSpecError as JudgeSpecError
 from judgelab.judges import clients, templates
@@ -51,11 +51,6 @@ DEFAULT_BASE_URL = "https://api.openai.com/v1"
 _ENV_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _SECRET_KEY_RE = re.compile(
     r"(^|_)(api_?key|key|token|secret|password|passwd|authorization|bearer)$", re.IGNORECASE
-)
-_SECRET_VALUE_RES = (
-    re.compile(r"\bsk-[A-Za-z0-9_\-]{8,}"),
-    re.compile(r"\bBearer\s+\S{8,}", re.IGNORECASE),
-    re.compile(r"\b(gsk|xai|hf|tgp|pplx|AIza)[_\-A-Za-z0-9]{16,}"),
 )
 _SAFE_SECRET_NAMES = {"api_key_env"}
 
@@ -75,6 +70,12 @@ class JudgeSpec:
         orders: Presentation orders for pairwise items: (0, 1) = both (the default).
         conditions: Conditions to run (default: the template's own default).
         concurrency, timeout_s, max_retries, backoff_s: How requests are made.
+        max_retry_after_s: The longest server-asked wait (`Retry-After`) honoured per retry;
+            a longer one is cut to this (default 60 s).
+        deadline_s: Stop requesting after this many seconds of the request phase (None: no
+            deadline); what is left is counted as failed, and the next run requests it.
+        max_response_bytes: Largest answer accepted (default 2 MB); a larger one is counted
+            as failed and never cached.
         client: HTTP client: "aiohttp" (default, lean) or "openai" (the official SDK); both
             send the same requests, so the cache and the judge id do not depend on it.
         price_in, price_out: USD per 1M prompt / completion tokens (None: cost unknown).
@@ -99,6 +100,9 @@ class JudgeSpec:
     timeout_s: float = 120.0
     max_retries: int = 6
     backoff_s: float = 1.0
+    max_retry_after_s: float = 60.0
+    deadline_s: float | None = None
+    max_response_bytes: int = 2_000_000  # issue 19 item 8: not in the judge id or cache key
     client: str = "aiohttp"
     price_in: float | None = None
     price_out: float | None = None
@@ -148,7 +152,9 @@ class JudgeSpec:
         """Return the key from the environment (a placeholder when no key is needed).
 
         Raises:
-            JudgeSpecError: `api_key_env` is set but the variable is empty or missing.
+            JudgeSpecError: `api_key_env` is set but the variable is empty or missing, or
+                its value holds whitespace or control characters (e.g. a carriage return
+                from a CRLF `.env` file); the message names the variable, never the key.
         """
         if self.api_key_env is None:
             return "EMPTY"
@@ -157,6 +163,14 @@ class JudgeSpec:
             raise JudgeSpecError(
                 f"environment variable {self.api_key_env} is not set; export it with the key "
                 "for this endpoint (keys are never read from spec files)",
+                source=self.name,
+                key="api_key_env",
+            )
+        problem = clients.malformed_key(value)
+        if problem:
+            raise JudgeSpecError(
+                f"environment variable {self.api_key_env} holds a malformed key: {problem}. "
+                "Export the key alone (no quotes, spaces or line ending)",
                 source=self.name,
                 key="api_key_env",
             )
@@ -193,12 +207,8 @@ def _find_secrets(obj: Any, path: str = "") -> str | None:
             if found:
                 return found
     elif isinstance(obj, str):
-        if any(r.search(obj) for r in _SECRET_VALUE_RES):
+        if secrets.find(obj):  # issue 19 item 16: the one shared detector
             return path or "<value>"
-        if "://" in obj:
-            parts = urlsplit(obj)
-            if parts.password or re.search(r"(^|&)(api[-_]?key|key|token)=", parts.query, re.I):
-                return path or "<value>"
     return None
 
 
@@ -232,6 +242,9 @@ _CHECKS: dict[str, tuple[str, Any]] = {
     "timeout_s": ("float", (lambda v: v > 0, "positive")),
     "max_retries": ("int", (lambda v: v >= 0, "0 or more")),
     "backoff_s": ("float", (lambda v: v >= 0, "0 or more")),
+    "max_retry_after_s": ("float", (lambda v: v >= 0, "0 or more")),
+    "deadline_s": ("float", (lambda v: v > 0, "positive (seconds), or null for none")),
+    "max_response_bytes": ("int", (lambda v: v >= 1024, "at least 1024 (bytes)")),
     "price_in": ("float", (lambda v: v >= 0, "0 or more (USD per 1M tokens)")),
     "price_out": ("float", (lambda v: v >= 0, "0 or more (USD per 1M tokens)")),
 }
@@ -277,7 +290,13 @@ def _check_values(out: dict[str, Any], source: str | None) -> None:
             out[key] = _number(out, key, source, kind=int if kind == "int" else float)
             if out[key] is not None and not ok(out[key]):
                 raise _fail(f"{out[key]!r} must be {desc}", source, key)
-            if out[key] is None and key not in ("top_p", "seed", "price_in", "price_out"):
+            if out[key] is None and key not in (
+                "top_p",
+                "seed",
+                "price_in",
+                "price_out",
+                "deadline_s",
+            ):
                 raise _fail("must not be null", source, key)
     env = out.get("api_key_env", "OPENAI_API_KEY")
     if env is not None and (not isinstance(env, str) or not _ENV_RE.match(env)):
@@ -320,9 +339,11 @@ def _normalise_lists(out: dict[str, Any], source: str | None) -> None:
             out["options"] = {}
         if not isinstance(out["options"], dict):
             raise _fail(f"expected a mapping, got {out['options']!r}", source, "options")
-    if out.get("id") is not None and out["id"] != _slug(out["id"]):
+    if out.get("id") is not None and (out["id"] != _slug(out["id"]) or set(out["id"]) == {"."}):
         raise _fail(
-            f"{out['id']!r} is not file-name safe (use letters, digits, ._=-)", source, "id"
+            f"{out['id']!r} is not file-name safe (use letters, digits, ._=-; not only dots)",
+            source,
+            "id",
         )
 
 
@@ -384,7 +405,9 @@ def load(path: str | os.PathLike[str]) -> JudgeSpec:
     if not p.exists():
         raise JudgeSpecError("no such file", source=str(p))
     try:
-        data = yaml.safe_load(tables.read_utf8(p))
+        data = yamlsafe.load(tables.read_utf8(p), source=str(p))
+    except yamlsafe.YamlError as exc:
+        raise JudgeSpecError(exc.problem, source=f"{p}, line {exc.line}") from None
     except tables.NotUTF8 as exc:
         raise JudgeSpecError(exc.problem, source=f"{p}, line {exc.line}") from None
     except yaml.YAMLError as exc:

@@ -34,6 +34,10 @@ class Summary:
     request_s: float = 0.0
     retry_reasons: dict[str, int] = field(default_factory=dict)
     errors: dict[str, str] = field(default_factory=dict)
+    # answers kept but flagged (malformed usage recorded as unknown, unencodable text
+    # replaced), by request key; and cached answers evicted by `--evict-invalid`
+    flagged: dict[str, str] = field(default_factory=dict)
+    evicted: int = 0
     path: str | None = None
 
     def format(self) -> str:
@@ -55,10 +59,18 @@ class Summary:
             f"  cost (new calls)   {cost}",
             f"  wall time          {self.wall_s:.1f} s ({self.request_s:.1f} s of requests)",
         ]
+        if self.evicted:
+            lines.append(f"  evicted            {self.evicted} invalid cached answer(s)")
+        if self.flagged:
+            lines.append(
+                f"  flagged answers    {len(self.flagged)} (kept; usage unknown or text repaired)"
+            )
         if self.path:
             lines.append(f"  table              {self.path}")
         for key, err in list(self.errors.items())[:5]:
             lines.append(f"  FAILED {key[:12]}: {err}")
+        for key, problem in list(self.flagged.items())[:5]:
+            lines.append(f"  FLAGGED {key[:12]}: {problem}")
         if self.failed:
             lines.append(
                 f"  {self.failed} request(s) failed; rerun the same command to retry them"

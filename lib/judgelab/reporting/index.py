@@ -5,6 +5,7 @@ from __future__ import annotations
 import html
 import json
 import os
+import warnings
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -21,17 +22,83 @@ def _rel(path: str, base: Path) -> str:
         return path
 
 
+# Each field of a run record the index reads, and the types it may have (absent is fine,
+# except for the first three).
+_REQUIRED = ("notebook", "run", "status")
+_FIELD_TYPES: dict[str, tuple[type, ...]] = {
+    "notebook": (str,),
+    "run": (str,),
+    "status": (str,),
+    "seconds": (int, float, type(None)),
+    "started_at": (str, type(None)),
+    "html": (str, type(None)),
+    "ipynb": (str, type(None)),
+    "figures": (list,),
+    "parameters": (dict,),
+    "error": (str, type(None)),
+}
+
+
+def _record_problem(rec: Any) -> str | None:
+    """Return why `rec` is not a usable run record, None when it is."""
+    if not isinstance(rec, dict):
+        return f"expected a JSON object, got {type(rec).__name__}"
+    missing = [k for k in _REQUIRED if k not in rec]
+    if missing:
+        return f"missing field(s) {', '.join(missing)}"
+    for key, types in _FIELD_TYPES.items():
+        if key in rec and (not isinstance(rec[key], types) or isinstance(rec[key], bool)):
+            return f"field {key!r} has type {type(rec[key]).__name__}"
+    if not all(isinstance(f, str) for f in rec.get("figures", [])):
+        return "field 'figures' is not a list of paths"
+    return None
+
+
 def load_records() -> list[dict[str, Any]]:
-    """Return every run record under `reports/`."""
+    """Return every run record under `reports/`; a malformed one is skipped with a warning.
+
+    One unreadable, non-JSON or wrongly typed record must not stop the index (nor the end of
+    every later run and card, which rewrite it).
+    """
     records = []
     for p in sorted(paths.reports().glob("*/*.json")):
         try:
             rec = json.loads(p.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError):
+        except (OSError, ValueError, RecursionError) as exc:  # ValueError: JSON, UTF-8
+            problem: str | None = f"not a readable JSON file ({type(exc).__name__})"
+        else:
+            problem = _record_problem(rec)
+        if problem:
+            warnings.warn(f"{p}: skipped in the index: {problem}", stacklevel=2)
             continue
-        if isinstance(rec, dict) and {"notebook", "run", "status"} <= set(rec):
-            records.append(rec)
+        records.append(rec)
     return records
+
+
+def _row(rec: dict[str, Any], base: Path) -> str:
+    """Return the table row of one run record."""
+    status = html.escape(rec["status"])
+    links = []
+    if rec.get("html"):
+        links.append(f'<a href="{html.escape(_rel(rec["html"], base))}">HTML</a>')
+    if rec.get("ipynb"):
+        links.append(f'<a href="{html.escape(_rel(rec["ipynb"], base))}">ipynb</a>')
+    figs = " ".join(
+        f'<a href="{html.escape(_rel(f, base))}">{html.escape(Path(f).name)}</a>'
+        for f in rec.get("figures", [])
+        if f.endswith(".png")
+    )
+    params = html.escape(yaml.safe_dump(rec.get("parameters", {}), sort_keys=True).strip())
+    n_params = len(rec.get("parameters", {}))
+    err = f'<div class="err">{html.escape(rec["error"])}</div>' if rec.get("error") else ""
+    return (
+        f'<tr class="{status}"><td>{html.escape(rec["notebook"])}</td>'
+        f'<td>{html.escape(rec["run"])}</td><td class="status">{status}{err}</td>'
+        f"<td>{rec.get('seconds') or 0:.1f}</td>"
+        f"<td>{html.escape(rec.get('started_at') or '')}</td>"
+        f"<td>{' · '.join(links)}</td><td>{figs}</td><td><details><summary>{n_params} "
+        f"parameters</summary><pre>{params}</pre></details></td></tr>"
+    )
 
 
 def write_index() -> Path:
@@ -39,30 +106,17 @@ def write_index() -> Path:
     base = paths.reports()
     base.mkdir(parents=True, exist_ok=True)
     rows = []
+    records = []
     for rec in load_records():
-        status = html.escape(rec["status"])
-        links = []
-        if rec.get("html"):
-            links.append(f'<a href="{html.escape(_rel(rec["html"], base))}">HTML</a>')
-        if rec.get("ipynb"):
-            links.append(f'<a href="{html.escape(_rel(rec["ipynb"], base))}">ipynb</a>')
-        figs = " ".join(
-            f'<a href="{html.escape(_rel(f, base))}">{html.escape(Path(f).name)}</a>'
-            for f in rec.get("figures", [])
-            if f.endswith(".png")
-        )
-        params = html.escape(yaml.safe_dump(rec.get("parameters", {}), sort_keys=True).strip())
-        n_params = len(rec.get("parameters", {}))
-        err = f'<div class="err">{html.escape(rec["error"])}</div>' if rec.get("error") else ""
-        rows.append(
-            f'<tr class="{status}"><td>{html.escape(rec["notebook"])}</td>'
-            f'<td>{html.escape(rec["run"])}</td><td class="status">{status}{err}</td>'
-            f"<td>{rec.get('seconds', 0):.1f}</td>"
-            f"<td>{html.escape(rec.get('started_at', ''))}</td>"
-            f"<td>{' · '.join(links)}</td><td>{figs}</td><td><details><summary>{n_params} "
-            f"parameters</summary><pre>{params}</pre></details></td></tr>"
-        )
-    n_failed = sum(1 for r in load_records() if r["status"] != "ok")
+        try:
+            rows.append(_row(rec, base))
+        except (ValueError, TypeError, RecursionError, yaml.YAMLError) as exc:
+            warnings.warn(
+                f"run record {rec['notebook']}/{rec['run']} skipped: {exc}", stacklevel=2
+            )
+            continue
+        records.append(rec)
+    n_failed = sum(1 for r in records if r["status"] != "ok")
     generated = datetime.now(UTC).isoformat(timespec="seconds")
     page = f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>judgelab reports</title>

@@ -14,12 +14,12 @@ from typing import Any
 
 import yaml
 
-from judgelab.core import paths, tables
+from judgelab.core import paths, secrets, tables, yamlsafe
+from judgelab.core.names import safe_name
 from judgelab.errors import ParamsError as ParamsError
 
 NOTEBOOK_RE = re.compile(r"^\d\d_[a-z0-9_]+$")
 SECRET_NAME_RE = re.compile(r"(api_?key|secret|password|passwd|token)$", re.IGNORECASE)
-SECRET_VALUE_RE = re.compile(r"sk-[A-Za-z0-9_-]{16,}")
 
 
 def list_notebooks() -> list[str]:
@@ -29,7 +29,7 @@ def list_notebooks() -> list[str]:
 
 def notebook_path(notebook: str) -> Path:
     """Return the path of a notebook given its stem (or path); raise if it does not exist."""
-    stem = Path(notebook).stem
+    stem = safe_name("notebook", Path(notebook).stem, where=f"notebook {notebook!r}")
     path = paths.notebooks() / f"{stem}.ipynb"
     if not path.exists():
         raise FileNotFoundError(
@@ -48,18 +48,15 @@ def declared_parameters(notebook: str) -> dict[str, dict[str, Any]]:
 def params_files(notebook: str | None = None, *, run: str | None = None) -> list[Path]:
     """Return the params files `params/<nb>/<run>.yaml`, optionally filtered."""
     root = paths.params()
-    pattern = f"{notebook or '*'}/{run or '*'}.yaml"
+    nb = "*" if notebook is None else safe_name("notebook", notebook)
+    pattern = f"{nb}/{'*' if run is None else safe_name('run', run)}.yaml"
     found = [p for p in root.glob(pattern) if NOTEBOOK_RE.match(p.parent.name)]
     return sorted(found, key=lambda p: (p.parent.name, p.stem))
 
 
 def check_secrets(params: dict[str, Any], where: str) -> None:
     """Raise `ParamsError` when a parameter is named or valued like a credential."""
-    secret_values = {
-        v
-        for k, v in os.environ.items()
-        if v and len(v) >= 8 and re.search(r"(KEY|TOKEN|SECRET|PASSWORD)$", k)
-    }
+    secret_values = secrets.env_secrets()
     for key, value in params.items():
         if SECRET_NAME_RE.search(str(key)):
             raise ParamsError(
@@ -67,10 +64,11 @@ def check_secrets(params: dict[str, Any], where: str) -> None:
                 "environment variables only (name the variable, e.g. api_key_env: OPENAI_API_KEY)"
             )
         text = json.dumps(value, default=str)
-        if SECRET_VALUE_RE.search(text) or any(s in text for s in secret_values):
+        found = secrets.find(text, secret_values)
+        if found:
             raise ParamsError(
-                f"{where}: key '{key}' holds what looks like a secret; credentials come from "
-                "environment variables only and never enter parameters"
+                f"{where}: key '{key}' holds what looks like a secret ({found}); credentials "
+                "come from environment variables only and never enter parameters"
             )
 
 
@@ -84,7 +82,9 @@ def load_params(path: str | os.PathLike[str], notebook: str | None = None) -> di
     except OSError as exc:
         raise ParamsError(f"{p}: cannot read params file ({exc})") from None
     try:
-        data = yaml.safe_load(text)
+        data = yamlsafe.load(text, source=str(p))
+    except yamlsafe.YamlError as exc:
+        raise ParamsError(str(exc)) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = f", line {mark.line + 1}" if mark is not None else ""
@@ -124,7 +124,7 @@ def parse_overrides(pairs: list[str]) -> dict[str, Any]:
         if not key.isidentifier():
             raise ParamsError(f"-p {pair!r}: '{key}' is not a valid parameter name")
         try:
-            out[key] = yaml.safe_load(value) if value else ""
-        except yaml.YAMLError:
+            out[key] = yamlsafe.load(value, source=f"-p {key}") if value else ""
+        except (yaml.YAMLError, yamlsafe.YamlError):  # `*.jsonl`, `&x`: kept as the string
             out[key] = value
     return out

@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import re
 import shutil
 import sys
 import time
@@ -23,7 +22,11 @@ from pathlib import Path
 from typing import Any
 
 from judgelab.core import paths, tables
+from judgelab.core.names import check_inside, safe_name
 from judgelab.errors import ParamsError as ParamsError
+from judgelab.errors import RunInProgress as RunInProgress
+from judgelab.errors import UnsafeNameError
+from judgelab.reporting import stopping
 from judgelab.reporting.index import load_records as load_records
 from judgelab.reporting.index import write_index
 from judgelab.reporting.params import NOTEBOOK_RE as NOTEBOOK_RE
@@ -123,7 +126,17 @@ def _resolve_run(
     overrides: dict[str, Any] | None,
     run: str | None,
 ) -> tuple[dict[str, Any], str]:
-    """Return the checked parameters of a run and its name."""
+    """Return the checked parameters of a run and its name.
+
+    The run name (`run`, else the params file stem) is checked first, before anything is read
+    or written: it becomes `reports/<nb>/<run>.*` and `figures/<nb>/<run>/`.
+    """
+    if run is not None:
+        run_name = safe_name("run", run, where="--run")
+    elif params_file is not None:
+        run_name = safe_name("params file", Path(params_file).stem, where=str(params_file))
+    else:
+        run_name = "default"
     params: dict[str, Any] = {}
     if params_file is not None:
         params.update(load_params(params_file, stem))
@@ -131,9 +144,6 @@ def _resolve_run(
         check_declared(overrides, stem, where="-p overrides")
         check_secrets(overrides, "-p overrides")
         params.update(overrides)
-    run_name = run or (Path(params_file).stem if params_file is not None else "default")
-    if not re.match(r"^[A-Za-z0-9_.-]+$", run_name):
-        raise ParamsError(f"run name {run_name!r}: use letters, digits, '_', '-', '.' only")
     if "run" in declared_parameters(stem):
         params["run"] = run_name
     return params, run_name
@@ -158,7 +168,10 @@ def _execute(nb_path: Path, ipynb: Path, params: dict[str, Any], timeout_s: int)
                 # `run: str = ...` on a cell's first line would otherwise be read as %run.
                 extra_arguments=[
                     "--InteractiveShell.automagic=False",
-                    "--IPKernelApp.log_level=ERROR",
+                    # A stopped run closes the kernel's sockets mid-reply; its log would then
+                    # print a traceback after the one-line "interrupted" (cell errors go to
+                    # the notebook, not this log).
+                    "--IPKernelApp.log_level=CRITICAL",
                 ],
             )
         except Exception as exc:  # papermill raises after writing the executed notebook
@@ -166,6 +179,21 @@ def _execute(nb_path: Path, ipynb: Path, params: dict[str, Any], timeout_s: int)
             if not tmp.exists() or tmp.stat().st_size == 0:
                 tmp.write_text(json.dumps({"error": error}), encoding="utf-8")
     return error
+
+
+def _clear_figures(stem: str, run_name: str) -> Path:
+    """Remove the figures of an earlier run `figures/<nb>/<run>/` and return that folder.
+
+    Only a real folder strictly inside `figures/<nb>/` is removed; a name or link that would
+    reach `figures/<nb>/` itself, or anything outside it, is refused before any deletion.
+    """
+    parent = paths.figures() / safe_name("notebook", stem)
+    fig_dir = parent / safe_name("run", run_name)
+    if fig_dir.is_symlink():
+        raise UnsafeNameError(f"{fig_dir} is a link; refusing to remove what it points to")
+    if fig_dir.exists():
+        shutil.rmtree(check_inside(fig_dir, parent))
+    return fig_dir
 
 
 def run_notebook(
@@ -186,13 +214,25 @@ def run_notebook(
     nb_path = notebook_path(notebook)
     stem = nb_path.stem
     params, run_name = _resolve_run(stem, params_file, overrides, run)
+    with stopping.run_lock(stem, run_name):  # a second run of the same name is refused
+        return _run_locked(nb_path, params, run_name, params_file, html_export, timeout_s)
+
+
+def _run_locked(
+    nb_path: Path,
+    params: dict[str, Any],
+    run_name: str,
+    params_file: str | os.PathLike[str] | None,
+    html_export: bool,
+    timeout_s: int,
+) -> RunResult:
+    """The body of `run_notebook`, run while holding the lock of (notebook, run)."""
+    stem = nb_path.stem
     out_dir = paths.reports() / stem
     out_dir.mkdir(parents=True, exist_ok=True)
     ipynb = out_dir / f"{run_name}.ipynb"
     html_path = out_dir / f"{run_name}.html"
-    fig_dir = paths.figures() / stem / run_name
-    if fig_dir.exists():
-        shutil.rmtree(fig_dir)
+    fig_dir = _clear_figures(stem, run_name)
     started = datetime.now(UTC)
     t0 = time.perf_counter()
     error = _execute(nb_path, ipynb, params, timeout_s)
@@ -233,7 +273,7 @@ def _run_params_file(f: Path) -> RunResult:
     """Run one params file; a rejected file becomes a failed run record, never an exception."""
     try:
         return run_notebook(f.parent.name, params_file=f)
-    except (ParamsError, FileNotFoundError) as exc:
+    except (ParamsError, UnsafeNameError, FileNotFoundError, RunInProgress) as exc:
         result = RunResult(
             notebook=f.parent.name,
             run=f.stem,
@@ -246,7 +286,8 @@ def _run_params_file(f: Path) -> RunResult:
             html=None,
             error=str(exc),
         )
-        _write_record(result)  # recorded like any run: the index marks it failed too
+        if not isinstance(exc, RunInProgress):  # that record is the running one's
+            _write_record(result)  # recorded like any run: the index marks it failed too
         return result
 
 
@@ -286,19 +327,38 @@ def reproduce(
             )
 
     results: list[RunResult] = []
-    if jobs == 1 or len(files) < 2:
-        for f in files:
-            results.append(_run_params_file(f))
-            report(results[-1])
-    else:
-        import concurrent.futures
-        import multiprocessing
-
-        context = multiprocessing.get_context("spawn")
-        with concurrent.futures.ProcessPoolExecutor(jobs, mp_context=context) as pool:
-            futures = {pool.submit(_run_params_file, f): f for f in files}
-            for future in concurrent.futures.as_completed(futures):
-                report(future.result())
-            results = [future.result() for future in futures]
-    write_index()
+    try:
+        if jobs == 1 or len(files) < 2:
+            for f in files:
+                results.append(_run_params_file(f))
+                report(results[-1])
+        else:
+            results = _run_parallel(files, jobs, report)
+    finally:  # a signal stops the runs; the index still shows every run that finished
+        write_index()
     return results
+
+
+def _run_parallel(files: list[Path], jobs: int, report: Any) -> list[RunResult]:
+    """Run params files in `jobs` worker processes (each with its own kernel).
+
+    Workers die with this process, even on kill -9; on a signal or an error here, running
+    workers are stopped (their temporary notebooks removed) before the error propagates.
+    """
+    import concurrent.futures
+    import multiprocessing
+
+    context = multiprocessing.get_context("spawn")
+    pool = concurrent.futures.ProcessPoolExecutor(
+        jobs, mp_context=context, initializer=stopping.worker_init, initargs=(os.getpid(),)
+    )
+    try:
+        futures = [pool.submit(stopping.in_worker, _run_params_file, f) for f in files]
+        for future in concurrent.futures.as_completed(futures):
+            report(future.result())
+        return [future.result() for future in futures]
+    except BaseException:
+        stopping.stop_workers(pool)
+        raise
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)

@@ -15,8 +15,9 @@ from typing import Any, NamedTuple, TypeVar
 import pandas as pd
 
 from judgelab.core import paths, schema, tables
+from judgelab.core.names import safe_name
 from judgelab.data import ingest
-from judgelab.errors import FetchError
+from judgelab.errors import FetchError, UnknownSourceError
 from judgelab.errors import SourceNotFound as SourceNotFound
 
 T = TypeVar("T")
@@ -62,11 +63,11 @@ def read_records(path: Path, kind: str) -> pd.DataFrame:
 def items_path(source: str) -> Path:
     """Return the file an items source resolves to (it may not exist)."""
     if is_sample(source):
-        return paths.samples() / source[len(SAMPLE_PREFIX) :] / "items.jsonl"
+        return paths.samples() / safe_name("source", source[len(SAMPLE_PREFIX) :]) / "items.jsonl"
     p = Path(source)
     if p.suffix in (".parquet", ".jsonl"):
         return p if p.is_absolute() else paths.project() / p
-    return paths.items() / f"{source}.parquet"
+    return paths.items() / f"{safe_name('source', source)}.parquet"
 
 
 def load_items(source: str) -> pd.DataFrame:
@@ -87,11 +88,12 @@ def load_items(source: str) -> pd.DataFrame:
 def judgments_path(source: str) -> Path:
     """Return the file or folder a judgments source resolves to (it may not exist)."""
     if is_sample(source):
-        return paths.samples() / source[len(SAMPLE_PREFIX) :] / "judgments.jsonl"
+        sample = safe_name("source", source[len(SAMPLE_PREFIX) :])
+        return paths.samples() / sample / "judgments.jsonl"
     p = Path(source)
     if p.suffix in (".parquet", ".jsonl"):
         return p if p.is_absolute() else paths.project() / p
-    return paths.judgments() / source
+    return paths.judgments() / safe_name("source", source)
 
 
 def load_judgments(source: str) -> pd.DataFrame:
@@ -139,12 +141,37 @@ def _load_sample(name: str) -> tuple[pd.DataFrame, pd.DataFrame | None]:
     return load_items(name), load_or_none(load_judgments, name)
 
 
+def benchmark_judgments(benchmarks: list[str]) -> list[Path]:
+    """Every judgments table of these benchmarks: imported and written by judge runs alike."""
+    files: list[Path] = []
+    for bench in benchmarks:
+        folder = paths.judgments() / bench
+        files += sorted(folder.glob("*.parquet")) if folder.is_dir() else []
+    return files
+
+
 def _load_imported(name: str) -> tuple[pd.DataFrame, pd.DataFrame | None]:
-    ingest.ensure_imported(name)
-    files = ingest.imported_files(name)
+    """Items of source `name`, and every judgments table of its benchmarks.
+
+    Runner tables (`judgelab judge` writes `judgments/<benchmark>/<judge>.parquet`) sit
+    beside imported ones, so both are read; each file once (no double counting). A name
+    that is no registry source but has an items table on disk (a file import) loads it.
+    """
+    own_table = paths.items() / f"{name}.parquet"
+    try:
+        ingest.ensure_imported(name)
+        files = ingest.imported_files(name)
+    except UnknownSourceError:
+        if not own_table.exists():
+            raise
+        files = [own_table]
     item_files = [f for f in files if f.parent == paths.items()]
-    judgment_files = [f for f in files if f not in item_files]
     items = pd.concat([tables.read_items(f) for f in item_files], ignore_index=True)
+    benches = sorted(items["benchmark"].astype(str).unique())
+    judgment_files = list(
+        dict.fromkeys([*(f for f in files if f not in item_files), *benchmark_judgments(benches)])
+    )
+    judgment_files = [f for f in judgment_files if f.exists()]
     judgments = (
         pd.concat([tables.read_judgments(f) for f in judgment_files], ignore_index=True)
         if judgment_files

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 import pandas as pd
 
 from judgelab.core import paths, tables
+from judgelab.core.names import safe_name
 from judgelab.data.catalog.core import (
     Loaded,
     is_sample,
@@ -84,7 +85,7 @@ def write_pair_items(pair_table: pd.DataFrame) -> str:
     names = pair_table["benchmark"].unique()
     if len(names) != 1:
         raise ValueError(f"pair items must hold one benchmark, got {list(names)}")
-    tables.write_items(pair_table, paths.items() / f"{names[0]}.parquet")
+    tables.write_items(pair_table, paths.items() / f"{safe_name('benchmark', names[0])}.parquet")
     return str(names[0])
 
 

@@ -63,6 +63,8 @@ def read_json(root: Path, path: str) -> Any:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise SourceFormatError(str(p), f"malformed JSON ({exc.msg})", line=exc.lineno) from None
+    except RecursionError:  # issue 19 item 18
+        raise SourceFormatError(str(p), "JSON nested too deeply to parse") from None
 
 
 def read_jsonl(root: Path, path: str) -> list[dict[str, Any]]:

@@ -37,7 +37,8 @@ from typing import Any
 
 import yaml
 
-from judgelab.core import schema, tables
+from judgelab.core import schema, tables, yamlsafe
+from judgelab.core.names import safe_name
 from judgelab.data.importers.base import SourceFormatError
 from judgelab.errors import ChoiceError, check_choice
 
@@ -154,6 +155,9 @@ def parse_mapping(raw: Any, *, where: str = "mapping") -> dict[str, Any]:
     if not raw.get("benchmark"):
         raise _fail_mapping(where, "benchmark", "missing (required)")
     out: dict[str, Any] = {key: _field(key, spec, where) for key, spec in raw.items()}
+    bench = out["benchmark"]
+    if isinstance(bench, Field) and bench.column is None:  # a constant becomes a file name
+        safe_name("benchmark", str(bench.value), where=f"{where}, mapping key 'benchmark'")
     task = out.get("task", Field(value="pairwise"))
     if task.column is None:
         try:
@@ -169,7 +173,9 @@ def load_mapping(path: str | Path) -> dict[str, Any]:
     """Read and validate a mapping YAML; errors name the file and the key."""
     p = Path(path)
     try:
-        raw = yaml.safe_load(tables.read_utf8(p))
+        raw = yamlsafe.load(tables.read_utf8(p), source=str(p))
+    except yamlsafe.YamlError as exc:
+        raise SourceFormatError(exc.file, exc.problem, line=exc.line) from None
     except FileNotFoundError:
         raise SourceFormatError(str(p), "mapping file not found") from None
     except tables.NotUTF8 as exc:

@@ -67,6 +67,8 @@ def read_records(path: str | Path) -> tuple[pd.DataFrame, str]:
         raise SourceFormatError(exc.file, exc.problem, line=exc.line) from None
     except json.JSONDecodeError as exc:
         raise SourceFormatError(str(p), f"malformed JSON ({exc.msg})", line=exc.lineno) from None
+    except RecursionError:  # issue 19 item 18
+        raise SourceFormatError(str(p), "JSON nested too deeply to parse") from None
     except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
         raise SourceFormatError(str(p), f"unreadable {suffix[1:]} ({exc})") from None
     except (OSError, ValueError) as exc:

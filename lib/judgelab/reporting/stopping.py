@@ -1,0 +1,162 @@
+"""Stopping notebook runs cleanly: one run per (notebook, run), signals, workers that die.
+
+- `run_lock` holds an advisory lock on `reports/<nb>/.<run>.lock` for the whole of a run; a
+  second run of the same notebook under the same name is refused (`RunInProgress`) instead of
+  removing the figures and the report the first one is writing.
+- `stop_on_signals` turns SIGTERM (like Ctrl-C's SIGINT) into `KeyboardInterrupt`, so every
+  `finally` runs: temporary notebooks are removed, locks released, kernels shut down.
+  `exit_status()` is then 128 + the signal number (130 for SIGINT, 143 for SIGTERM).
+- `worker_init` makes a `reproduce --jobs N` worker die with its parent (even on kill -9 of
+  the parent; Linux `PR_SET_PDEATHSIG`, elsewhere a watcher thread), and stop cleanly on a
+  signal; its kernel polls the worker and exits with it. `stop_workers` ends a pool's workers.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from judgelab.core import paths
+from judgelab.errors import RunInProgress
+
+_received: int | None = None  # the signal that stopped this process, if any
+_in_job = False  # a worker is executing a notebook (else a signal just ends it)
+
+
+@contextlib.contextmanager
+def run_lock(notebook: str, run: str) -> Iterator[None]:
+    """Hold the lock of one (notebook, run); raise `RunInProgress` when another holds it.
+
+    The lock file stays (an empty hidden file); the lock dies with the process that holds it,
+    so a killed run never blocks the next one.
+    """
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - no advisory locks on this platform
+        yield
+        return
+    lock = paths.reports() / notebook / f".{run}.lock"
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o666)  # not inherited by the kernel
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "unknown"
+            raise RunInProgress(
+                f"{notebook} [{run}] is already running (process {holder}); wait for it to "
+                f"finish, or give this run another name with --run"
+            ) from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, str(os.getpid()).encode(), 0)
+        yield
+    finally:
+        os.close(fd)
+
+
+def _interrupt(signum: int, frame: Any) -> None:
+    global _received
+    if _received is None:
+        _received = signum
+    if signum == signal.SIGTERM:  # a second SIGTERM must not cut the cleanup short
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    raise KeyboardInterrupt(signal.Signals(signum).name)
+
+
+@contextlib.contextmanager
+def stop_on_signals() -> Iterator[None]:
+    """Within the block, SIGTERM raises `KeyboardInterrupt` in the main thread, as SIGINT does."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    global _received
+    _received = None
+    previous = signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def exit_status() -> int:
+    """Return the exit status after an interruption: 128 + the signal (130 for Ctrl-C)."""
+    return 128 + (_received or signal.SIGINT)
+
+
+def signal_name() -> str:
+    """Return the name of the signal that stopped this process ("SIGINT" when none)."""
+    return signal.Signals(_received or signal.SIGINT).name
+
+
+def _die_with_parent(parent_pid: int) -> None:
+    """Have the kernel send this process SIGTERM when its parent dies (kill -9 included)."""
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(1, int(signal.SIGTERM), 0, 0, 0)  # 1 = PR_SET_PDEATHSIG
+    else:  # pragma: no cover - a watcher where the kernel cannot do it
+
+        def watch() -> None:
+            while os.getppid() == parent_pid:
+                time.sleep(1.0)
+            os.kill(os.getpid(), signal.SIGTERM)
+
+        threading.Thread(target=watch, daemon=True).start()
+    if os.getppid() != parent_pid:  # the parent died before the line above took effect
+        os._exit(128 + signal.SIGTERM)
+
+
+def _worker_signal(signum: int, frame: Any) -> None:
+    if not _in_job:  # idle: nothing to clean up
+        os._exit(128 + signum)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _interrupt(signum, frame)
+
+
+def worker_init(parent_pid: int) -> None:
+    """Initialise a pool worker: die with the parent, stop cleanly on SIGTERM or SIGINT."""
+    signal.signal(signal.SIGTERM, _worker_signal)
+    signal.signal(signal.SIGINT, _worker_signal)
+    _die_with_parent(parent_pid)
+
+
+def in_worker(fn: Callable[..., Any], *args: Any) -> Any:
+    """Run `fn(*args)` in a pool worker; on a signal, clean up (finally blocks) and exit."""
+    global _in_job
+    _in_job = True
+    try:
+        return fn(*args)
+    except KeyboardInterrupt:
+        sys.stderr.flush()
+        os._exit(exit_status())  # the pool must not hand this worker another notebook
+    finally:
+        _in_job = False
+
+
+def stop_workers(pool: Any, grace_s: float = 20.0) -> None:
+    """Cancel what has not started, SIGTERM the running workers, and wait for them to exit.
+
+    A worker removes its temporary notebook and stops its kernel; one still alive after
+    `grace_s` seconds is killed.
+    """
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for p in processes:
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            p.terminate()
+    deadline = time.monotonic() + grace_s
+    for p in processes:
+        with contextlib.suppress(OSError, ValueError, AttributeError, AssertionError):
+            p.join(max(0.0, deadline - time.monotonic()))
+            if p.is_alive():
+                p.kill()
+                p.join(5)
