@@ -16,7 +16,7 @@ from judgelab.judges import runner
 from judgelab.judges import spec as spec_mod
 from judgelab.judges.cache import RequestCache, check_record
 from judgelab.testing import openai_server
-from judgelab.testing.judge_cli import write_loopback_spec
+from judgelab.testing.judge_cli import loopback_spec_dict, write_loopback_spec
 from judgelab.testing.openai_server import OpenAIServer
 
 KEY = "sk-" + "test-SECRET-0123456789abcdef"
@@ -39,19 +39,8 @@ def cjb():
 
 
 def _spec(server, **kw):
-    data = {
-        "endpoint": "openai-compatible",
-        "model": "test-model",
-        "base_url": server.url,
-        "api_key_env": "JL_TEST_KEY",
-        "template": "cjb.workflow",
-        "concurrency": 4,
-        "timeout_s": 5.0,
-        "max_retries": 2,
-        "backoff_s": 0.001,
-        **kw,
-    }
-    return spec_mod.from_dict(data)
+    keys = {"concurrency": 4, "timeout_s": 5.0, "max_retries": 2, "backoff_s": 0.001, **kw}
+    return spec_mod.from_dict(loopback_spec_dict(server.url, api_key_env="JL_TEST_KEY", **keys))
 
 
 def _run(items, spec, cache_path, **kw):

@@ -22,7 +22,7 @@ from judgelab.judges import runner
 from judgelab.judges import spec as spec_mod
 from judgelab.judges.cache import RequestCache, default_path
 from judgelab.testing.items import write_pairwise_items
-from judgelab.testing.judge_cli import judge_command, write_loopback_spec
+from judgelab.testing.judge_cli import judge_command, loopback_spec_dict, write_loopback_spec
 from judgelab.testing.openai_server import FaultPlan, OpenAIServer
 
 KEY = "sk-" + "test-RELIABLE-0123456789abcdef"
@@ -41,19 +41,8 @@ def items(tmp_path):
 
 
 def _spec(server, **kw):
-    data = {
-        "endpoint": "openai-compatible",
-        "model": "test-model",
-        "base_url": server.url,
-        "api_key_env": "JL_TEST_KEY",
-        "template": "cjb.workflow",
-        "concurrency": 2,
-        "timeout_s": 2.0,
-        "max_retries": 2,
-        "backoff_s": 0.001,
-        **kw,
-    }
-    return spec_mod.from_dict(data)
+    keys = {"concurrency": 2, "timeout_s": 2.0, "max_retries": 2, "backoff_s": 0.001, **kw}
+    return spec_mod.from_dict(loopback_spec_dict(server.url, api_key_env="JL_TEST_KEY", **keys))
 
 
 def _table(spec):

@@ -15,7 +15,7 @@ from judgelab.data import catalog
 from judgelab.judges import runner, table
 from judgelab.judges import spec as spec_mod
 from judgelab.judges.cache import RequestCache
-from judgelab.testing.judge_cli import write_loopback_spec
+from judgelab.testing.judge_cli import loopback_spec_dict, write_loopback_spec
 from judgelab.testing.openai_server import TRANSPORT_FAULTS, FaultPlan, OpenAIServer
 
 KEY = "sk-" + "test-SECRET-0123456789abcdef"
@@ -45,19 +45,8 @@ def cjb():
 
 
 def _spec(server, **kw):
-    data = {
-        "endpoint": "openai-compatible",
-        "model": "test-model",
-        "base_url": server.url,
-        "api_key_env": "JL_TEST_KEY",
-        "template": "cjb.workflow",
-        "concurrency": 4,
-        "timeout_s": 0.5,
-        "max_retries": 6,
-        "backoff_s": 0.001,
-        **kw,
-    }
-    return spec_mod.from_dict(data)
+    keys = {"concurrency": 4, "timeout_s": 0.5, "max_retries": 6, "backoff_s": 0.001, **kw}
+    return spec_mod.from_dict(loopback_spec_dict(server.url, api_key_env="JL_TEST_KEY", **keys))
 
 
 def _run(items, spec, cache_path, **kw):

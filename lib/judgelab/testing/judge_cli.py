@@ -9,6 +9,25 @@ from typing import Any
 import yaml
 
 
+def loopback_spec_dict(
+    base_url: str,
+    *,
+    api_key_env: str,
+    model: str = "test-model",
+    template: str = "cjb.workflow",
+    **keys: Any,
+) -> dict[str, Any]:
+    """Return a remote judge spec (as a dict) aimed at `base_url`; `keys` are further keys."""
+    return {
+        "endpoint": "openai-compatible",
+        "model": model,
+        "base_url": base_url,
+        "api_key_env": api_key_env,
+        "template": template,
+        **keys,
+    }
+
+
 def write_loopback_spec(
     path: Path,
     base_url: str,
@@ -23,14 +42,9 @@ def write_loopback_spec(
     `keys` are further spec keys (`concurrency`, `timeout_s`, ...); the key itself is never
     written, only the name of the variable that holds it.
     """
-    spec = {
-        "endpoint": "openai-compatible",
-        "model": model,
-        "base_url": base_url,
-        "api_key_env": api_key_env,
-        "template": template,
-        **keys,
-    }
+    spec = loopback_spec_dict(
+        base_url, api_key_env=api_key_env, model=model, template=template, **keys
+    )
     path.write_text(yaml.safe_dump(spec, sort_keys=False))
     return path
 

@@ -2,40 +2,18 @@
 
 from __future__ import annotations
 
-import json
-
 import pandas as pd
 
 from judgelab.data.importers import contexteval, seeds
-from judgelab.data.sources import Source, SourceFile
-
-
-def _src(name, files, importer, **options):
-    return Source(
-        name=name,
-        kind="benchmark",
-        title=name,
-        licence="MIT",
-        homepage="https://x.org",
-        origin={"type": "url", "base": "http://127.0.0.1:9/"},
-        mirror_dir=name,
-        importer=importer,
-        files=[SourceFile(f) for f in files],
-        options=options,
-    )
-
-
-def _jsonl(path, rows):
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+from judgelab.testing.sources import tiny_source, write_jsonl
 
 
 def test_contexteval_queries_and_autorater_file(tmp_path):
-    _jsonl(
+    write_jsonl(
         tmp_path / "q.jsonl",
         [{"query": "Is coffee good?", "source": "kiwi", "example_id": "kiwi_1"}],
     )
-    _jsonl(
+    write_jsonl(
         tmp_path / "auto.jsonl",
         [
             {
@@ -69,7 +47,7 @@ def test_contexteval_queries_and_autorater_file(tmp_path):
             },
         ],
     )
-    src = _src(
+    src = tiny_source(
         "contexteval",
         ["q.jsonl", "auto.jsonl"],
         "x:y",

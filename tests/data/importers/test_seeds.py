@@ -8,27 +8,7 @@ import pandas as pd
 import pytest
 
 from judgelab.data.importers import SourceFormatError, seeds
-from judgelab.data.sources import Source, SourceFile
-
-
-def _src(name, files, importer, **options):
-    return Source(
-        name=name,
-        kind="benchmark",
-        title=name,
-        licence="MIT",
-        homepage="https://x.org",
-        origin={"type": "url", "base": "http://127.0.0.1:9/"},
-        mirror_dir=name,
-        importer=importer,
-        files=[SourceFile(f) for f in files],
-        options=options,
-    )
-
-
-def _jsonl(path, rows):
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+from judgelab.testing.sources import tiny_source, write_jsonl
 
 
 def test_contextualjudgebench_rows_keep_their_order(tmp_path):
@@ -43,7 +23,7 @@ def test_contextualjudgebench_rows_keep_their_order(tmp_path):
         }
     )
     df.to_parquet(tmp_path / "data/conciseness_qa-00000-of-00001.parquet")
-    src = _src("cjb", ["data/conciseness_qa-00000-of-00001.parquet"], "x:y")
+    src = tiny_source("cjb", ["data/conciseness_qa-00000-of-00001.parquet"], "x:y")
     items = seeds.import_contextualjudgebench(tmp_path, src).items
     assert items.item_id.tolist() == ["conciseness_qa:0", "conciseness_qa:1"]
     assert items.response_pos.tolist() == ["good0", "good1"]
@@ -62,7 +42,7 @@ def test_contextualjudgebench_missing_column_names_file(tmp_path):
     pd.DataFrame({"context": ["c"], "question": ["q"], "positive_response": ["p"]}).to_parquet(
         tmp_path / "data/faithfulness_qa-00000-of-00001.parquet"
     )
-    src = _src("cjb", ["data/faithfulness_qa-00000-of-00001.parquet"], "x:y")
+    src = tiny_source("cjb", ["data/faithfulness_qa-00000-of-00001.parquet"], "x:y")
     with pytest.raises(SourceFormatError, match=r"faithfulness_qa.*column 'negative_response'"):
         seeds.import_contextualjudgebench(tmp_path, src)
 
@@ -79,14 +59,14 @@ def test_faitheval_counterfactual_and_unanswerable(tmp_path):
             "num of options": [2],
         }
     ).to_parquet(tmp_path / "data/test-00000-of-00001.parquet")
-    src = _src("fe_cf", ["data/test-00000-of-00001.parquet"], "x:y", task="counterfactual")
+    src = tiny_source("fe_cf", ["data/test-00000-of-00001.parquet"], "x:y", task="counterfactual")
     item = seeds.import_faitheval(tmp_path, src).items.iloc[0]
     # gold = the counterfactual key "A", whose text is "wood".
     assert (item.gold, item.reference, item.task) == ("A", "wood", "qa")
     assert json.loads(item.meta)["choices"][1] == {"label": "B", "text": "iron"}
 
     un = tmp_path / "un"
-    _jsonl(
+    write_jsonl(
         un / "u.jsonl",
         [
             {
@@ -98,13 +78,13 @@ def test_faitheval_counterfactual_and_unanswerable(tmp_path):
             }
         ],
     )
-    src = _src("fe_un", ["u.jsonl"], "x:y", task="unanswerable")
+    src = tiny_source("fe_un", ["u.jsonl"], "x:y", task="unanswerable")
     item = seeds.import_faitheval(un, src).items.iloc[0]
     assert item.gold == "unknown" and json.loads(item.meta)["subset"] == "SQuAD"
 
 
 def test_bffbench_variant_columns_and_error(tmp_path):
-    _jsonl(
+    write_jsonl(
         tmp_path / "b.jsonl",
         [
             {
@@ -115,13 +95,15 @@ def test_bffbench_variant_columns_and_error(tmp_path):
             }
         ],
     )
-    items = seeds.import_bffbench(tmp_path, _src("bffbench", ["b.jsonl"], "x:y")).items
+    items = seeds.import_bffbench(tmp_path, tiny_source("bffbench", ["b.jsonl"], "x:y")).items
     assert items.item_id.tolist() == ["7:t1", "7:t2"]
     assert items.reference.tolist() == ["A lease standard.", "$7,875"]
     assert json.loads(items.meta[1])["previous_turns"] == ["What is IFRS 16?"]
-    _jsonl(tmp_path / "bad.jsonl", [{"question_id": "7", "prompts": ["x"], "references": ["y"]}])
+    write_jsonl(
+        tmp_path / "bad.jsonl", [{"question_id": "7", "prompts": ["x"], "references": ["y"]}]
+    )
     with pytest.raises(SourceFormatError, match=r"bad\.jsonl, column 'turns'.*looked for turns"):
-        seeds.import_bffbench(tmp_path, _src("bffbench", ["bad.jsonl"], "x:y"))
+        seeds.import_bffbench(tmp_path, tiny_source("bffbench", ["bad.jsonl"], "x:y"))
 
 
 def test_verdicts_consensus(tmp_path):
@@ -149,20 +131,20 @@ def test_verdicts_consensus(tmp_path):
         }
         for lab in ("Correct", "Not Sure", "Incorrect")
     ]
-    _jsonl(tmp_path / "v.jsonl", rows)
-    items = seeds.import_verdicts(tmp_path, _src("verdicts", ["v.jsonl"], "x:y")).items
+    write_jsonl(tmp_path / "v.jsonl", rows)
+    items = seeds.import_verdicts(tmp_path, tiny_source("verdicts", ["v.jsonl"], "x:y")).items
     # gpt-4o: 2 Correct of 3 -> Correct; phi-4: no label has 2 votes -> ambiguous (null).
     assert items.item_id.tolist() == ["1:t1:gpt-4o", "1:t1:phi-4"]
     assert [None if pd.isna(g) else g for g in items.gold] == ["Correct", None]
     assert items.response.tolist() == ["4", "4"] and items.question.tolist() == ["2+2?"] * 2
     rows[0]["label"] = "Maybe"
-    _jsonl(tmp_path / "v.jsonl", rows)
+    write_jsonl(tmp_path / "v.jsonl", rows)
     with pytest.raises(SourceFormatError, match=r"v\.jsonl, row 1, column 'label'"):
-        seeds.import_verdicts(tmp_path, _src("verdicts", ["v.jsonl"], "x:y"))
+        seeds.import_verdicts(tmp_path, tiny_source("verdicts", ["v.jsonl"], "x:y"))
 
 
 def test_cmtbench_keeps_math_and_reasoning(tmp_path):
-    _jsonl(
+    write_jsonl(
         tmp_path / "mt_bench/question.jsonl",
         [
             {"question_id": 81, "category": "writing", "turns": ["w1", "w2"]},
@@ -174,7 +156,7 @@ def test_cmtbench_keeps_math_and_reasoning(tmp_path):
             },
         ],
     )
-    _jsonl(
+    write_jsonl(
         tmp_path / "mt_bench/reference_answer/gpt-4.jsonl",
         [
             {
@@ -184,7 +166,7 @@ def test_cmtbench_keeps_math_and_reasoning(tmp_path):
             },
         ],
     )
-    src = _src(
+    src = tiny_source(
         "cmtbench", ["mt_bench/question.jsonl", "mt_bench/reference_answer/gpt-4.jsonl"], "x:y"
     )
     items = seeds.import_cmtbench(tmp_path, src).items
