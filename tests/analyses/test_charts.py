@@ -53,6 +53,8 @@ def test_facets_grid_size_and_spare_cells_off():
     assert axes[1].get_shared_y_axes().joined(axes[0], axes[1])
     fig, axes = charts.facets(0, 1, size=(2, 2))  # no panel: still one cell to write on
     assert len(axes) == 1
+    fig, axes = charts.facets(0, 0, size=(2, 2))  # no columns either (a faceting on no values)
+    assert len(axes) == 1 and len(fig.axes) == 1
 
 
 def test_no_data_writes_the_reason_and_clears_ticks():

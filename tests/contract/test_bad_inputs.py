@@ -19,7 +19,6 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-import nbformat
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -27,6 +26,7 @@ import pytest
 
 from judgelab.cli import main as cli
 from judgelab.core import schema, tables
+from judgelab.testing.notebooks import write_notebook
 
 ROOT = Path(__file__).resolve().parents[2]
 BIG = 10_000_000  # a 10 MB single field
@@ -634,18 +634,7 @@ BUILDERS["jsonl_nested_too_deep"] = _import_case("[" * 5000 + "]" * 5000 + "\n",
 def project(tmp_path_factory, monkeypatch) -> Path:
     """A project holding one notebook, `90_bad`, that reads a sample and filters it."""
     root = tmp_path_factory.mktemp("proj")
-    nb = nbformat.v4.new_notebook()
-    nb.cells = [
-        nbformat.v4.new_code_cell(NOTEBOOK_PARAMS, metadata={"tags": ["parameters"]}),
-        nbformat.v4.new_code_cell(NOTEBOOK_BODY),
-    ]
-    for i, c in enumerate(nb.cells):
-        c["id"] = f"c{i}"
-    nb.metadata = {
-        "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}
-    }
-    (root / "notebooks").mkdir()
-    nbformat.write(nb, root / "notebooks" / "90_bad.ipynb")
+    write_notebook(root / "notebooks" / "90_bad.ipynb", NOTEBOOK_PARAMS, [NOTEBOOK_BODY])
     (root / "params" / "judges").mkdir(parents=True)
     monkeypatch.setenv("JUDGELAB_PROJECT", str(root))
     monkeypatch.setenv("JUDGELAB_SAMPLES", str(ROOT / "data" / "samples"))

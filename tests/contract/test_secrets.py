@@ -21,23 +21,11 @@ import pytest
 from judgelab.reporting import pipeline
 from judgelab.testing.items import write_pairwise_items
 from judgelab.testing.judge_cli import judge_command, write_loopback_spec
+from judgelab.testing.notebooks import write_notebook
 from judgelab.testing.openai_server import FaultPlan, OpenAIServer
 
 KEY = "sk-" + "dummy-SECRET-9f8e7d6c5b4a39281706"
 ENV = "JL_SECRET_TEST_API_KEY"
-
-
-def _notebook(path: Path, params: str, body: list[str]) -> None:
-    nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell(params, metadata={"tags": ["parameters"]})]
-    nb.cells += [nbformat.v4.new_code_cell(src) for src in body]
-    for i, c in enumerate(nb.cells):
-        c["id"] = f"c{i}"
-    nb.metadata = {
-        "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}
-    }
-    path.parent.mkdir(parents=True, exist_ok=True)
-    nbformat.write(nb, path)
 
 
 def _items(path: Path, n: int = 12) -> Path:
@@ -93,7 +81,7 @@ def test_no_written_file_contains_the_key(tmp_path, judgelab_home, monkeypatch):
 
         # 4. Notebooks, executed as `make figures` does.
         monkeypatch.setenv("JUDGELAB_PROJECT", str(project))
-        _notebook(
+        write_notebook(
             project / "notebooks" / "90_table.ipynb",
             'items_file: str = ""  # items\nrun: str = "default"  # run name',
             [
@@ -109,7 +97,7 @@ def test_no_written_file_contains_the_key(tmp_path, judgelab_home, monkeypatch):
                 f"print('key variable set:', bool(os.environ.get('{ENV}')))",
             ],
         )
-        _notebook(
+        write_notebook(
             project / "notebooks" / "91_judge.ipynb",
             'spec_file: str = ""  # judge spec\nitems_file: str = ""  # items\n'
             'run: str = "default"  # run name',
@@ -120,7 +108,7 @@ def test_no_written_file_contains_the_key(tmp_path, judgelab_home, monkeypatch):
                 "print(res.summary.format())",
             ],
         )
-        _notebook(
+        write_notebook(
             project / "notebooks" / "92_fails.ipynb",
             'spec_file: str = ""  # judge spec\nrun: str = "default"  # run name',
             [

@@ -7,26 +7,13 @@ import pytest
 
 from judgelab.cli import main as cli
 from judgelab.reporting import pipeline
-
-
-def write_nb(path: Path, param_src: str, body: list[str]) -> None:
-    nb = nbformat.v4.new_notebook()
-    cells = [nbformat.v4.new_code_cell(param_src, metadata={"tags": ["parameters"]})]
-    cells += [nbformat.v4.new_code_cell(src) for src in body]
-    for i, c in enumerate(cells):
-        c["id"] = f"c{i}"
-    nb.cells = cells
-    nb.metadata = {
-        "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}
-    }
-    path.parent.mkdir(parents=True, exist_ok=True)
-    nbformat.write(nb, path)
+from judgelab.testing.notebooks import write_notebook
 
 
 @pytest.fixture()
 def project(tmp_path: Path, monkeypatch) -> Path:
     root = tmp_path / "proj"
-    write_nb(
+    write_notebook(
         root / "notebooks" / "90_ok.ipynb",
         'x: int = 1  # a number\nrun: str = "default"  # run name',
         [
@@ -36,7 +23,7 @@ def project(tmp_path: Path, monkeypatch) -> Path:
             "print('x is', x)",
         ],
     )
-    write_nb(
+    write_notebook(
         root / "notebooks" / "91_fails.ipynb",
         'run: str = "default"  # run name',
         ["y = 1", "raise RuntimeError('boom in cell')", "z = 3"],
@@ -153,7 +140,7 @@ def test_every_kind_of_failure_is_recorded_indexed_and_the_rest_runs(
 ):
     # A params file the notebook rejects, a kernel that dies, and a cell that raises.
     (project / "params" / "90_ok" / "typo.yaml").write_text("x: 1\ncolour: red\n")
-    write_nb(
+    write_notebook(
         project / "notebooks" / "92_dies.ipynb",
         'run: str = "default"  # run name',
         ["import os\nos._exit(3)", "print('never')"],

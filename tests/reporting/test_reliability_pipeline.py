@@ -22,6 +22,7 @@ import pytest
 from judgelab.cli import main as cli
 from judgelab.core import tables
 from judgelab.reporting import pipeline, stopping
+from judgelab.testing.notebooks import write_notebook
 
 _on_linux = pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="reads /proc")
 
@@ -38,27 +39,13 @@ SLOW_BODY = [
 ]
 
 
-def write_nb(path: Path, param_src: str, body: list[str]) -> None:
-    nb = nbformat.v4.new_notebook()
-    cells = [nbformat.v4.new_code_cell(param_src, metadata={"tags": ["parameters"]})]
-    cells += [nbformat.v4.new_code_cell(src) for src in body]
-    for i, c in enumerate(cells):
-        c["id"] = f"c{i}"
-    nb.cells = cells
-    nb.metadata = {
-        "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}
-    }
-    path.parent.mkdir(parents=True, exist_ok=True)
-    nbformat.write(nb, path)
-
-
 @pytest.fixture()
 def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """One quick notebook (90) and two that save a figure, then sleep two minutes (91, 92)."""
     root = tmp_path / "proj"
-    write_nb(root / "notebooks" / "90_quick.ipynb", 'run: str = "default"', ["x = 1"])
+    write_notebook(root / "notebooks" / "90_quick.ipynb", 'run: str = "default"', ["x = 1"])
     for nb in ("91_slow", "92_slow"):
-        write_nb(root / "notebooks" / f"{nb}.ipynb", 'run: str = "default"', SLOW_BODY)
+        write_notebook(root / "notebooks" / f"{nb}.ipynb", 'run: str = "default"', SLOW_BODY)
         body = nbformat.read(root / "notebooks" / f"{nb}.ipynb", as_version=4)
         body.cells[1].source = f"NB = {nb!r}\n" + body.cells[1].source
         nbformat.write(body, root / "notebooks" / f"{nb}.ipynb")

@@ -52,6 +52,7 @@ def facets(
     Returns:
         The figure and its Axes, flattened row by row.
     """
+    ncols = max(1, ncols)  # no panels still makes one cell, so a caller can say "no data" in it
     nrows = max(1, int(np.ceil(n / ncols)))
     fig, grid = plt.subplots(
         nrows, ncols, figsize=(size[0] * ncols, size[1] * nrows), squeeze=False, **subplots

@@ -32,11 +32,10 @@ def faceted_rate_bars(
     """One `rate_bars` panel per value of `col` (e.g. FPR and FNR side by side)."""
     _check(data, [col], "faceted_rate_bars")
     cols = list(dict.fromkeys(data[col]))
+    fig, axes = charts.facets(len(cols), len(cols), size=(5.5, 4.2))
     if not cols:
-        fig, axes = charts.facets(1, 1, size=(5.5, 4.2))
         charts.no_data(axes[0], "no rates to draw", title=suptitle)
         return fig
-    fig, axes = charts.facets(len(cols), len(cols), size=(5.5, 4.2))
     for ax, value in zip(axes, cols, strict=True):
         label = (col_labels or {}).get(value, value)
         rate_bars(data[data[col] == value], x=x, y=y, hue=hue, ax=ax, ylabel=label,

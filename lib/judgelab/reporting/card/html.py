@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from judgelab.reporting.card.lights import LIGHT_COLOURS
-from judgelab.reporting.card.measures import MEASURES, headlines
+from judgelab.reporting.card.measures import MEASURES, ORDER, headlines
 
 
 class Html(str):
@@ -82,25 +82,9 @@ def lights_view(lights: pd.DataFrame) -> Html:
     )
 
 
-#: Headline measures in the comparison table (value columns), in order.
-COMPARISON_MEASURES = (
-    "ca",
-    "kappa_human",
-    "agreement_human",
-    "fpr",
-    "fnr",
-    "consistency",
-    "pos_a_rate",
-    "p_longer",
-    "length_coef",
-    "context_trend",
-    "self_gap",
-    "answered_gap",
-    "alpha_peers",
-    "invalid_rate",
-    "cost_per_1k",
-    "latency_per_1k",
-)
+#: Headline measures in the comparison table (value columns), in page order: every measure
+#: but the two that only refine a headline (kappa on the answered subset, kappa with a reference).
+COMPARISON_MEASURES = tuple(m for m in ORDER if m not in ("kappa_answered", "kappa_reference"))
 
 
 def comparison_table(measures: pd.DataFrame, lights: pd.DataFrame | None = None) -> pd.DataFrame:
