@@ -168,3 +168,16 @@ def test_glm_rows_reads_terms_of_a_fit_and_nan_without_one():
     assert np.isnan(failed["coef"]) and failed["n"] == 3
     with pytest.raises(ValueError, match="terms"):
         stats.glm_rows(None)
+
+
+def test_rescaled_bootstrap_is_unbiased_for_the_variance_of_a_sum():
+    """Rao–Wu (n − 1 draws, weight n / (n − 1)): E[sum*] = sum, Var[sum*] = n·s² (not (n−1)·s²)."""
+    x = np.array([0.0, 1.0, 3.0, 7.0, 2.0, 5.0])  # few units: where the naive bootstrap is short
+    n, s2 = x.size, x.var(ddof=1)
+    for rng_seed, many in ((1, False), (2, True)):
+        vals = np.column_stack([x, np.arange(n)]) if many else x  # pattern and block paths
+        sums = stats.bootstrap_sums(vals, n_boot=200_000, rng=np.random.default_rng(rng_seed))
+        assert sums[:, 0].mean() == pytest.approx(x.sum(), rel=0.01)
+        assert sums[:, 0].var() == pytest.approx(n * s2, rel=0.03)
+    naive = stats.bootstrap_sums(x, n_boot=200_000, rng=np.random.default_rng(3), rescaled=False)
+    assert naive[:, 0].var() == pytest.approx((n - 1) * s2, rel=0.03)

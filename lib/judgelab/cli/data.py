@@ -60,6 +60,11 @@ def _cmd_list(args: argparse.Namespace) -> int:
 
     registry = sources.load_registry()
     mirror = paths.mirror()
+
+    def unit(name: str) -> tuple[str, str]:
+        rule, n = imports.cluster_summary(name)
+        return rule, "-" if n is None else str(n)
+
     rows = [
         {
             "name": s.name,
@@ -70,8 +75,11 @@ def _cmd_list(args: argparse.Namespace) -> int:
             "cached": "yes" if fetch.is_cached(s) else "no",
             "mirror": ("yes" if fetch.in_mirror(s) else "no") if mirror else "-",
             "imported": "yes" if imports.is_imported(s.name) else "no",
+            "cluster": rule,
+            "clusters": n,
         }
         for s in registry.values()
+        for rule, n in [unit(s.name)]
     ]
     _print_table(rows)
     print(

@@ -55,6 +55,8 @@ class TableSpec:
     name: str
     columns: tuple[Column, ...]
     key: tuple[str, ...]
+    #: Columns a loader may add in memory (never written: `coerce` drops them).
+    derived: tuple[str, ...] = ()
 
     def column(self, name: str) -> Column:
         """Return the column spec called `name`."""
@@ -82,6 +84,10 @@ ITEMS = TableSpec(
         Column("reference", "str"),
         Column("gold", "str"),
         Column("meta", "json"),
+        # The resampling unit (DESIGN §8): items sharing a value are dependent (one question,
+        # one source document) and every bootstrap / cluster-robust SE resamples these values.
+        # Optional: null or absent means the item is its own unit (`core.clusters`).
+        Column("cluster", "str", required=False),
         # Lengths are optional: lib computes them (judgelab.core.lengths), always with their unit.
         Column("len_question", "float", minimum=0, required=False),
         Column("len_context", "float", minimum=0, required=False),
@@ -95,6 +101,8 @@ ITEMS = TableSpec(
 JUDGMENTS = TableSpec(
     name="judgments",
     key=("benchmark", "split", "item_id", "judge", "condition", "order", "sample"),
+    # The item's resampling unit, copied from the items table on load (`core.clusters`).
+    derived=("cluster",),
     columns=(
         Column("benchmark", "str", nullable=False),
         Column("split", "str", nullable=False),
@@ -236,7 +244,7 @@ def validate(df: pd.DataFrame, spec: TableSpec, *, source: str | None = None) ->
 
 def _check_columns(df: pd.DataFrame, spec: TableSpec, fail: _Fail) -> None:
     """Raise on a missing, unexpected or duplicated column."""
-    known = set(spec.names)
+    known = set(spec.names) | set(spec.derived)
     for col in spec.columns:
         if col.required and col.name not in df.columns:
             raise fail("missing column", column=col.name, expected=f"a {col.kind} column")

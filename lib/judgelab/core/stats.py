@@ -1,8 +1,10 @@
-"""Uncertainty for rates: seeded bootstrap over items, Wilson intervals, exact sign tests.
+"""Uncertainty for rates: seeded bootstrap over units, Wilson intervals, exact sign tests.
 
-The bootstrap here resamples *items* (the unit of a benchmark), never individual judgments,
-and is vectorised: `bootstrap_sums` draws every resample of a group at once as a matrix of
-multiplicities (over the distinct per-item value rows, or over items) and turns per-item value
+The bootstrap here resamples *units* — items, or the clusters of `core.clusters` (items
+sharing a question or document) — never individual judgments; it is the rescaled bootstrap
+of Rao & Wu (n − 1 draws weighted n / (n − 1), unbiased for the variance), and vectorised:
+`bootstrap_sums` draws every resample of a group at once as a matrix of multiplicities
+(over the distinct per-unit value rows, or over units) and turns per-unit value
 columns into resampled column sums with one matrix product, so every rate of a group shares
 the same resamples and no Python loop runs over resamples or items. A rate that is a ratio of
 sums (Σ num / Σ den) is then one division per replicate (`ratio_replicates`), and a
@@ -57,27 +59,40 @@ def rng_for(seed: int, *key: object) -> np.random.Generator:
     return np.random.default_rng([int(seed), *words])
 
 
-def bootstrap_weights(n: int, *, n_boot: int, rng: np.random.Generator) -> np.ndarray:
+def bootstrap_weights(
+    n: int, *, n_boot: int, rng: np.random.Generator, draws: int | None = None
+) -> np.ndarray:
     """Return a (n_boot × n) matrix: how often each of n items is drawn in each resample.
 
-    Each row is one bootstrap resample of n items drawn with replacement (rows sum to n).
+    Each row is one bootstrap resample of `draws` (default n) items drawn with replacement
+    (rows sum to `draws`).
     """
     if n <= 0:
         return np.zeros((n_boot, 0))
-    idx = rng.integers(0, n, size=(n_boot, n), dtype=np.int64 if n > 2**31 - 1 else np.int32)
+    k = n if draws is None else int(draws)
+    idx = rng.integers(0, n, size=(n_boot, k), dtype=np.int64 if n > 2**31 - 1 else np.int32)
     offsets = (np.arange(n_boot, dtype=np.int64) * n)[:, None]
     counts = np.bincount((idx + offsets).ravel(), minlength=n_boot * n)
     return counts.reshape(n_boot, n).astype(np.float64)
 
 
-def bootstrap_sums(values: np.ndarray, *, n_boot: int, rng: np.random.Generator) -> np.ndarray:
-    """Return the column sums of `values` (n items × m columns) in each of n_boot resamples.
+def bootstrap_sums(
+    values: np.ndarray, *, n_boot: int, rng: np.random.Generator, rescaled: bool = True
+) -> np.ndarray:
+    """Return the column sums of `values` (n units × m columns) in each of n_boot resamples.
 
-    Items are resampled with replacement, the same resample for every column. Items with
-    identical rows are interchangeable, so when the rows take few distinct values (0/1
-    outcome columns do) the resample is drawn as a multinomial over the K distinct rows — the
-    same distribution as drawing items, at a cost of n_boot × K instead of n_boot × n.
-    Otherwise item multiplicities are drawn in blocks of at most `BLOCK_CELLS` cells.
+    Units (items, or clusters: rows of per-cluster sums) are resampled with replacement, the
+    same resample for every column. By default this is the *rescaled* bootstrap of Rao & Wu
+    (1988) with m = n − 1 draws, each weighted n / (n − 1): the resampled sums keep their
+    expectation and their variance is the unbiased n · s² instead of the naive bootstrap's
+    (n − 1) · s² — the naive percentile interval is too narrow by √((n − 1) / n), which
+    matters with few clusters (24 questions, 60 documents). Ratios of sums are unchanged by
+    the weight. `rescaled=False` draws n units (the classical bootstrap).
+
+    Units with identical rows are interchangeable, so when the rows take few distinct values
+    (0/1 outcome columns do) the resample is drawn as a multinomial over the K distinct rows
+    — the same distribution as drawing units, at a cost of n_boot × K instead of n_boot × n.
+    Otherwise multiplicities are drawn in blocks of at most `BLOCK_CELLS` cells.
 
     Returns:
         An (n_boot × m) array; row b holds Σ_i w_bi · values[i, :].
@@ -90,17 +105,20 @@ def bootstrap_sums(values: np.ndarray, *, n_boot: int, rng: np.random.Generator)
         raise ValueError(f"n_boot must be >= 1, got {n_boot}")
     if n == 0:
         return np.zeros((n_boot, m))
+    draws_per = n - 1 if rescaled and n > 1 else n
+    weight = n / draws_per
     rows = np.ascontiguousarray(values).view(np.dtype((np.void, 8 * m))).ravel()
     _, first, counts = np.unique(rows, return_index=True, return_counts=True)
     patterns = values[first]
     if len(patterns) * 8 <= n:
-        draws = rng.multinomial(n, counts / n, size=n_boot)
-        return draws.astype(np.float64) @ patterns
+        draws = rng.multinomial(draws_per, counts / n, size=n_boot)
+        return (draws.astype(np.float64) @ patterns) * weight
     out = np.empty((n_boot, m))
     block = max(1, BLOCK_CELLS // n)
     for start in range(0, n_boot, block):
         stop = min(n_boot, start + block)
-        out[start:stop] = bootstrap_weights(n, n_boot=stop - start, rng=rng) @ values
+        w = bootstrap_weights(n, n_boot=stop - start, rng=rng, draws=draws_per)
+        out[start:stop] = (w @ values) * weight
     return out
 
 

@@ -10,6 +10,13 @@ Imports never lose data: an import into a benchmark that other imports (or judge
 wrote to merges with their rows by key, and refuses a key they hold with other content; a
 file import's manifest is named by its benchmarks and the file, never by its stem alone;
 items, judgments and the manifest are written all-or-nothing (`tables.write_all`).
+
+Every import writes the items' `cluster` column (the resampling unit, DESIGN §8) from the
+source's declared rule (`sources.Source.cluster`, `clustering.derive_all`) and records the
+rule in the manifest. A table imported under another rule, or before clusters existed (a
+manifest without the entry), is *stale*: `ensure_imported` re-derives its clusters in place
+from the items on disk (`rederive`: no download, other writers' rows untouched). Judgments
+never store `cluster`: it is derived from the items on load (`data.catalog`).
 """
 
 from __future__ import annotations
@@ -23,10 +30,11 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 import pandas as pd
+import pyarrow.parquet as pq
 
-from judgelab.core import paths, schema, tables
+from judgelab.core import clusters, paths, schema, tables
 from judgelab.core.names import safe_name
-from judgelab.data import fetch, sources
+from judgelab.data import clustering, fetch, sources
 from judgelab.data.importers import Imported, SourceFormatError, summarize
 from judgelab.data.importers import mapping as mapping_importer
 
@@ -84,6 +92,8 @@ def _plan(imported: Imported, *, origin: str) -> list[tuple[Path, pd.DataFrame, 
         plan.append((paths.items() / f"{bench}.parquet", df.reset_index(drop=True), "items"))
     if judg is None or len(judg) == 0:
         return plan
+    # `cluster` on judgments is derived on load (from the items), never stored
+    judg = judg.drop(columns=[clusters.COLUMN], errors="ignore")
     schema.validate_judgments(judg, source=f"{origin} (judgments)")
     key = list(schema.ITEMS.key)
     orphans = judg[key].merge(items[key], on=key, how="left", indicator=True)
@@ -212,21 +222,26 @@ def _transaction(
     return writes, owned
 
 
-def write_imported(imported: Imported, *, name: str, origin: str) -> ImportReport:
+def write_imported(
+    imported: Imported, *, name: str, origin: str, cluster: tuple[str, ...] | None = None
+) -> ImportReport:
     """Validate all tables of one import, merge them with what is on disk, write all or none.
 
     Re-importing `name` replaces the rows it wrote before; rows of other imports and of
     judge runs are kept, and a clash with them is refused (see `_merge`). Items, judgments
     and the manifest `name` are written together (`tables.write_all`): on any failure
-    (a full disk) nothing new is visible and the old tables are intact.
+    (a full disk) nothing new is visible and the old tables are intact. `cluster` (the
+    rules the items' clusters were derived with) is recorded in the manifest.
     """
     plan = _plan(imported, origin=origin)
     writes, owned = _transaction(plan, name, origin)
-    manifest = {
+    manifest: dict[str, Any] = {
         "source": name,
         "files": sorted(owned),
         "keys": owned,
     }
+    if cluster is not None:
+        manifest[clustering.RULES_KEY] = list(cluster)
     tables.write_all([*writes, (_manifest(name), json.dumps(manifest, indent=1), "text")])
     judg = imported.judgments
     summary = summarize(judg) if judg is not None and len(judg) else _items_summary(imported.items)
@@ -306,7 +321,14 @@ def import_source(
         raise TypeError(
             f"importer {source.importer} returned {type(imported).__name__}, not Imported"
         )
-    return write_imported(limit_imported(imported, limit), name=name, origin=f"source {name!r}")
+    items = clustering.with_clusters(imported.items, source.cluster)
+    imported = Imported(items, imported.judgments)
+    return write_imported(
+        limit_imported(imported, limit),
+        name=name,
+        origin=f"source {name!r}",
+        cluster=source.cluster,
+    )
 
 
 def mapped_file_name(data_file: str | Path, benchmarks: Iterable[str]) -> str:
@@ -326,6 +348,8 @@ def import_mapped_file(
 ) -> ImportReport:
     """Import one CSV/JSONL/JSON/parquet file with a column mapping (see `importers.mapping`)."""
     imported = mapping_importer.import_file(data_file, mapping)
+    # the mapping's `cluster` when it gives one, else every item its own unit
+    imported = Imported(clustering.with_clusters(imported.items, ("item",)), imported.judgments)
     name = mapped_file_name(data_file, imported.items["benchmark"].astype(str).unique())
     return write_imported(limit_imported(imported, limit), name=name, origin=str(data_file))
 
@@ -337,6 +361,108 @@ def is_imported(name: str) -> bool:
 
 
 def ensure_imported(name: str, *, extra_dirs: Iterable[Path] = ()) -> None:
-    """Import `name` unless its tables are already on disk (for notebooks)."""
+    """Import `name` unless its tables are already on disk (for notebooks).
+
+    Tables on disk whose clusters were derived under another rule than the source declares
+    now (or before clusters existed) are re-derived in place (`rederive`).
+    """
     if not is_imported(name):
         import_source(name, extra_dirs=extra_dirs)
+        return
+    refresh(name, extra_dirs=extra_dirs)
+
+
+def refresh(name: str, *, extra_dirs: Iterable[Path] = ()) -> bool:
+    """Re-derive the clusters of import `name` when they are stale.
+
+    Stale: the manifest records other rules than the source declares (or none: imported
+    before clusters existed), or an items table it wrote has no `cluster` column.
+
+    Returns:
+        True when tables were rewritten.
+    """
+    source = sources.get_source(name, extra_dirs=extra_dirs)
+    if not _manifest(name).exists():
+        return False
+    if recorded_rules(name) == source.cluster and not _lacks_clusters(name):
+        return False
+    rederive(name, source.cluster)
+    return True
+
+
+def _lacks_clusters(name: str) -> bool:
+    """True when an items table of import `name` has no `cluster` column (written before)."""
+    files = [Path(f) for f in _read_manifest(name) if Path(f).parent == paths.items()]
+    return any(f.exists() and clusters.COLUMN not in pq.read_schema(f).names for f in files)
+
+
+def recorded_rules(name: str) -> tuple[str, ...] | None:
+    """Return the cluster rules the last import of `name` used (None: before clusters)."""
+    p = _manifest(name)
+    try:
+        rules = json.loads(p.read_text(encoding="utf-8")).get(clustering.RULES_KEY)
+    except (OSError, ValueError, AttributeError):
+        return None
+    return tuple(rules) if isinstance(rules, list) else None
+
+
+def rederive(name: str, rules: tuple[str, ...]) -> list[Path]:
+    """Re-derive the `cluster` of the items import `name` wrote, under `rules`, in place.
+
+    Only the rows the manifest says this import owns are changed; rows of other imports or
+    judge runs keep theirs. Items and the updated manifest are written together.
+
+    Returns:
+        The items tables rewritten.
+    """
+    p = _manifest(name)
+    data = json.loads(p.read_text(encoding="utf-8"))
+    writes: list[tuple[Path, pd.DataFrame | str | None, str]] = []
+    for f, (keys, kind) in _read_manifest_keys(name).items():
+        path = Path(f)
+        if kind != "items" or not path.exists():
+            continue
+        df = tables.read(path, "items")
+        mine = _ids(_keys(df, "items")).isin(set(keys)).to_numpy()
+        fresh = clustering.with_clusters(df[mine], rules, keep=False)[clusters.COLUMN]
+        col = (
+            df[clusters.COLUMN].astype("string")
+            if clusters.COLUMN in df.columns
+            else pd.Series(pd.NA, index=df.index, dtype="string")
+        )
+        col[mine] = fresh.to_numpy()
+        writes.append((path, df.assign(**{clusters.COLUMN: col}), "items"))
+    data[clustering.RULES_KEY] = list(rules)
+    tables.write_all([*writes, (p, json.dumps(data, indent=1), "text")])
+    return [w[0] for w in writes]
+
+
+def owner_of(items_file: Path) -> str | None:
+    """Return the registry import whose manifest lists `items_file` (None when none does)."""
+    folder = paths.items() / ".imports"
+    target = str(Path(items_file))
+    for m in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+        if m.stem.startswith("file_"):
+            continue
+        if target in _read_manifest(m.stem):
+            return m.stem
+    return None
+
+
+def cluster_summary(name: str) -> tuple[str, int | None]:
+    """Return a source's declared cluster rule(s) and its number of clusters (None: not imported).
+
+    The count is over the items tables the import wrote, as they are on disk.
+    """
+    source = sources.get_source(name)
+    files = [Path(f) for f in _read_manifest(name) if Path(f).parent == paths.items()]
+    files = [f for f in files if f.exists()]
+    if not files:
+        return clustering.rule_text(source.cluster), None
+    frames = []
+    for f in files:
+        have = set(pq.read_schema(f).names)
+        cols = [c for c in (*schema.ITEMS.key, clusters.COLUMN) if c in have]
+        frames.append(tables.read(f, "items", columns=cols))
+    items = pd.concat(frames, ignore_index=True)
+    return clustering.rule_text(source.cluster), clustering.n_clusters(items)

@@ -13,6 +13,7 @@ lives under `JUDGELAB_MIRROR`, and which importer turns it into tables::
     mirror_dir: llmbar
     importer: "judgelab.data.importers.llmbar:import_llmbar"
     description: "optional free text"
+    cluster: question             # the resampling unit (see below); default item
     options: {}                   # optional importer-specific settings
     files:
       - {path: LLMBar/Natural/dataset.json, sha256: "<hex>", size: 12345}
@@ -21,6 +22,12 @@ lives under `JUDGELAB_MIRROR`, and which importer turns it into tables::
 `path` is relative to `mirror_dir` (and to the download cache folder); the download URL is
 the origin base + `prefix` + (`origin_path` or `path`). A null sha256 means nobody here has
 seen the file: the first verified download records it in a lock file (see `judgelab.data.fetch`).
+
+`cluster` declares which items are dependent (DESIGN §8): a rule of
+`judgelab.core.clusters` (`item`, `question`, `context`, `meta.<key>`), or a list of rules
+tried in order per item (the first that yields a value wins, e.g. `[meta.question_idx,
+question]` when only some splits carry the key). The importer writes the items table's
+`cluster` column from it (`ingest.import_source`); every bootstrap resamples these units.
 
 Besides `github` and `huggingface`, an origin may be `{type: url, base: "https://host/dir/"}`
 (any plain HTTP(S) folder: a lab file server, or the loopback server the tests start).
@@ -39,6 +46,7 @@ from urllib.parse import quote
 import yaml
 
 from judgelab.core import yamlsafe
+from judgelab.data.clustering import parse_cluster
 from judgelab.errors import ChoiceError, check_choice
 from judgelab.errors import RegistryError as RegistryError
 from judgelab.errors import UnknownSourceError as UnknownSourceError
@@ -46,7 +54,7 @@ from judgelab.errors import UnknownSourceError as UnknownSourceError
 KINDS = ("corpus", "benchmark")
 ORIGIN_TYPES = ("github", "huggingface", "url")
 _REQUIRED = ("name", "kind", "title", "licence", "homepage", "origin", "mirror_dir", "importer")
-_OPTIONAL = ("files", "description", "options")
+_OPTIONAL = ("files", "description", "options", "cluster")
 _FILE_KEYS = ("path", "origin_path", "sha256", "size")
 _ORIGIN_KEYS = ("type", "repo", "revision", "prefix", "base")
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_\-]*$")
@@ -80,6 +88,7 @@ class Source:
     description: str = ""
     options: dict[str, Any] = field(default_factory=dict)
     registry_file: str = field(default="", compare=False)
+    cluster: tuple[str, ...] = ("item",)
 
     @property
     def size(self) -> int | None:
@@ -200,6 +209,10 @@ def parse_source(yaml_file: Path) -> Source:
     description = raw.get("description") or ""
     if not isinstance(description, str):
         raise _fail(yaml_file, "description", "must be a string")
+    try:
+        cluster = parse_cluster(raw.get("cluster"))
+    except ValueError as exc:
+        raise _fail(yaml_file, "cluster", str(exc)) from None
     return Source(
         name=raw["name"],
         kind=raw["kind"],
@@ -213,6 +226,7 @@ def parse_source(yaml_file: Path) -> Source:
         description=description.strip(),
         options=options,
         registry_file=str(yaml_file),
+        cluster=cluster,
     )
 
 

@@ -7,10 +7,13 @@
 - `pipeline` — execute a notebook with papermill, export HTML, `reproduce` every params file.
 - `index` — `reports/index.html` from the run records.
 - `reproduction` (with `comparison`, `peers`) — which published numbers judgelab reproduces.
+- `calibration` — coverage, type-I error and power of every estimator on planted truth
+  (`make calibrate`, notebook 15).
 - `card` — the judge report card (measures registered by the analysis families, lights, HTML).
 """
 
 from judgelab.reporting import (
+    calibration,
     card,
     comparison,
     figures,
@@ -23,6 +26,7 @@ from judgelab.reporting import (
 )
 
 __all__ = [
+    "calibration",
     "card",
     "comparison",
     "figures",

@@ -15,7 +15,10 @@ def test_self_vs_others_difference_and_paired_bootstrap(table_of):
     for i, (vs, vo) in enumerate(pairs):
         rows += [("J", f"q{i}", "m1", "Incorrect", vs), ("J", f"q{i}", "m2", "Incorrect", vo)]
     t = correctness.mark_self(
-        table_of(rows), judge_family={"J": "fam"}, candidate_family={"m1": "fam", "m*": "o"}
+        table_of(rows),
+        judge_family={"J": "fam"},
+        candidate_family={"m1": "fam", "m*": "o"},
+        level="family",
     )
     assert t["candidate_is_judge"].tolist() == [True, False] * 4  # exact name beats the glob
     out = correctness.self_vs_others(t, metrics=("fpr",), n_boot=500, seed=1).iloc[0]
@@ -32,7 +35,8 @@ def test_self_vs_others_drops_judges_without_self_rows(table_of):
     t = table_of(
         [("J", "q", "m2", "Correct", "Correct"), ("J", "r", "m2", "Incorrect", "Correct")]
     )
-    t = correctness.mark_self(t, judge_family={"J": "fam"}, candidate_family={"m2": "other"})
+    t = correctness.mark_self(t, judge_candidate={"J": "m2"})
+    t["candidate_is_judge"] = False
     assert correctness.self_vs_others(t, n_boot=10).empty
 
 

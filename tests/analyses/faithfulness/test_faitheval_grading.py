@@ -99,8 +99,11 @@ def test_inconsistent_phrase_lists(text, strict, nonstrict):
         ("The answer is iron.", None, "B", "B"),
         ("I think wood", None, "A", "A"),
         # substring trap: normalised option text ⊂ normalised response, and "irony" ⊃ "iron";
-        # the letter mode reads a bare letter only from a short answer, so it finds none
-        ("Irony aside, it is A.", None, "B", "B"),
+        # the letter rule (spec 003 §2.1.4: the first standalone label) reads the "A" first
+        ("Irony aside, it is A.", "A", "B", "A"),
+        ("The answer is B.", "B", None, "B"),
+        ("Answer: C", "C", None, "C"),
+        ("A wooden thing", None, "A", "A"),  # the article "A" is no label; "wood" is text
     ],
 )
 def test_counterfactual_option_matching_modes(text, letter, text_only, both):

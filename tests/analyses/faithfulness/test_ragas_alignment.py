@@ -46,7 +46,8 @@ def test_alignment_under_each_tie_policy():
     assert miss["exact_high"] == pytest.approx(0.81291, abs=1e-4)
     assert miss["wilson_low"] < 0.5 < miss["wilson_high"]
     # sign test on decided pairs: 5 pos vs 2 neg, p = 2 * P(X >= 5 | 7, 0.5) = 2 * 29/128
-    assert miss["p_value"] == pytest.approx(58 / 128)
+    assert miss["p_sign"] == pytest.approx(58 / 128)  # legacy column (independent pairs)
+    assert 0.2 < miss["p_value"] <= 1.0  # default: cluster-bootstrap p (no evidence either)
     assert miss["boot_low"] <= 0.5 <= miss["boot_high"]
     every = faithfulness.alignment_by_tie_policy(prefs_table(), n_boot=50)
     assert list(every["tie_policy"]) == ["miss", "half", "random"]
@@ -70,3 +71,22 @@ def test_table1_layout_and_forest_plot():
     ax = faithfulness.plots.alignment_forest(aligned)
     assert ax.get_xlim() == (0.0, 100.0)
     assert "(n=10)" in ax.get_yticklabels()[0].get_text()
+
+
+def test_alignment_t_reference_matches_its_test_on_planted_sources():
+    import numpy as np
+
+    from judgelab.analyses import faithfulness as fa
+    from judgelab.simulate import faithfulness as sim_faith
+
+    s = sim_faith.faithbench(np.random.default_rng(11), discrimination=0.5)
+    prefs = fa.pointwise_preferences(s.extra["scores"], fa.faithbench_pairs(s.items))
+    t = fa.alignment(prefs, n_boot=2000).iloc[0]
+    pc = fa.alignment(prefs, n_boot=2000, reference="percentile").iloc[0]
+    assert t["reference"] == "t" and t["alignment"] == pc["alignment"]
+    assert 30 < t["n_clusters"] <= 40  # sources with both labels form pairs
+    ratio = (t["ci_high"] - t["ci_low"]) / (pc["ci_high"] - pc["ci_low"])
+    assert 0.93 < ratio < 1.15  # t_{G-1} / z ≈ 1.03 (± MC noise of the percentile ends)
+    assert t["ci_low"] < s.truth["alignment"] < t["ci_high"]
+    # the p-value tests margin = 0 with the same SE: a clearly positive margin rejects
+    assert t["margin"] > 0 and 0 <= t["p_value"] <= 1

@@ -34,7 +34,8 @@ def simulate(rng, n, length_effect, gold_effect=1.5, intercept=0.2):
 
 
 def test_length_regression_recovers_planted_effect(rng):
-    reg = length.length_regression(simulate(rng, 4000, 1.0)).set_index("term")
+    reg = length.length_regression(simulate(rng, 4000, 1.0), transform="linear")
+    reg = reg.set_index("term")
     assert 0.8 < reg.loc["length", "coef"] < 1.2  # planted 1.0 per SD
     assert reg.loc["length", "ci_low"] > 0 and reg.loc["length", "p_value"] < 1e-6
     assert 1.2 < reg.loc["gold", "coef"] < 1.8  # planted 1.5

@@ -40,7 +40,11 @@ def test_compare_judges_paired_on_common_items(judgments):
     assert (row["value_1"], row["value_2"], row["diff"]) == pytest.approx((0.75, 0.25, 0.5))
     # McNemar: only J1 right on b, c; only J2 right on none -> p = 2 · 0.5² = 0.5
     assert (row["only_1"], row["only_2"]) == (2, 0)
-    assert row["p_value"] == pytest.approx(0.5)
+    assert row["p_mcnemar"] == pytest.approx(0.5)
+    # J2 misses item e, which J1 judged: counted, and no J1 item is missing for J2's items
+    assert (row["missing_1"], row["missing_2"]) == (0, 1)
+    assert row["test"] == "cluster bootstrap" and row["p_value"] == row["p_bootstrap"]
+    assert 0.0 < row["p_value"] <= 1.0 and row["n_clusters"] == 4
     # per-item differences (0, 1, 1, 0): every resample mean lies in [0, 1]
     assert 0.0 <= row["ci_low"] <= 0.5 <= row["ci_high"] <= 1.0
     pooled = cmp[cmp["split"] == "pooled"].iloc[0]

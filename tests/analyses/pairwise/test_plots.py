@@ -83,7 +83,8 @@ def test_accuracy_panels_two_groups(rates):
 
 
 def test_preference_forest_points_and_p_values(rates):
-    pref = pairwise.rates_for(pairwise.position_preference(rates), aggregation="pooled", sample=0)
+    pref = pairwise.position_preference(rates, test="sign")
+    pref = pairwise.rates_for(pref, aggregation="pooled", sample=0)
     ax = pairwise.plots.preference_forest(pref)
     # always-A picks A in all 8 verdicts -> 100 %; right: A-picks 1 + 1 (s1) + 1 + 0 (s2)
     # over 8 decisive verdicts -> 3/8 = 37.5 %

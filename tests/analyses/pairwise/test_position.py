@@ -12,12 +12,19 @@ def test_position_preference_hand_example(judgments, six):
     out = pairwise.item_outcomes(judgments(six))
     pref = pairwise.position_preference(pairwise.pairwise_rates(out, n_boot=100))
     row = pref[pref["aggregation"] == "split"].iloc[0]
-    assert row["pos_a_rate"] == pytest.approx(4 / 9)
-    assert row["n_verdicts"] == 9
+    # spec 000 §4.7: 4 A-verdicts over 10 valid ones; legacy: over 9 valid non-tie ones
+    assert (row["pos_a_rate"], row["n_valid"]) == (pytest.approx(4 / 10), 10)
+    assert (row["pos_a_rate_decisive"], row["n_verdicts"]) == (pytest.approx(4 / 9), 9)
+    assert row["decisive_low"] <= 4 / 9 <= row["decisive_high"]
     assert row["run_gap"] == pytest.approx(1 / 6)
     # one item A-both-times (i2) vs one B-both-times (i3): sign test p = 1
     assert (row["n_biased_first"], row["n_biased_second"]) == (1, 1)
-    assert row["p_value"] == pytest.approx(1.0)
+    assert row["p_sign"] == pytest.approx(1.0)
+    # default test: cluster bootstrap of the decisive share = 1/2 (4 A vs 5 B: far from 0)
+    assert row["test"] == "cluster bootstrap" and row["p_value"] == row["p_bootstrap"]
+    assert row["p_value"] > 0.3 and row["n_clusters"] == 6
+    legacy = pairwise.position_preference(pairwise.pairwise_rates(out, n_boot=100), test="sign")
+    assert legacy["p_value"].tolist() == legacy["p_sign"].tolist()
 
 
 def test_consistency_categories_sum_to_one_in_order(judgments, six):

@@ -18,7 +18,10 @@ def test_pairwise_rates_hand_example_every_metric(judgments, rates_of, six):
         "oa": (4, 6),  # i1, i2, i3, i5 = A1 + A2 - CA = 2 + 3 - 1
         "cons": (3, 6),  # i1, i4, i6 (repo)
         "run_gap": (1, 6),  # (3 - 2) / 6
-        "pos_a_rate": (4, 9),  # A-picks 1+2+0+1+0+0 over decisive 2+2+2+2+1+0
+        # A-picks 1+2+0+1+0+0 over valid verdicts 2+2+2+2+2+0 (spec 000 §4.7, ties count)
+        "pos_a_rate": (4, 10),
+        "pos_a_rate_decisive": (4, 9),  # ... over valid non-tie verdicts 2+2+2+2+1+0
+        "flip_rate": (3, 5),  # i2, i3, i5 change with the order, of i1-i5 (two valid verdicts)
         "share_consistent": (2, 6),  # i1, i4
         "share_biased_first": (1, 6),  # i2
         "share_biased_second": (1, 6),  # i3
@@ -101,7 +104,8 @@ def test_no_gold_gives_nan_accuracies_but_consistency_works(judgments, rates_of,
         assert r.loc[m, "n"] == 0
     assert (r["n_gold"] == 0).all()
     assert r.loc["cons", "value"] == pytest.approx(3 / 6)
-    assert r.loc["pos_a_rate", "value"] == pytest.approx(4 / 9)
+    assert r.loc["pos_a_rate", "value"] == pytest.approx(4 / 10)
+    assert r.loc["pos_a_rate_decisive", "value"] == pytest.approx(4 / 9)
 
 
 def test_pooled_vs_mean_of_splits_hand_example(judgments, rates_of):

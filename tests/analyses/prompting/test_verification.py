@@ -101,3 +101,37 @@ def test_verifier_runs_through_the_judge_runner(tmp_path, row):
     row_f = table[table["group"] == "faithfulness"].iloc[0]
     # i1: u = (1, 0) -> VCA 0, VOA 1; i2: c = (0, 1), u = (0, 1) -> VOA 1
     assert (row_f["ca"], row_f["vca"], row_f["voa"]) == (0.5, 0.0, 1.0)
+
+
+def _clustered(row, n_clusters: int = 12, per: int = 5) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Judge J: every item of a cluster judged alike (clusters alternate right / wrong)."""
+    rows, decisions = [], []
+    for c in range(n_clusters):
+        chosen = "pos" if c % 3 else "neg"
+        for i in range(per):
+            item = f"c{c}-i{i}"
+            for order in (0, 1):
+                rows.append({**row("J", "p", item, order, chosen), "cluster": f"b|src-{c}"})
+                decisions.append(
+                    {"benchmark": "b", "split": "faithfulness_qa", "item_id": item,
+                     "judge": "J", "order": order, "sample": 0, "verified": True}
+                )  # fmt: skip
+    data = schema.new_judgments(pd.DataFrame(rows).drop(columns="cluster"))
+    data["cluster"] = [r["cluster"] for r in rows]
+    return data, pd.DataFrame(decisions)
+
+
+def test_verified_accuracy_resamples_clusters(row):
+    data, decisions = _clustered(row)
+    clus = prompting.verified_accuracy(data, decisions, n_boot=400)
+    items = prompting.verified_accuracy(data, decisions, cluster=None, n_boot=400)
+    for table in (clus, items):
+        got = table[table["group"] == "faithfulness"].iloc[0]
+        assert got["ca"] == pytest.approx(8 / 12) and got["n"] == 60
+    width = {
+        k: float((t["ca_high"] - t["ca_low"]).iloc[0]) for k, t in (("c", clus), ("i", items))
+    }
+    # 12 clusters of 5 identical items: the cluster interval is about √5 times the item one
+    assert width["c"] > 1.7 * width["i"]
+    pooled = clus[clus["group"] == "pooled"].iloc[0]
+    assert pooled["ca_low"] == pytest.approx(clus["ca_low"].iloc[0])

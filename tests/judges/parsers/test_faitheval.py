@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from judgelab.judges import parsers
 
 
@@ -19,3 +21,31 @@ def test_faitheval_normalise_and_phrases():
         parsers.faitheval_phrase("There are two answers.", "conflict", mode="nonstrict")
         == "two answers"
     )
+
+
+@pytest.mark.parametrize(
+    ("text", "letter"),
+    [
+        # spec 003 §2.1.4: a leading label, an explicit answer, a bare or bracketed letter
+        ("The answer is B.", "B"),
+        ("Answer: C", "C"),
+        ("(B)", "B"),
+        ("B", "B"),
+        ("D) steel nail", "D"),
+        ("I think the answer is (A) given the passage.", "A"),
+        ("The correct option is C, the glass rod.", "C"),
+        ("It is D.", "D"),
+        # adversarial: a letter inside a word, an article, an abbreviation, a label not offered
+        ("Bees and ants.", None),
+        ("A plant needs light.", None),
+        ("The U.S.A. is large.", None),
+        ("Answer: E", None),
+        ("I cannot determine this from the context.", None),
+        ("answer is a plant", None),
+    ],
+)
+def test_faitheval_letter_rule(text, letter):
+    assert parsers.faitheval_letter(text, "ABCD") == letter
+    opts = [("A", "copper wire"), ("B", "glass rod"), ("C", "wooden stick"), ("D", "steel nail")]
+    got = parsers.faitheval_option(text, opts, match="letter")
+    assert got == letter

@@ -93,3 +93,18 @@ def test_light_rows_grade_by_the_measures_registered_direction():
         assert how == registry.get(measure).direction
     assert card.LIGHTS["Context length"] == ("context", "context_trend", "drop")
     assert card.LIGHTS["Agreement with humans"] == ("human_agreement", "kappa_human", "higher")
+
+
+def test_self_and_answered_lights_read_the_test_not_the_estimate():
+    m = headline_frame(
+        [
+            {"measure": "self_gap", "value": 0.3, "n": 100, "p_value": 0.4},  # big, n.s.
+            {"measure": "answered_gap", "value": 0.02, "n": 100, "p_value": 0.001},  # small, sig.
+        ]
+    )
+    lights = card.traffic_lights(m).set_index("bias")
+    assert lights.loc["Self-preference", "light"] == "green"
+    assert "not significant" in lights.loc["Self-preference", "note"]
+    assert lights.loc["Answerability", "light"] == "amber"
+    strong = headline_frame([{"measure": "answered_gap", "value": 0.4, "n": 100, "p_value": 0.01}])
+    assert card.traffic_lights(strong).set_index("bias").loc["Answerability", "light"] == "red"

@@ -10,7 +10,9 @@ generation -> rating chain in `judgelab.judges.chain`. Modules, in reading order
 - `winrates`: majority win rates, leaders and rank flips (Table 6);
 - `justifications`: surface vs content justification shares (Figure 4);
 - `weird`: Table 8, the WEIRD default-context ratings (Figure 5) and their sensitivity
-  (Figure 6);
+  (Figure 6); `weirdgap`: WEIRD gaps with cluster-bootstrap tests, Holm/BH across the
+  per-attribute and per-rater tests, and missing-as-error sensitivity rows;
+- `resampling`: the cluster bootstrap (units, intervals, adaptive p) the tests share;
 - `plots`: the plotters of these tables.
 """
 
@@ -42,6 +44,7 @@ from judgelab.analyses.contexteval.verdicts import (
     candidates,
     example_table,
     human_verdict,
+    invalid_as_error,
     invalid_counts,
     plurality,
     query_counts,
@@ -64,14 +67,15 @@ from judgelab.analyses.contexteval.weird import (
     rating_counts,
     ratings_table,
     sensitivity_summary,
-    weird_gap,
 )
+from judgelab.analyses.contexteval.weirdgap import GAP_TESTS, weird_gap
 from judgelab.analyses.contexteval.winrates import leaders_by_source, rank_flips, win_rates
 
 __all__ = [
     "plots",
     "BASELINE",
     "EXAMPLE_KEYS",
+    "GAP_TESTS",
     "INVALID_AS",
     "LABELS",
     "NORMALIZATIONS",
@@ -96,6 +100,7 @@ __all__ = [
     "example_table",
     "group_values",
     "human_verdict",
+    "invalid_as_error",
     "invalid_counts",
     "justification_shares",
     "kappa_table",

@@ -3,7 +3,8 @@
 - `agreement`: the three agreement variants, named explicitly (§2.3): `A_all` (the paper's
   main number, which it labels "excluding ties"), `A_nontie` (the parenthesised number, which
   it labels "including ties"), `A_excl_tie_votes` ([X], Tie votes dropped); deltas against
-  NoCtxGen-NoCtxEval with the repo's tests (paired t-test for A_all, Student t for the others).
+  NoCtxGen-NoCtxEval with a paired cluster-bootstrap interval and test (default), the
+  repo's tests (paired t-test for A_all, Student t for the others) beside them.
 - `kappa_table`: Fleiss' and Randolph's kappa per cell ([X]).
 - `cross_source_agreement`: human vs autorater majority labels on the same queries ([X]).
 - `constraint_subset_agreement`: Table 5 (human A_all on examples whose responses differ by at
@@ -19,11 +20,19 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
+from judgelab.analyses.contexteval.resampling import (
+    boot_table,
+    ratio,
+    ratio_difference,
+    setting_strata,
+    units,
+)
 from judgelab.analyses.contexteval.verdicts import (
     BASELINE,
     EXAMPLE_KEYS,
     LABELS,
     SETTINGS,
+    invalid_as_error,
     setting_name,
 )
 from judgelab.core import stats
@@ -38,6 +47,7 @@ PAPER_LABELS = {
     "A_excl_tie_votes": "not in the paper [X]: Tie votes dropped",
 }
 PAIRINGS = ("query", "example_key", "position")
+AGREEMENT_TESTS = ("cluster_bootstrap", "ttest")
 _TABLE5_COLUMNS = [
     "pair",
     "setting",
@@ -78,47 +88,72 @@ def agreement(
     variants: Sequence[str] = VARIANTS,
     baseline: str = BASELINE,
     pairing: str = "query",
+    test: str = "cluster_bootstrap",
+    cluster: str | None = "cluster",
+    missing_as_error: bool = True,
     alpha: float = 0.05,
     n_boot: int = 1000,
+    p_max_boot: int = 40_000,
     seed: int = 0,
     level: float = 0.95,
+    reference: str = "t",
 ) -> pd.DataFrame:
     """Return inter-evaluator agreement per source, pair, setting and variant (Table 4).
+
+    Dependence ([X], issue 20): examples of one query or conversation (`cluster`, else the
+    query text, else the example key) resample together, and the same unit in the baseline
+    and a setting stays together, so the delta's interval and test are a *paired cluster
+    bootstrap* (units in different sets of settings resampled within their stratum). The
+    repo's t-tests (paired t for A_all, Student t for the others) assume independent
+    examples (and the Student t independent settings, though both judge the same queries):
+    they stay in `ttest_p` and behind `p_value` with `test="ttest"`.
 
     Args:
         examples: The output of `example_table`.
         variants: Which of `A_all`, `A_nontie`, `A_excl_tie_votes` (see module docstring).
         baseline: The setting every delta and test compares with.
-        pairing: How A_all examples are paired for the t-test: `query` (normalised query
-            text, spec's recommendation), `example_key`, or `position` (the repo: list
-            position; no test when the lengths differ).
+        pairing: How A_all examples are paired for the legacy t-test: `query`,
+            `example_key`, or `position` (the repo; no test when the lengths differ).
+        test: `cluster_bootstrap` (default) or `ttest` (the repo's, legacy) behind `p_value`.
+        cluster: Unit column (see above); None: every example its own unit (legacy).
+        missing_as_error: Add A_all rows (`missing` = "as_error", `invalid_as_error`) for
+            pairs whose share of Invalid outputs differs between settings.
         alpha: Significance level of the `significant` flag.
-        n_boot: Bootstrap resamples (over examples) for the interval.
+        n_boot: Bootstrap resamples (p-values add more as needed).
+        p_max_boot: Most resamples behind a p-value (beyond: reported as a bound).
         seed: Bootstrap seed.
         level: Confidence level.
+        reference: Cluster-bootstrap intervals and p-values from `t` (t_{G−s} with the
+            bootstrap SE, default) or `percentile` (legacy; `resampling` module docstring).
 
     Returns:
-        `source, pair, setting, variant, paper_label, agreement` (percent), `n`, `ci_low`,
-        `ci_high` (percent), `delta` (points vs `baseline`), `test`, `n_test`, `p_value`,
-        `significant`.
+        `source, pair, setting, variant, paper_label, missing` ("as_tie" / "as_error"),
+        `agreement` (percent), `n, ci_low, ci_high, delta` (points vs `baseline`),
+        `delta_low, delta_high, test, n_test, p_value, p_bound, n_boot_p, ttest, ttest_p,
+        significant`.
     """
     _require(
         examples, [*EXAMPLE_KEYS, "plurality_share", "nontie", "share_excl_tie_votes"], "examples"
     )
-    boot = {"n_boot": n_boot, "seed": seed, "level": level}
+    check_choice("test", test, AGREEMENT_TESTS)
+    opts = {
+        "n_boot": n_boot,
+        "seed": seed,
+        "level": level,
+        "max_boot": p_max_boot,
+        "test": test,
+        "cluster": cluster,
+    }
+    opts.update(pairing=pairing, reference=reference)
     rows = []
     for (source, pair), block in examples.groupby(["source", "pair"], sort=False):
-        cells = {s: g for s, g in block.groupby("setting", sort=False)}
-        order = [s for s in SETTINGS if s in cells] + [s for s in cells if s not in SETTINGS]
+        key = {"source": source, "pair": pair}
         for variant in variants:
-            base_vals = _variant_values(cells[baseline], variant) if baseline in cells else None
-            for setting in order:
-                row = _agreement_row(cells[setting], variant, boot)
-                row = {"source": source, "pair": pair, "setting": setting, **row}
-                if base_vals is not None and setting != baseline and row["n"]:
-                    row.update(_delta_test(cells, baseline, setting, variant, base_vals, pairing))
-                    row["delta"] = row["agreement"] - 100 * float(np.mean(base_vals))
-                rows.append(row)
+            for r in _variant_rows(block, variant, baseline, opts):
+                rows.append({**key, **r, "missing": "as_tie"})
+        if missing_as_error and "A_all" in variants and _invalid_differs(block):
+            for r in _variant_rows(invalid_as_error(block), "A_all", baseline, opts):
+                rows.append({**key, **r, "missing": "as_error"})
     out = pd.DataFrame(rows)
     if out.empty:
         return out
@@ -126,22 +161,94 @@ def agreement(
     return out
 
 
-def _agreement_row(cell: pd.DataFrame, variant: str, boot: dict[str, Any]) -> dict[str, Any]:
-    """Return one cell's agreement (percent) with its bootstrap interval, no delta yet."""
-    vals = _variant_values(cell, variant).to_numpy(dtype=float)
-    est = stats.bootstrap_mean(vals, **boot)
-    return {
-        "variant": variant,
-        "paper_label": PAPER_LABELS[variant],
-        "agreement": 100 * est.estimate,
-        "n": len(vals),
-        "ci_low": 100 * est.low,
-        "ci_high": 100 * est.high,
-        "delta": np.nan,
-        "test": "",
-        "n_test": 0,
-        "p_value": np.nan,
-    }
+def _variant_boot(
+    block: pd.DataFrame, variant: str, order: list[str], baseline: str, opts: dict[str, Any]
+) -> tuple[pd.DataFrame, dict[str, dict[str, Any]]]:
+    """Return a variant's examples and the paired cluster bootstrap of means and deltas."""
+    vals = _variant_frame(block, variant)
+    unit = units(vals, opts["cluster"], ("query", "example_key"))
+    values = np.zeros((len(vals), 2 * len(order)))
+    for k, s in enumerate(order):
+        inside = (vals["setting"] == s).to_numpy()
+        values[:, 2 * k] = np.where(inside, vals["value"].to_numpy(dtype=float), 0.0)
+        values[:, 2 * k + 1] = inside
+    b = order.index(baseline) if baseline in order else None
+    statistics: dict[str, tuple[Any, float | None]] = {}
+    for k, s in enumerate(order):
+        statistics[s] = (ratio(2 * k, 2 * k + 1, 100.0), None)
+        if b is not None and k != b:
+            diff = ratio_difference((2 * k, 2 * k + 1), (2 * b, 2 * b + 1), 100.0)
+            statistics[s + "|delta"] = (diff, 0.0)
+    rng = stats.rng_for(opts["seed"], "agreement", *block.iloc[0][["source", "pair"]], variant)
+    strata = setting_strata(unit, vals["setting"]) if len(vals) else None
+    boot = boot_table(
+        values,
+        unit,
+        statistics,
+        n_boot=opts["n_boot"],
+        rng=rng,
+        level=opts["level"],
+        max_boot=opts["max_boot"],
+        strata=strata,
+        reference=opts["reference"],
+    )
+    return vals, boot
+
+
+def _variant_rows(
+    block: pd.DataFrame, variant: str, baseline: str, opts: dict[str, Any]
+) -> list[dict[str, Any]]:
+    """Return one variant's rows of one source and pair (every setting vs the baseline)."""
+    check_choice("variant", variant, VARIANTS)
+    settings = list(dict.fromkeys(block["setting"]))
+    order = [s for s in SETTINGS if s in settings] + [s for s in settings if s not in SETTINGS]
+    vals, boot = _variant_boot(block, variant, order, baseline, opts)
+    cells = {s: g for s, g in block.groupby("setting", sort=False)}
+    rows = []
+    for s in order:
+        a = boot[s]
+        n = int((vals["setting"] == s).sum())
+        row = {"setting": s, "variant": variant, "paper_label": PAPER_LABELS[variant]}
+        row.update(agreement=a["estimate"] if n else np.nan, n=n)
+        row.update(ci_low=a["low"], ci_high=a["high"], delta=np.nan)
+        row.update(delta_low=np.nan, delta_high=np.nan, test="", n_test=0, p_value=np.nan)
+        row.update(p_bound=False, n_boot_p=0, ttest="", ttest_p=np.nan)
+        if baseline in cells and s != baseline and n:
+            d = boot[s + "|delta"]
+            base_vals = _variant_values(cells[baseline], variant)
+            legacy = _delta_test(cells, baseline, s, variant, base_vals, opts["pairing"])
+            row.update(delta=d["estimate"], delta_low=d["low"], delta_high=d["high"])
+            row.update(ttest=legacy["test"], ttest_p=legacy["p_value"])
+            if opts["test"] == "ttest":
+                row.update(legacy)
+            else:
+                row.update(test=f"cluster_bootstrap ({opts['cluster']})", p_value=d["p_value"])
+                row.update(p_bound=d["p_bound"], n_boot_p=d["n_boot_p"])
+                row["n_test"] = n + len(base_vals)
+        rows.append(row)
+    return rows
+
+
+def _variant_frame(block: pd.DataFrame, variant: str) -> pd.DataFrame:
+    """Return the examples of a variant with their `value` (the share it averages)."""
+    if variant == "A_all":
+        v = block.assign(value=block["plurality_share"])
+    elif variant == "A_nontie":
+        v = block[block["nontie"].astype(bool)].assign(value=block["plurality_share"])
+    else:
+        v = block.assign(value=block["share_excl_tie_votes"])
+        v = v[v["value"].notna()]
+    return v.reset_index(drop=True)
+
+
+def _invalid_differs(block: pd.DataFrame) -> bool:
+    """True when the share of Invalid verdicts differs between the block's settings."""
+    if "n_invalid" not in block.columns:
+        return False
+    g = block.groupby("setting")
+    n = g["n_judges"].sum() + g["n_invalid"].sum() - g["n_invalid_votes"].sum()
+    share = g["n_invalid"].sum() / n
+    return bool(share.max() - share.min() > 1e-12)
 
 
 def _delta_test(

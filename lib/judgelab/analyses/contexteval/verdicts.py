@@ -189,7 +189,8 @@ def verdict_table(
     Returns:
         `source` (human/autorater), `pair`, `candidate_1`, `candidate_2`, `setting`,
         `example_key`, `query`, `judge`, `judge_order`, `order`, `verdict_pos`, `verdict`
-        (C1/C2/Tie/Invalid), `verdict_agg` (C1/C2/Tie or null).
+        (C1/C2/Tie/Invalid), `verdict_agg` (C1/C2/Tie or null), and `cluster` (the
+        resampling unit) when the judgments carry one.
     """
     _require(judgments, ["split", "item_id", "judge", "order", "sample", "output"], "judgments")
     check_choice("invalid_as", invalid_as, INVALID_AS)
@@ -222,7 +223,11 @@ def verdict_table(
     out["candidate_1"] = [candidates(p)[0] for p in out["pair"]]
     out["candidate_2"] = [candidates(p)[1] for p in out["pair"]]
     out["judge_order"] = _judge_order(out, panels)
-    return out[_VERDICT_COLUMNS]
+    cols = list(_VERDICT_COLUMNS)
+    if "cluster" in j.columns:
+        out["cluster"] = j["cluster"].astype(object).to_numpy()
+        cols.append("cluster")
+    return out[cols]
 
 
 def _pairs_and_questions(
@@ -299,13 +304,24 @@ def example_table(
         `query`, `n_judges`, `n_c1`, `n_c2`, `n_tie`, `plurality_label`, `plurality_count`,
         `plurality_share`, `nontie` (plurality label is not Tie), `majority_label` (the
         plurality label when its share is > 0.5, else null), `share_excl_tie_votes` (share of
-        the plurality among non-Tie votes; null when every vote is Tie).
+        the plurality among non-Tie votes; null when every vote is Tie), `n_invalid`
+        (Invalid verdicts of the example), `n_invalid_votes` (those counted as Tie votes),
+        and `cluster` when the verdicts carry one.
     """
     _require(verdicts, [*EXAMPLE_KEYS, "judge_order", "verdict_agg", "row"], "verdicts")
     v = verdicts[verdicts["verdict_agg"].notna()].sort_values(
         ["judge_order", "row"], kind="stable"
     )
-    first = verdicts.groupby(EXAMPLE_KEYS, sort=False)["row"].min()
+    every = verdicts.groupby(EXAMPLE_KEYS, sort=False)
+    first = every["row"].min()
+    invalid = verdicts["verdict"] == "Invalid"
+    n_invalid = invalid.groupby([verdicts[k] for k in EXAMPLE_KEYS], sort=False).sum()
+    n_invalid_votes = (
+        (invalid & verdicts["verdict_agg"].notna())
+        .groupby([verdicts[k] for k in EXAMPLE_KEYS], sort=False)
+        .sum()
+    )
+    unit = every["cluster"].first() if "cluster" in verdicts.columns else None
     groups = v.groupby(EXAMPLE_KEYS, sort=False)
     labels = groups["verdict_agg"].agg(list)
     query = groups["query"].first() if "query" in v.columns else None
@@ -318,10 +334,14 @@ def example_table(
                 **dict(zip(EXAMPLE_KEYS, key, strict=True)),
                 "query": query[key] if query is not None else "",
                 **row,
+                "n_invalid": int(n_invalid[key]),
+                "n_invalid_votes": int(n_invalid_votes[key]),
                 "first_row": first[key],
+                **({"cluster": unit[key]} if unit is not None else {}),
             }
         )
-    out = pd.DataFrame(rows, columns=_EXAMPLE_COLUMNS)
+    extra = ["n_invalid", "n_invalid_votes"] + (["cluster"] if unit is not None else [])
+    out = pd.DataFrame(rows, columns=_EXAMPLE_COLUMNS + extra)
     return (
         out.sort_values("first_row", kind="stable")
         .drop(columns="first_row")
@@ -383,3 +403,31 @@ def query_counts(items: pd.DataFrame) -> pd.DataFrame:
     counts["pct"] = 100 * counts["n"] / counts["n"].sum() if len(counts) else []
     total = pd.DataFrame({"split": ["total"], "n": [int(counts["n"].sum())], "pct": [100.0]})
     return pd.concat([counts, total], ignore_index=True)
+
+
+def invalid_as_error(examples: pd.DataFrame) -> pd.DataFrame:
+    """Return `examples` recomputed with every Invalid verdict counted as an error.
+
+    An error is a vote for no label: it stays in the example's judge count (n_judges
+    includes Invalid outputs) but supports neither C1, C2 nor Tie, so it lowers the
+    plurality share and can remove a majority. The plurality label among equal counts is
+    taken in C1, C2, Tie order (the judge order is not kept in `examples`). The sensitivity
+    rows of `agreement` and `rank_flips` use it where Invalid outputs differ between the
+    settings compared.
+    """
+    _require(examples, ["n_c1", "n_c2", "n_tie", "n_judges", "n_invalid", "n_invalid_votes"], "x")
+    ex = examples.copy()
+    ex["n_tie"] = ex["n_tie"] - ex["n_invalid_votes"]
+    ex["n_judges"] = ex["n_judges"] + ex["n_invalid"] - ex["n_invalid_votes"]
+    counts = ex[["n_c1", "n_c2", "n_tie"]].to_numpy(dtype=float)
+    best = counts.argmax(axis=1)
+    top = counts.max(axis=1)
+    n = ex["n_judges"].to_numpy(dtype=float)
+    share = np.where(n > 0, top / np.where(n > 0, n, 1), np.nan)
+    label = np.array(LABELS, dtype=object)[best]
+    ex["plurality_label"] = label
+    ex["plurality_count"] = top.astype(int)
+    ex["plurality_share"] = share
+    ex["nontie"] = label != "Tie"
+    ex["majority_label"] = pd.Series(np.where(share > 0.5, label, None), index=ex.index)
+    return ex

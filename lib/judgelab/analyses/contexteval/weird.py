@@ -11,9 +11,8 @@ attribute x value), as produced by `judgelab.judges.chain` (and loaded by
 - `ratings_table`: the long table `kind, query_id, attribute, value, value_order, rater,
   rating, parse_ok` (outputs re-parsed with the spec's §4.10/§4.11 parsers);
 - `mean_ratings`: Figure 5, mean rating per attribute value with a bootstrap interval and n;
-- `group_values` / `weird_gap`: WEIRD vs non-WEIRD values per attribute (`weird_map`, the
-  paper's findings as the default), the within-query difference, a Wilcoxon signed-rank test
-  and an exact sign test;
+- `group_values`: WEIRD vs non-WEIRD values per attribute (`weird_map`, the paper's findings
+  as the default); the gaps and their tests are in `weirdgap`;
 - `max_differences`, `max_difference_distribution`, `sensitivity_summary`: Figure 6.
 """
 
@@ -24,7 +23,6 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
-from scipy import stats as sps
 
 from judgelab.core import stats
 from judgelab.core.schema import read_meta
@@ -150,7 +148,8 @@ def ratings_table(judgments: pd.DataFrame, items: pd.DataFrame) -> pd.DataFrame:
 
     Returns:
         `kind` (default/adapted), `query_id`, `attribute`, `value`, `value_order` (index in
-        the attribute's values), `rater`, `rating` (1-5, NaN when unparseable), `parse_ok`.
+        the attribute's values), `rater`, `rating` (1-5, NaN when unparseable), `parse_ok`,
+        and `cluster` (the item's resampling unit) when `items` carry one.
     """
     _require(judgments, ["split", "item_id", "judge", "prompt", "output"], "judgments")
     _require(items, ["split", "item_id", "meta"], "items")
@@ -158,6 +157,13 @@ def ratings_table(judgments: pd.DataFrame, items: pd.DataFrame) -> pd.DataFrame:
         (s, i): read_meta(m)
         for s, i, m in zip(items["split"], items["item_id"], items["meta"], strict=True)
     }
+    unit = (
+        dict(
+            zip(zip(items["split"], items["item_id"], strict=True), items["cluster"], strict=True)
+        )
+        if "cluster" in items.columns
+        else None
+    )
     rows = []
     j = judgments[judgments["prompt"].isin(list(RATING_TEMPLATES))]
     for rec in j.itertuples(index=False):
@@ -171,6 +177,8 @@ def ratings_table(judgments: pd.DataFrame, items: pd.DataFrame) -> pd.DataFrame:
             "attribute": m.get("attribute"),
             "rater": rec.judge,
         }
+        if unit is not None:
+            base["cluster"] = unit.get((rec.split, rec.item_id))
         output = rec.output if isinstance(rec.output, str) else None
         if rec.prompt == "ce.default_relevance":
             p = parsers.ce_relevance_by_value(output, values)
@@ -199,7 +207,7 @@ def ratings_table(judgments: pd.DataFrame, items: pd.DataFrame) -> pd.DataFrame:
                 }
             )
     cols = ["kind", "query_id", "attribute", "value", "value_order", "rater", "rating", "parse_ok"]
-    return pd.DataFrame(rows, columns=cols)
+    return pd.DataFrame(rows, columns=cols + (["cluster"] if unit is not None else []))
 
 
 def _attr_order(df: pd.DataFrame, order: Sequence[str]) -> pd.DataFrame:
@@ -273,60 +281,6 @@ def group_values(
         for a, v in zip(ratings["attribute"], ratings["value"], strict=True)
     ]
     return ratings.assign(group=group)
-
-
-def weird_gap(
-    ratings: pd.DataFrame,
-    *,
-    weird_map: Mapping[str, Sequence[str]] = WEIRD_MAP,
-    kind: str = "default",
-    n_boot: int = 1000,
-    seed: int = 0,
-    level: float = 0.95,
-) -> pd.DataFrame:
-    """Return the WEIRD gap per mapped attribute: within-query WEIRD minus non-WEIRD rating.
-
-    For each query (and rater) the gap is mean(rating of its WEIRD values) − mean(rating of
-    the other values); queries lacking a rating in either group are left out. [X] (spec 002
-    §2.7): the paper reports no test.
-
-    Returns:
-        `attribute, weird_values, n_queries, mean_weird, mean_other, gap` (mean of the
-        per-query gaps), `ci_low, ci_high` (bootstrap over queries), `share_weird_higher`,
-        `wilcoxon_p` (signed-rank test of the gaps, zeros dropped), `sign_p` (exact sign
-        test of positive vs negative gaps).
-    """
-    g = group_values(ratings[ratings["kind"] == kind], weird_map=weird_map)
-    g = g[(g["group"] != "") & g["rating"].notna()]
-    per = g.groupby(["attribute", "query_id", "rater", "group"])["rating"].mean().unstack("group")
-    rows = []
-    for attr in weird_map:
-        if attr not in per.index.get_level_values("attribute"):
-            continue
-        p = per.loc[attr]
-        if "WEIRD" not in p or "non-WEIRD" not in p:
-            continue
-        p = p.dropna(subset=["WEIRD", "non-WEIRD"])
-        d = (p["WEIRD"] - p["non-WEIRD"]).to_numpy(dtype=float)
-        est = stats.bootstrap_mean(d, n_boot=n_boot, seed=seed, level=level)
-        nz = d[d != 0]
-        wil = float(sps.wilcoxon(nz).pvalue) if len(nz) > 0 else np.nan
-        rows.append(
-            {
-                "attribute": attr,
-                "weird_values": ", ".join(weird_map[attr]),
-                "n_queries": len(d),
-                "mean_weird": float(p["WEIRD"].mean()),
-                "mean_other": float(p["non-WEIRD"].mean()),
-                "gap": est.estimate,
-                "ci_low": est.low,
-                "ci_high": est.high,
-                "share_weird_higher": float(np.mean(d > 0)) if len(d) else np.nan,
-                "wilcoxon_p": wil,
-                "sign_p": stats.sign_test(int((d > 0).sum()), int((d != 0).sum())).p_value,
-            }
-        )
-    return pd.DataFrame(rows)
 
 
 def max_differences(

@@ -1,10 +1,19 @@
 """Win rates by majority vote and rank flips of Contextualized Evaluations (Table 6, §2.5, §3.8).
 
 - `win_rates`: per source, pair and setting, the majority win rates of each candidate and Tie
-  with Wilson intervals (examples without a majority excluded and counted);
-- `rank_flips`: the leader per setting and whether it flips against the baseline, with an
-  exact sign test and the bootstrap probability of a flip ([X]);
+  (examples without a majority excluded and counted) with cluster-bootstrap intervals;
+- `rank_flips`: the leader per setting and whether it flips against the baseline; the test
+  of "C1 and C2 win equally often" (margin = 0), the context effect (the margin's change
+  against the baseline) with its interval and test, and the bootstrap probability of a flip;
 - `leaders_by_source`: the leaders of each evaluator type side by side.
+
+Dependence ([X], issue 20): examples of one query or conversation (the `cluster` column,
+else the query text, else the example key) are one resampling unit, and the *same* unit in
+two settings keeps both settings' examples together (the comparison is paired: the settings
+judge the same queries). Units seen in different sets of settings are resampled within
+their own stratum. Bootstrap p-values are resolved by `core.inference.adaptive_p`. Legacy:
+`cluster=None` (every example independent, Wilson intervals) and `test="sign"` (the exact
+sign test, which assumes independent examples); `sign_p` is always shown.
 """
 
 from __future__ import annotations
@@ -14,137 +23,258 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from judgelab.analyses.contexteval.verdicts import BASELINE, LABELS, SETTINGS, candidates
+from judgelab.analyses.contexteval.resampling import (
+    boot_table,
+    margin,
+    ratio,
+    setting_strata,
+    units,
+)
+from judgelab.analyses.contexteval.verdicts import (
+    BASELINE,
+    LABELS,
+    SETTINGS,
+    candidates,
+    invalid_as_error,
+)
 from judgelab.core import stats
 from judgelab.core.schema import require_columns as _require
+from judgelab.errors import check_choice
+
+WR_TESTS = ("cluster_bootstrap", "sign")
+#: Columns naming a unit when the examples carry no `cluster` column, in order.
+UNIT_FALLBACK = ("query", "example_key")
+_NAMES = ("c1", "c2", "tie")
 
 
-def win_rates(examples: pd.DataFrame, *, level: float = 0.95) -> pd.DataFrame:
-    """Return win rates by majority vote per source, pair and setting (Table 6, §2.5).
-
-    Examples without a majority label (share <= 0.5) are excluded and counted.
-
-    Returns:
-        `source, pair, candidate_1, candidate_2, setting, n_majority` (|M|), `n_excluded`,
-        `n_c1, n_c2, n_tie` (majority counts), `wr_c1, wr_c2, wr_tie` (percent of |M|) with
-        Wilson intervals `*_low`, `*_high`, and `margin` = wr_c1 - wr_c2.
-    """
-    _require(examples, ["source", "pair", "setting", "majority_label"], "examples")
-    rows = []
-    for (source, pair, setting), g in examples.groupby(["source", "pair", "setting"], sort=False):
-        maj = g["majority_label"].dropna()
-        n = len(maj)
-        c1, c2 = candidates(str(pair))
-        row = {
-            "source": source,
-            "pair": pair,
-            "candidate_1": c1,
-            "candidate_2": c2,
-            "setting": setting,
-            "n_majority": n,
-            "n_excluded": len(g) - n,
-        }
-        for lab, name in zip(LABELS, ("c1", "c2", "tie"), strict=True):
-            k = int((maj == lab).sum())
-            low, high = stats.wilson_interval(k, n, level=level)
-            row[f"n_{name}"] = k
-            row[f"wr_{name}"] = 100 * k / n if n else np.nan
-            row[f"wr_{name}_low"], row[f"wr_{name}_high"] = 100 * float(low), 100 * float(high)
-        row["margin"] = row["wr_c1"] - row["wr_c2"]
-        rows.append(row)
-    out = pd.DataFrame(rows)
-    if len(out):
-        out["_o"] = [SETTINGS.index(s) if s in SETTINGS else 99 for s in out["setting"]]
-        out = out.sort_values(["source", "pair", "_o"], kind="stable").drop(columns="_o")
-    return out.reset_index(drop=True)
+def _order(settings: list[str]) -> list[str]:
+    return [s for s in SETTINGS if s in settings] + [s for s in settings if s not in SETTINGS]
 
 
-def _leader(c1: str, c2: str, margin: float) -> str:
-    if not np.isfinite(margin) or margin == 0:
+def _block_values(block: pd.DataFrame, settings: list[str]) -> np.ndarray:
+    """Return per example 4 columns per setting: majority C1, C2, Tie, any majority."""
+    maj = block["majority_label"]
+    values = np.zeros((len(block), 4 * len(settings)))
+    for k, s in enumerate(settings):
+        inside = (block["setting"] == s).to_numpy()
+        for j, lab in enumerate(LABELS):
+            values[:, 4 * k + j] = inside & (maj == lab).to_numpy()
+        values[:, 4 * k + 3] = inside & maj.notna().to_numpy()
+    return values
+
+
+def _statistics(settings: list[str], baseline: str) -> dict[str, tuple[Any, float | None]]:
+    out: dict[str, tuple[Any, float | None]] = {}
+    b = settings.index(baseline) if baseline in settings else None
+    for k, s in enumerate(settings):
+        for j, name in enumerate(_NAMES):
+            out[f"{s}|wr_{name}"] = (ratio(4 * k + j, 4 * k + 3, 100.0), None)
+        out[f"{s}|margin"] = (margin(4 * k, 4 * k + 1, 4 * k + 3, 100.0), 0.0)
+        if b is not None and k != b:
+            out[f"{s}|delta"] = (_delta(k, b), 0.0)
+            out[f"{s}|flip"] = (_flip_stat(k, b), None)
+    return out
+
+
+def _delta(k: int, b: int) -> Any:
+    mk, mb = margin(4 * k, 4 * k + 1, 4 * k + 3, 100.0), margin(4 * b, 4 * b + 1, 4 * b + 3, 100.0)
+    return lambda s: mk(s) - mb(s)
+
+
+def _flip_stat(k: int, b: int) -> Any:
+    mk, mb = margin(4 * k, 4 * k + 1, 4 * k + 3), margin(4 * b, 4 * b + 1, 4 * b + 3)
+    return lambda s: (np.sign(mk(s)) != np.sign(mb(s))).astype(float)
+
+
+def _leader(c1: str, c2: str, value: float) -> str:
+    if not np.isfinite(value) or value == 0:
         return "none"
-    return c1 if margin > 0 else c2
+    return c1 if value > 0 else c2
+
+
+def _cell_row(g: pd.DataFrame, boot: dict[str, dict[str, Any]], s: str, wilson: bool, level):
+    """Return one cell's counts, win rates and intervals (Wilson when `wilson`)."""
+    maj = g["majority_label"].dropna()
+    n = len(maj)
+    row: dict[str, Any] = {"n_majority": n, "n_excluded": len(g) - n}
+    for lab, name in zip(LABELS, _NAMES, strict=True):
+        k = int((maj == lab).sum())
+        row[f"n_{name}"] = k
+        row[f"wr_{name}"] = 100 * k / n if n else np.nan
+        if wilson:
+            low, high = stats.wilson_interval(k, n, level=level)
+            row[f"wr_{name}_low"], row[f"wr_{name}_high"] = 100 * float(low), 100 * float(high)
+        else:
+            b = boot[f"{s}|wr_{name}"]
+            row[f"wr_{name}_low"], row[f"wr_{name}_high"] = b["low"], b["high"]
+    row["margin"] = row["wr_c1"] - row["wr_c2"]
+    row["interval"] = "wilson" if wilson else "cluster_bootstrap"
+    return row
+
+
+def _block_rows(
+    block: pd.DataFrame, *, baseline: str, test: str, cluster: str | None, opts: dict[str, Any]
+) -> list[dict[str, Any]]:
+    """Return the rows of one source and pair: every setting against the baseline."""
+    settings = _order(list(dict.fromkeys(block["setting"])))
+    unit = units(block, cluster, UNIT_FALLBACK)
+    strata = setting_strata(unit, block["setting"])
+    rng = stats.rng_for(opts["seed"], "rank_flips", *block.iloc[0][["source", "pair"]])
+    values = _block_values(block, settings)
+    boot = boot_table(
+        values,
+        unit,
+        _statistics(settings, baseline),
+        n_boot=opts["n_boot"],
+        rng=rng,
+        level=opts["level"],
+        max_boot=opts["max_boot"],
+        strata=strata,
+        reference=opts["reference"],
+    )
+    c1, c2 = candidates(str(block["pair"].iloc[0]))
+    rows = []
+    for s in settings:
+        g = block[block["setting"] == s]
+        row = {"source": g["source"].iloc[0], "pair": g["pair"].iloc[0], "candidate_1": c1}
+        row.update(candidate_2=c2, setting=s)
+        row.update(_cell_row(g, boot, s, cluster is None, opts["level"]))
+        m = boot[f"{s}|margin"]
+        row.update(
+            margin_low=m["low"], margin_high=m["high"], leader=_leader(c1, c2, row["margin"])
+        )
+        sign = stats.sign_test(row["n_c1"], row["n_c1"] + row["n_c2"]).p_value
+        cb = test == "cluster_bootstrap"
+        row.update(
+            test=f"cluster_bootstrap ({cluster})" if cb else "sign",
+            p_value=m["p_value"] if cb else sign,
+            p_bound=m["p_bound"] if cb else False,
+            n_boot_p=m["n_boot_p"] if cb else 0,
+            sign_p=sign,
+        )
+        rows.append(row)
+    return _with_baseline(rows, boot, baseline, c1, c2)
+
+
+def _with_baseline(rows, boot, baseline: str, c1: str, c2: str) -> list[dict[str, Any]]:
+    """Add the baseline leader, the margin's change (interval, p) and the flip columns."""
+    base = next((r for r in rows if r["setting"] == baseline), None)
+    for r in rows:
+        r.update(baseline_leader=None, delta_margin=np.nan, delta_low=np.nan, delta_high=np.nan)
+        r.update(delta_p=np.nan, delta_p_bound=False, delta_tie=np.nan, flipped=None)
+        r["p_flip"] = np.nan
+        if base is None:
+            continue
+        r["baseline_leader"] = base["leader"]
+        r["flipped"] = bool(r["leader"] != base["leader"])
+        r["delta_tie"] = r["wr_tie"] - base["wr_tie"]
+        if r["setting"] == baseline:
+            r.update(delta_margin=0.0, p_flip=0.0)
+            continue
+        d = boot[f"{r['setting']}|delta"]
+        r.update(
+            delta_margin=r["margin"] - base["margin"], delta_low=d["low"], delta_high=d["high"]
+        )
+        r.update(delta_p=d["p_value"], delta_p_bound=d["p_bound"])
+        r["p_flip"] = boot[f"{r['setting']}|flip"]["boot_mean"]
+    return rows
 
 
 def rank_flips(
     examples: pd.DataFrame,
     *,
     baseline: str = BASELINE,
+    test: str = "cluster_bootstrap",
+    cluster: str | None = "cluster",
+    missing_as_error: bool = True,
+    n_boot: int = 1000,
+    p_max_boot: int = 40_000,
+    seed: int = 0,
+    level: float = 0.95,
+    reference: str = "t",
+) -> pd.DataFrame:
+    """Return win rates, leaders, tests and rank flips against `baseline` (Table 6, §3.8).
+
+    The leader is the candidate with the higher majority win rate ("none" on equal rates);
+    a flip is a leader different from the baseline's. [X] additions: the test of margin = 0
+    (C1 and C2 majority wins equally likely), the margin's change against the baseline
+    (`delta_margin`, the context effect) with a paired interval and test, and P(flip).
+
+    Args:
+        examples: The output of `example_table`.
+        baseline: The setting compared with.
+        test: `cluster_bootstrap` (default) or `sign` (legacy, independent examples).
+        cluster: Unit column (absent: query text, then example key); None: every example
+            its own unit and Wilson intervals (legacy).
+        missing_as_error: Add rows (`missing` = "as_error", `invalid_as_error`) for pairs
+            whose share of Invalid outputs differs between settings.
+        n_boot: Bootstrap resamples (p-values add more as needed).
+        p_max_boot: Most resamples behind a p-value (beyond: reported as a bound).
+        seed: Bootstrap seed.
+        level: Confidence level.
+        reference: Cluster-bootstrap intervals and p-values from `t` (t_{G−s} with the
+            bootstrap SE, default) or `percentile` (legacy; `resampling` module docstring).
+
+    Returns:
+        `source, pair, candidate_1, candidate_2, setting, n_majority, n_excluded, n_c1, n_c2,
+        n_tie, wr_*` (percent of |M|) with `wr_*_low/high`, `margin` (wr_c1 − wr_c2) with
+        `margin_low/high`, `interval, leader, test, p_value, p_bound, n_boot_p, sign_p,
+        baseline_leader, delta_margin, delta_low, delta_high, delta_p, delta_p_bound,
+        delta_tie, flipped, p_flip, missing` ("as_tie": the repo's coding, or "as_error").
+    """
+    _require(examples, ["source", "pair", "setting", "majority_label"], "examples")
+    check_choice("test", test, WR_TESTS)
+    opts = {"n_boot": n_boot, "seed": seed, "level": level, "max_boot": p_max_boot}
+    opts["reference"] = reference
+    kw = {"baseline": baseline, "test": test, "cluster": cluster, "opts": opts}
+    rows = []
+    for _, block in examples.groupby(["source", "pair"], sort=False):
+        for r in _block_rows(block, **kw):
+            rows.append({**r, "missing": "as_tie"})
+        if missing_as_error and _invalid_differs(block):
+            for r in _block_rows(invalid_as_error(block), **kw):
+                rows.append({**r, "missing": "as_error"})
+    return pd.DataFrame(rows)
+
+
+def _invalid_differs(block: pd.DataFrame) -> bool:
+    """True when the share of Invalid verdicts differs between the block's settings."""
+    if "n_invalid" not in block.columns or "n_judges" not in block.columns:
+        return False
+    g = block.groupby("setting")
+    share = g["n_invalid"].sum() / (g["n_judges"].sum() + g["n_invalid"].sum())
+    return bool(share.max() - share.min() > 1e-12)
+
+
+def win_rates(
+    examples: pd.DataFrame,
+    *,
+    cluster: str | None = "cluster",
     n_boot: int = 1000,
     seed: int = 0,
     level: float = 0.95,
 ) -> pd.DataFrame:
-    """Return leaders and rank flips against `baseline` per source and pair (Table 6, §3.8).
+    """Return win rates by majority vote per source, pair and setting (Table 6, §2.5).
 
-    The leader is the candidate with the higher majority win rate ("none" on equal rates); a
-    flip is a leader different from the baseline's. [X] additions: an exact sign test of
-    C1 vs C2 majority wins, and the bootstrap probability of a flip (examples of both
-    settings resampled independently, `n_boot` times).
+    Examples without a majority label (share <= 0.5) are excluded and counted. Intervals:
+    cluster bootstrap (see the module docstring); `cluster=None` gives the legacy Wilson
+    intervals.
 
     Returns:
-        The `win_rates` columns plus `leader`, `baseline_leader`, `delta_margin`,
-        `delta_tie` (points vs the baseline), `flipped`, `sign_p`, `p_flip`.
+        `source, pair, candidate_1, candidate_2, setting, n_majority` (|M|), `n_excluded`,
+        `n_c1, n_c2, n_tie`, `wr_c1, wr_c2, wr_tie` (percent of |M|) with `*_low`, `*_high`,
+        `margin` = wr_c1 - wr_c2, `interval`.
     """
-    rates = win_rates(examples, level=level)
-    if rates.empty:
-        return rates
-    margins = _margin_signs(examples, n_boot=n_boot, seed=seed)
-    out = []
-    for _, r in rates.iterrows():
-        base = rates[
-            (rates["source"] == r["source"])
-            & (rates["pair"] == r["pair"])
-            & (rates["setting"] == baseline)
-        ]
-        row = r.to_dict()
-        row["leader"] = _leader(r["candidate_1"], r["candidate_2"], r["margin"])
-        row["sign_p"] = stats.sign_test(int(r["n_c1"]), int(r["n_c1"] + r["n_c2"])).p_value
-        row.update(_flip(r, row["leader"], base, margins, baseline))
-        out.append(row)
-    return pd.DataFrame(out)
-
-
-def _margin_signs(examples: pd.DataFrame, *, n_boot: int, seed: int) -> dict[tuple, np.ndarray]:
-    """Return per (source, pair, setting) the sign of C1 − C2 majority wins in each resample."""
-    ex = examples[examples["majority_label"].notna()]
-    margins: dict[tuple, np.ndarray] = {}
-    for key, g in ex.groupby(["source", "pair", "setting"], sort=False):
-        onehot = np.column_stack([(g["majority_label"] == lab).to_numpy(float) for lab in LABELS])
-        sums = stats.bootstrap_sums(onehot, n_boot=n_boot, rng=stats.rng_for(seed, *key))
-        margins[key] = np.sign(sums[:, 0] - sums[:, 1])
-    return margins
-
-
-def _flip(
-    r: pd.Series,
-    leader: str,
-    base: pd.DataFrame,
-    margins: dict[tuple, np.ndarray],
-    baseline: str,
-) -> dict[str, Any]:
-    """Return a cell's baseline leader, deltas against the baseline, flip and P(flip)."""
-    if base.empty:
-        return {
-            "baseline_leader": None,
-            "delta_margin": np.nan,
-            "delta_tie": np.nan,
-            "flipped": None,
-            "p_flip": np.nan,
-        }
-    b = base.iloc[0]
-    baseline_leader = _leader(b["candidate_1"], b["candidate_2"], b["margin"])
-    ks = (r["source"], r["pair"], r["setting"])
-    kb = (r["source"], r["pair"], baseline)
-    return {
-        "baseline_leader": baseline_leader,
-        "delta_margin": r["margin"] - b["margin"],
-        "delta_tie": r["wr_tie"] - b["wr_tie"],
-        "flipped": bool(leader != baseline_leader),
-        "p_flip": (
-            float(np.mean(margins[ks] != margins[kb]))
-            if ks in margins and kb in margins and r["setting"] != baseline
-            else (0.0 if r["setting"] == baseline else np.nan)
-        ),
-    }
+    flips = rank_flips(
+        examples, cluster=cluster, missing_as_error=False, n_boot=n_boot, seed=seed, level=level
+    )
+    if flips.empty:
+        return flips
+    keep = ["source", "pair", "candidate_1", "candidate_2", "setting", "n_majority"]
+    keep += ["n_excluded", "n_c1", "n_c2", "n_tie"]
+    for name in _NAMES:
+        keep += [f"wr_{name}", f"wr_{name}_low", f"wr_{name}_high"]
+    return flips[[*keep, "margin", "interval"]].reset_index(drop=True)
 
 
 def leaders_by_source(flips: pd.DataFrame) -> pd.DataFrame:
@@ -155,6 +285,8 @@ def leaders_by_source(flips: pd.DataFrame) -> pd.DataFrame:
         (True when every source names the same leader).
     """
     _require(flips, ["source", "pair", "setting", "leader"], "flips")
+    if "missing" in flips.columns:
+        flips = flips[flips["missing"] != "as_error"]
     wide = flips.pivot_table(
         index=["pair", "setting"], columns="source", values="leader", aggfunc="first", sort=False
     )

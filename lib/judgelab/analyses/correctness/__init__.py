@@ -6,8 +6,10 @@ The face of the correctness family:
   labels (one row per judge × condition × item); `confusion_counts`;
 - `rates`: agreement, Cohen's kappa, FPR and FNR with a cluster bootstrap over questions
   (`correctness_rates`, `rates_from_counts`, `cohen_kappa`, `rates_display`);
-- `self_preference`: the judge's own answers against others' (`mark_self`, `self_vs_others`)
-  and questions it answered correctly or not (`mark_answered`, `kappa_by_answered`);
+- `self_preference`: the judge's own answers against others' (`mark_self`: the same model by
+  default, the model family as a named option; `check_maps`; `self_vs_others`) and questions
+  it answered correctly or not (`mark_answered`, `kappa_by_answered`, and the §4.5 gap with
+  its interval and test, `answered_gap`); `compare` is their paired cluster bootstrap;
 - `pairs`: pairwise correctness, one final choice per pair and the symmetrized kappa
   (`pairwise_final`, `pairwise_kappa`);
 - `plots` draws them.
@@ -24,7 +26,10 @@ from judgelab.analyses.correctness.rates import (
     rates_from_counts,
 )
 from judgelab.analyses.correctness.self_preference import (
+    SELF_LEVELS,
     SUBSETS,
+    answered_gap,
+    check_maps,
     kappa_by_answered,
     mark_answered,
     mark_self,
@@ -43,7 +48,10 @@ __all__ = [
     "INVALID_POLICIES",
     "LABELS",
     "RATE_METRICS",
+    "SELF_LEVELS",
     "SUBSETS",
+    "answered_gap",
+    "check_maps",
     "cohen_kappa",
     "confusion_counts",
     "correctness_rates",

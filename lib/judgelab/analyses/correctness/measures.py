@@ -14,12 +14,12 @@ import numpy as np
 import pandas as pd
 
 from judgelab.analyses import correctness
+from judgelab.analyses.correctness.table import item_clusters
 from judgelab.analyses.registry import CardContext, measure, na, row, rows, unmet
 
 FAMILY = "correctness"
 #: Why a pairwise judge has no measure that grades known candidates' answers.
 NO_GRADING = "needs Correct/Incorrect grading of known candidates' answers"
-GOOD, BAD = "answered_correctly", "answered_incorrectly"
 
 
 def _map_labels(frame: pd.DataFrame, column: str, label_map: Mapping[str, str]) -> pd.Series:
@@ -27,22 +27,15 @@ def _map_labels(frame: pd.DataFrame, column: str, label_map: Mapping[str, str]) 
 
 
 def with_clusters(ctable: pd.DataFrame, items: pd.DataFrame) -> pd.DataFrame:
-    """Add `cluster`, the bootstrap unit of the correctness measures.
+    """Return `ctable` with `cluster`, the bootstrap unit of the correctness measures.
 
-    The question (spec 001 §4.4) when items carry one; otherwise (FaithBench: summaries of a
-    shared source document, no question) the context the item was judged against, else the
-    item itself — never one cluster for the whole table.
+    `correctness_table` already carries it (`table.item_clusters`: the items' `cluster`, else
+    the question, else the context, else the item); older tables get it from `items`.
     """
+    if "cluster" in ctable.columns:
+        return ctable
     keys = ["benchmark", "split", "item_id"]
-    it = items[keys].astype(str).copy()
-    question = items["question"].fillna("").astype(str).to_numpy()
-    context = items["context"].fillna("").astype(str).to_numpy() if "context" in items else ""
-    it["cluster"] = np.where(
-        question != "",
-        "q|" + question,
-        np.where(context != "", "c|" + context, "i|" + it["item_id"].to_numpy()),
-    )
-    it["cluster"] = it["benchmark"] + "|" + it["split"] + "|" + it["cluster"]
+    it = items[keys].astype(str).assign(cluster=item_clusters(items))
     return ctable.merge(it, on=keys, how="left", validate="many_to_one")
 
 
@@ -71,8 +64,7 @@ def _rates(ctx: CardContext, metric: str) -> list[dict]:
     if ctable is None:
         return na(why)
     crates = ctx.cached(
-        "correctness.rates",
-        lambda: correctness.correctness_rates(ctable, cluster="cluster", **ctx.boot),
+        "correctness.rates", lambda: correctness.correctness_rates(ctable, **ctx.boot)
     )
     part = crates[crates["metric"] == metric]
     return rows(part.assign(scope=metric), headline=metric)
@@ -140,25 +132,30 @@ def false_negative_rate(ctx: CardContext) -> list[dict]:
     "self_gap",
     family=FAMILY,
     label="Self − others FPR",
-    doc="FPR on its own family's answers minus on others'",
+    doc="FPR on its own model's answers minus on others' (paired cluster bootstrap, test)",
     needs=("pointwise",),
     unmet={"pointwise": NO_GRADING},
     direction="abs",
 )
 def self_gap(ctx: CardContext) -> list[dict]:
-    """Self-preference: each rate on its own model family's answers minus on others'."""
+    """Self-preference: each rate on its own model's answers minus on others' (spec 001 §4.3).
+
+    "Self" is the judge's own model (`judge_candidate`); the family level is a notebook option
+    (05), not the card's headline. The light reads the test (`p_value`), not the estimate.
+    """
     ctable, why = _graded(ctx)
     if ctable is None:
         return na(why)
     opts = ctx.options
-    if ctx.judge not in opts.judge_family:
-        return na("no model family given for this judge (judge_family)")
-    marked = correctness.mark_self(
-        ctable, judge_family=opts.judge_family, candidate_family=opts.candidate_family
-    )
-    sv = correctness.self_vs_others(marked, cluster="cluster", **ctx.boot)
+    if ctx.judge not in opts.judge_candidate:
+        return na("no own candidate model given for this judge (judge_candidate)")
+    try:
+        marked = correctness.mark_self(ctable, judge_candidate=opts.judge_candidate)
+    except ValueError as exc:
+        return na(str(exc))
+    sv = correctness.self_vs_others(marked, missing_as_error=False, **ctx.boot)
     if sv.empty:
-        return na("none of the graded answers is from its own model family")
+        return na("none of the graded answers is from its own model")
     sv = sv.assign(
         scope=sv["metric"],
         value=sv["diff"],
@@ -168,7 +165,8 @@ def self_gap(ctx: CardContext) -> list[dict]:
         note="self "
         + sv["self"].round(3).astype(str)
         + " vs others "
-        + sv["others"].round(3).astype(str),
+        + sv["others"].round(3).astype(str)
+        + np.where(sv["p_bound"].astype(bool), " (p is a bound)", ""),
     )
     return rows(sv, headline="fpr")
 
@@ -183,7 +181,7 @@ def _by_answered(ctx: CardContext) -> tuple[pd.DataFrame | None, str]:
         if ctx.judge not in ctx.options.judge_candidate:
             return None, "the judge was not an exam-taker of this source (judge_candidate)"
         marked = correctness.mark_answered(ctable, judge_candidate=ctx.options.judge_candidate)
-        ka = correctness.kappa_by_answered(marked, cluster="cluster", **ctx.boot)
+        ka = correctness.kappa_by_answered(marked, **ctx.boot)
         return ka[ka["metric"] == "kappa"], ""
 
     return ctx.cached("correctness.by_answered", build)
@@ -206,32 +204,57 @@ def kappa_answered(ctx: CardContext) -> list[dict]:
     return rows(ka.assign(scope=ka["subset"].astype(str)), headline="overall")
 
 
+def _gap(ctx: CardContext) -> tuple[pd.DataFrame | None, str]:
+    """Return the judge's §4.5 kappa gap with interval and test, or None and why (cached)."""
+
+    def build() -> tuple[pd.DataFrame | None, str]:
+        ctable, why = _graded(ctx)
+        if ctable is None:
+            return None, why
+        if ctx.judge not in ctx.options.judge_candidate:
+            return None, "the judge was not an exam-taker of this source (judge_candidate)"
+        marked = correctness.mark_answered(ctable, judge_candidate=ctx.options.judge_candidate)
+        gap = correctness.answered_gap(
+            marked, metrics=("kappa",), missing_as_error=False, **ctx.boot
+        )
+        if gap.empty:
+            return None, "one answered subset is empty"
+        return gap, ""
+
+    return ctx.cached("correctness.answered_gap", build)
+
+
 @measure(
     "answered_gap",
     family=FAMILY,
     label="Answered gap",
-    doc="kappa(answered correctly) − kappa(answered incorrectly)",
+    doc="kappa(answered correctly) − kappa(answered incorrectly), cluster bootstrap CI and test",
     needs=("pointwise",),
     unmet={"pointwise": NO_GRADING},
     direction="abs",
 )
 def answered_gap(ctx: CardContext) -> list[dict]:
-    """Kappa on questions answered correctly minus on those answered incorrectly."""
-    ka, why = _by_answered(ctx)
-    if ka is None:
+    """Kappa on questions answered correctly minus on those answered incorrectly (§4.5).
+
+    The interval and the p-value come from one cluster bootstrap over both subsets' questions
+    (`correctness.answered_gap`); the light reads the test, not the estimate.
+    """
+    gap, why = _gap(ctx)
+    if gap is None:
         return na(why)
-    by = ka.set_index(ka["subset"].astype(str))
-    if GOOD not in by.index or BAD not in by.index:
-        return na("one answered subset is empty")
-    gap = float(by.loc[GOOD, "value"] - by.loc[BAD, "value"])
+    g = gap.iloc[0]
+    value = float(g["diff"])
     return [
         row(
             "correctly − incorrectly",
             headline=True,
-            value=gap,
-            n=int(by.loc[GOOD, "n"] + by.loc[BAD, "n"]),
-            status="ok" if not np.isnan(gap) else "n/a",
-            note="difference of two independently resampled subsets; "
-            "see kappa_answered for their intervals",
+            value=value,
+            ci_low=float(g["diff_low"]),
+            ci_high=float(g["diff_high"]),
+            p_value=float(g["p_value"]),
+            n=int(g["n_correctly"] + g["n_incorrectly"]),
+            status="ok" if not np.isnan(value) else "n/a",
+            note=f"kappa {g['correctly']:.3f} vs {g['incorrectly']:.3f}"
+            + (" (p is a bound)" if bool(g["p_bound"]) else ""),
         )
     ]

@@ -22,12 +22,14 @@ import numpy as np
 import pandas as pd
 
 from judgelab.analyses.correctness.table import confusion_counts
-from judgelab.core import stats
+from judgelab.core import clusters, stats
 from judgelab.core.schema import require_columns as _require
 from judgelab.errors import check_choice
 
 RATE_METRICS = ("agreement", "kappa", "fpr", "fnr")
 INVALID_POLICIES = ("exclude", "error")
+#: The default bootstrap unit column (`core.clusters`).
+CLUSTER = "cluster"
 
 
 def cohen_kappa(
@@ -97,14 +99,25 @@ def denominators(counts: np.ndarray, invalid_policy: str) -> dict:
     return {"agreement": n, "kappa": n, "fpr": fp + tn + ineg, "fnr": tp + fn + ip}
 
 
+def resolve_cluster(table: pd.DataFrame, cluster: str | None) -> str | None:
+    """Return the column whose values are the bootstrap units.
+
+    The default `"cluster"` (the items' resampling unit, `core.clusters`) falls back to
+    `question_uid` (spec 001 §4.4) when the table has no `cluster` column; None stays None
+    (i.i.d. rows, the legacy / spec 001 §4.4 step 7 check).
+    """
+    if cluster == CLUSTER and CLUSTER not in table.columns and "question_uid" in table.columns:
+        return "question_uid"
+    return cluster
+
+
 def cluster_matrix(block: pd.DataFrame, cells: np.ndarray, cluster: str | None) -> np.ndarray:
     """Return per-row cells summed per `cluster` value (the bootstrap units; rows when None)."""
+    cluster = resolve_cluster(block, cluster)
     if cluster is None:
         return cells
-    codes = pd.factorize(block[cluster], sort=True)[0]
-    out = np.zeros((codes.max() + 1 if len(codes) else 0, cells.shape[1]))
-    np.add.at(out, codes, cells)
-    return out
+    codes = clusters.codes(block, cluster)
+    return clusters.sum_by(cells, codes) if len(codes) else np.zeros((0, cells.shape[1]))
 
 
 def groups_of(table: pd.DataFrame, by: Sequence[str]) -> Iterator[tuple[tuple, pd.DataFrame]]:
@@ -121,15 +134,16 @@ def correctness_rates(
     *,
     by: Sequence[str] = ("judge",),
     invalid_policy: str = "exclude",
-    cluster: str | None = "question_uid",
+    cluster: str | None = CLUSTER,
     n_boot: int = 1000,
     seed: int = 0,
     level: float = 0.95,
 ) -> pd.DataFrame:
     """Return agreement, kappa, FPR and FNR per group with cluster-bootstrap intervals.
 
-    The bootstrap resamples `cluster` values (questions; spec 001 §4.4 block bootstrap; None =
-    i.i.d. over rows), seeded by `seed` and the group key; the interval is the percentile
+    The bootstrap resamples `cluster` values (by default the items' `cluster`, else questions:
+    spec 001 §4.4 block bootstrap; None = i.i.d. over rows, the legacy option), seeded by
+    `seed` and the group key; the interval is the percentile
     interval ignoring NaN replicates (counted in `n_boot_nan`); the point estimate is the
     statistic on the full data; `half_width` = max(value − low, high − value) is the paper's
     symmetric display (spec 001 §4.4 step 5).
@@ -139,7 +153,7 @@ def correctness_rates(
             `verdict`.
         by: Group columns.
         invalid_policy: `exclude` or `error` (see the module docstring).
-        cluster: Column whose values are resampled, or None.
+        cluster: Column whose values are resampled (`resolve_cluster`), or None.
         n_boot: Bootstrap resamples B.
         seed: Seed of the bootstrap.
         level: Confidence level.
@@ -150,7 +164,9 @@ def correctness_rates(
         `n_items`, `n_clusters`, `n_invalid`, `n_boot_nan`, `note` (why a value is NaN).
     """
     by = list(by)
-    _require(table, [*by, "human", "verdict", *([cluster] if cluster else [])], "rates")
+    cluster = resolve_cluster(table, cluster)
+    named = [cluster] if cluster not in (None, CLUSTER) else []
+    _require(table, [*by, "human", "verdict", *named], "rates")
     rows = []
     for key, block in groups_of(table, by):
         cells = confusion_counts(block)

@@ -30,6 +30,7 @@ _TABLE_COLUMNS = (
     "candidate_model",
     "human",
     "verdict",
+    "cluster",
 )
 
 
@@ -56,8 +57,8 @@ def correctness_table(
 
     Returns:
         `judge`, `condition`, `benchmark`, `split`, `item_id`, `question_uid` (benchmark |
-        split | question: the bootstrap cluster), `candidate_model`, `human`, `verdict`
-        (null = invalid).
+        split | question), `candidate_model`, `human`, `verdict` (null = invalid), `cluster`
+        (the bootstrap unit, `item_clusters`).
 
     Raises:
         ValueError: a valid verdict or a gold label is not Correct/Incorrect, or a named
@@ -86,8 +87,36 @@ def _check_known(name: str, values: Sequence[str], column: pd.Series) -> None:
         raise ValueError(f"unknown {name}(s) {unknown}; known: {sorted(column.dropna().unique())}")
 
 
+def item_clusters(items: pd.DataFrame) -> np.ndarray:
+    """Return each item's bootstrap unit: its `cluster` (`core.clusters`) when it has one.
+
+    Without one (or with only the item-level unit `<benchmark>|<split>|item|<id>`, what a
+    source that declares nothing gets), the question (spec 001 §4.4), else the context the
+    item was judged against (FaithBench: summaries of one source document), else the item
+    itself — never one cluster for the whole table. Values are prefixed with benchmark and split.
+    """
+    n = len(items)
+    prefix = (items["benchmark"].astype(str) + "|" + items["split"].astype(str) + "|").to_numpy()
+    empty = np.full(n, "", dtype=object)
+
+    def text(col: str) -> np.ndarray:
+        if col not in items.columns:
+            return empty
+        return items[col].astype(object).where(items[col].notna(), "").astype(str).to_numpy()
+
+    question, context = text("question"), text("context")
+    rule = np.where(
+        question != "",
+        prefix + "q|" + question,
+        np.where(context != "", prefix + "c|" + context, prefix + "i|" + text("item_id")),
+    )
+    given = text("cluster")
+    item_level = given == prefix + "item|" + text("item_id")
+    return np.where((given != "") & ~item_level, given, rule).astype(object)
+
+
 def _human_labels(it: pd.DataFrame) -> pd.DataFrame:
-    """Return the labelled items: keys, `question_uid`, `candidate_model`, `human`."""
+    """Return the labelled items: keys, `question_uid`, `candidate_model`, `human`, `cluster`."""
     bad = ~it["gold"].isin(LABELS)
     if bad.any():
         raise ValueError(
@@ -106,6 +135,7 @@ def _human_labels(it: pd.DataFrame) -> pd.DataFrame:
             ).to_numpy(),
             "candidate_model": meta_field(it["meta"], "candidate_model").tolist(),
             "human": it["gold"].astype(str).to_numpy(),
+            "cluster": item_clusters(it),
         }
     )
 

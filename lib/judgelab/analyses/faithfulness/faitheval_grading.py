@@ -27,6 +27,7 @@ from typing import Any
 
 import pandas as pd
 
+from judgelab.core import clusters
 from judgelab.core.schema import require_columns as _need
 from judgelab.errors import check_choice
 from judgelab.judges import parsers
@@ -55,6 +56,8 @@ GRADED_COLUMNS = (
     "nonstrict",
     "phrase_strict",
     "phrase_nonstrict",
+    "parsed",
+    "cluster",
 )
 _KEY = ["benchmark", "split", "item_id"]
 _ANSWERABLE = get_template("faitheval.repo.strict")
@@ -161,6 +164,16 @@ def grade_one(
     return ok, ok, mention, mention
 
 
+def _parsed(output: str | None, item: dict[str, Any], letter: str | None) -> bool:
+    """Whether an answer is non-empty and, for a multiple-choice item, names an option."""
+    if output is None or not str(output).strip():
+        return False
+    view = ItemView(item)
+    if view.meta.get("options") or view.meta.get("choices"):
+        return letter is not None and not pd.isna(letter)
+    return True
+
+
 def _labels(judgments: pd.DataFrame) -> pd.Series:
     """Model name, or the judge id where one model answered with several judges."""
     per_model = judgments.groupby("model")["judge"].nunique()
@@ -189,8 +202,11 @@ def grade_answers(
 
     Returns:
         One row per answer with the columns of `GRADED_COLUMNS`: `strict` / `nonstrict`
-        (bool) and the phrase that matched in each mode (None when none did); `label` is the
-        model, or the judge id where one model has several judges.
+        (bool) and the phrase that matched in each mode (None when none did); `parsed`
+        (False: an empty answer, or a multiple-choice answer naming no option — graded
+        wrong, counted by `accuracy` as unparsed); `cluster` (the resampling unit: the
+        judgments' own, else the items'); `label` is the model, or the judge id where one
+        model has several judges.
 
     Raises:
         KeyError: a missing column. ValueError: an answer to an unknown item, a bad option.
@@ -229,5 +245,18 @@ def grade_answers(
     merged["nonstrict"] = [g[1] for g in graded]
     merged["phrase_strict"] = [g[2] for g in graded]
     merged["phrase_nonstrict"] = [g[3] for g in graded]
+    merged["parsed"] = [
+        _parsed(out, by_key[(b, s, i)], letter)
+        for out, b, s, i, letter in zip(
+            merged["output"],
+            merged["benchmark"],
+            merged["split"],
+            merged["item_id"],
+            merged["phrase_strict"],
+            strict=True,
+        )
+    ]
     merged["label"] = _labels(merged) if len(merged) else pd.Series(dtype=str)
+    if clusters.COLUMN not in merged.columns:
+        merged = clusters.attach(merged, items)
     return merged[list(GRADED_COLUMNS)].reset_index(drop=True)

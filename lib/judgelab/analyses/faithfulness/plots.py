@@ -99,11 +99,14 @@ def alignment_forest(
     y: str = "judge",
     hue: str | None = "method",
     ax: Axes | None = None,
-    low: str = "wilson_low",
-    high: str = "wilson_high",
+    low: str = "ci_low",
+    high: str = "ci_high",
     title: str = "",
 ) -> Axes:
     """Dots with interval whiskers, one row per `y` (and hue level), a 50 % chance line.
+
+    Whiskers default to `ci_low`/`ci_high` (the source-clustered interval); pass
+    `low="wilson_low", high="wilson_high"` for the independent-pairs Wilson interval.
 
     `data` comes from `faithfulness.alignment` (fractions); `n` is shown in the labels.
     """

@@ -1,9 +1,10 @@
 """Human alignment of each judging method on faithfulness pairs (spec 004 §2.5, Table 1).
 
 Human alignment is the share of contrastive pairs in which the method prefers the
-human-preferred candidate. Tie policies (spec 004 §2.2): `miss` (a tie counts as not aligned;
-reproduces the paper's near-0 % cells), `half` (half a success), `random` (a seeded coin). An
-unparseable verdict is always a miss.
+human-preferred candidate. Pairs of one source are dependent, so the default interval and
+test resample source documents (the `cluster` column, else `group`; issue 20). Tie policies
+(spec 004 §2.2): `miss` (a tie counts as not aligned; reproduces the paper's near-0 % cells),
+`half` (half a success), `random` (a seeded coin). An unparseable verdict is always a miss.
 """
 
 from __future__ import annotations
@@ -18,13 +19,37 @@ from scipy import stats as sps
 
 from judgelab.analyses.faithfulness.grouped import Rows, per_group
 from judgelab.analyses.faithfulness.ragas_scores import METRIC_LABELS
-from judgelab.core import stats
+from judgelab.core import clusters, inference, stats
 from judgelab.core.schema import require_columns as _need
 from judgelab.data import targets
 from judgelab.errors import check_choice
 
 TIE_POLICIES = ("miss", "half", "random")
-CIS = ("wilson", "exact", "boot")
+CIS = ("boot", "wilson", "exact")
+TESTS = ("bootstrap", "sign")
+#: Interval / p-value references of the cluster bootstrap: t_{G−1} with its SE, or percentile.
+REFERENCES = ("t", "percentile")
+
+
+def _t_fields(
+    est: float, reps: np.ndarray, *, df: int, level: float, null: float | None = None
+) -> tuple[float, float, float]:
+    """Return (low, high, p) of estimate ± t_{df} · SE(reps), clipped to the replicates' range.
+
+    p (NaN without `null`) is 2 · P(T_df > |est − null| / SE), the test the interval inverts.
+    """
+    r = np.asarray(reps, dtype=np.float64)
+    r = r[np.isfinite(r)]
+    if r.size < 2 or not np.isfinite(est):
+        return math.nan, math.nan, math.nan
+    se = float(np.std(r, ddof=1))
+    q = float(sps.t.ppf(0.5 + level / 2, max(df, 1)))
+    low, high = (float(np.clip(est + k * q * se, r.min(), r.max())) for k in (-1, 1))
+    if null is None:
+        return low, high, math.nan
+    if se == 0:
+        return low, high, 1.0 if est == null else 0.0
+    return low, high, float(2 * sps.t.sf(abs(est - null) / se, max(df, 1)))
 
 
 def _exact_ci(k: float, n: int, level: float) -> tuple[float, float]:
@@ -46,36 +71,84 @@ def _successes(pref: np.ndarray, key: tuple[Any, ...], tie_policy: str, seed: in
     return success
 
 
+def _units(g: pd.DataFrame, cluster: str | None) -> np.ndarray:
+    """Resampling unit of each pair: `cluster` (else the source `group`), or the pair itself."""
+    if cluster is None:
+        return np.arange(len(g))
+    col = cluster if cluster in g.columns else "group"
+    return pd.factorize(g[col].astype(str), sort=True)[0]
+
+
+def _margin(sums: np.ndarray) -> np.ndarray:
+    """(Σ pos − Σ neg) / Σ decided per replicate (columns: success, n, pos, neg)."""
+    return stats.ratio_replicates(sums[:, 2] - sums[:, 3], sums[:, 2] + sums[:, 3])
+
+
 def _aligned(
-    g: pd.DataFrame, key: tuple[Any, ...], *, tie_policy: str, n_boot: int, seed: int, level: float
+    g: pd.DataFrame,
+    key: tuple[Any, ...],
+    *,
+    tie_policy: str,
+    cluster: str | None,
+    test: str,
+    n_boot: int,
+    seed: int,
+    level: float,
+    reference: str,
 ) -> Rows:
-    """One group's alignment with its Wilson, exact and source-clustered bootstrap intervals."""
+    """One group's alignment with its Wilson, exact and cluster bootstrap intervals and tests."""
     pref = g["pref"].to_numpy()
     success = _successes(pref, key, tie_policy, seed)
     n = len(pref)
     k = float(success.sum())
     wl, wh = stats.wilson_interval(k, n, level=level)
     el, eh = _exact_ci(k, n, level)
-    uniq, inv = np.unique(g["group"].to_numpy(), return_inverse=True)
-    per = np.zeros((len(uniq), 2))
-    np.add.at(per, inv, np.column_stack([success, np.ones(n)]))
-    sums = stats.bootstrap_sums(per, n_boot=n_boot, rng=stats.rng_for(seed, "boot", *key))
-    bl, bh = stats.percentile_interval(stats.ratio_replicates(sums[:, 0], sums[:, 1]), level=level)
     n_pos, n_neg = int((pref == "pos").sum()), int((pref == "neg").sum())
+    unit = _units(g, cluster)
+    per = clusters.sum_by(
+        np.column_stack([success, np.ones(n), pref == "pos", pref == "neg"]), unit
+    )
+    rng = stats.rng_for(seed, "boot", *key)
+    sums = stats.bootstrap_sums(per, n_boot=n_boot, rng=rng)
+    aligned = stats.ratio_replicates(sums[:, 0], sums[:, 1])
+    decided = n_pos + n_neg
+    est_margin = (n_pos - n_neg) / decided if decided else math.nan
+    if reference == "t":
+        df = per.shape[0] - 1
+        bl, bh, _ = _t_fields(k / n if n else math.nan, aligned, df=df, level=level)
+        _, _, p_t = _t_fields(est_margin, _margin(sums), df=df, level=level, null=0.0)
+        boot = inference.PValue(p_t, n_boot, math.nan, False)
+    else:
+        bl, bh = stats.percentile_interval(aligned, level=level)
+        boot = inference.adaptive_p(
+            lambda b: _margin(stats.bootstrap_sums(per, n_boot=b, rng=rng)),
+            first=_margin(sums),
+            n_boot=n_boot,
+        )
+    sign = stats.sign_test(n_pos, n_pos + n_neg).p_value
     return [
         {
             "n": n,
+            "n_clusters": int(per.shape[0]),
             "aligned": k,
             "ties": int((pref == "tie").sum()),
             "invalid": int((pref == "invalid").sum()),
             "alignment": k / n if n else math.nan,
+            "ci_low": float(bl),
+            "ci_high": float(bh),
             "wilson_low": float(wl),
             "wilson_high": float(wh),
             "exact_low": el,
             "exact_high": eh,
             "boot_low": float(bl),
             "boot_high": float(bh),
-            "p_value": stats.sign_test(n_pos, n_pos + n_neg).p_value,
+            "margin": est_margin,
+            "p_value": boot.p if test == "bootstrap" else sign,
+            "p_bound": bool(boot.bound) if test == "bootstrap" else False,
+            "n_boot_p": int(boot.n_boot),
+            "p_sign": sign,
+            "unit": "pair" if cluster is None else "source",
+            "reference": reference,
             "tie_policy": tie_policy,
         }
     ]
@@ -86,36 +159,68 @@ def alignment(
     *,
     tie_policy: str = "miss",
     by: Sequence[str] = ("judge", "method", "metric"),
+    cluster: str | None = "cluster",
+    test: str = "bootstrap",
     n_boot: int = 1000,
     seed: int = 0,
     level: float = 0.95,
+    reference: str = "t",
 ) -> pd.DataFrame:
     """Human alignment: the share of pairs where the method prefers the human-preferred item.
 
+    Pairs of one source document are not independent (FaithBench has ten summaries per
+    source and every cross-label pair of a source reuses them), so by default the interval
+    (`ci_low/high`) and the test resample source documents (cluster bootstrap; issue 20).
+    The test asks whether the method prefers the human-preferred member more often than the
+    other (`margin` = (pos − neg) / decided pairs, null 0). By default (`reference="t"`)
+    interval and test use the t_{G−1} reference with the cluster-bootstrap SE (G sources):
+    estimate ± t · SE clipped to the replicates' range, p = 2 · P(T > |margin| / SE) — with
+    40 sources the percentile interval and bootstrap p under-covered / over-rejected
+    (type-I 0.065–0.09, issue 20). `reference="percentile"`: the percentile interval and the
+    bootstrap p-value resolved adaptively (`inference.adaptive_p`). The exact sign test,
+    which assumes independent pairs, stays as the legacy column `p_sign`.
+
     Args:
         prefs: Preferences (`pointwise_preferences` / `template_preferences`); `pref` is
-            pos (aligned), neg, tie or invalid; `group` clusters pairs (FaithBench source).
+            pos (aligned), neg, tie or invalid; `group` numbers the FaithBench source.
         tie_policy: `miss` (a tie counts 0), `half` (0.5) or `random` (a seeded coin per
             tie); invalid verdicts always count 0.
         by: Group columns.
-        n_boot: Bootstrap resamples of the source-clustered interval.
+        cluster: The resampling unit's column (default `cluster`; absent: the source
+            `group`); None resamples pairs as independent (the legacy interval).
+        test: `bootstrap` (default: `p_value` from the cluster bootstrap) or `sign` (legacy:
+            `p_value` = the exact sign test of pos vs neg).
+        n_boot: Bootstrap resamples of the interval (the p-value draws more when needed).
         seed: Seed of the random tie-break and of the bootstrap.
         level: Confidence level of every interval.
+        reference: `t` (default) or `percentile` (legacy) for the bootstrap interval and test.
 
     Returns:
-        One row per group: the `by` columns, `n` (pairs), `aligned` (successes; fractional
-        under `half`), `ties`, `invalid`, `alignment`, `wilson_low/high`, `exact_low/high`
-        (Clopper–Pearson; NaN for a fractional count), `boot_low/high` (bootstrap over
-        `group` clusters), `p_value` (exact sign test of pos vs neg among decided pairs,
-        against 50 %), `tie_policy`.
+        One row per group: the `by` columns, `n` (pairs), `n_clusters` (units resampled),
+        `aligned` (successes; fractional under `half`), `ties`, `invalid`, `alignment`,
+        `ci_low/high` (the default interval: bootstrap over the units), `wilson_low/high`,
+        `exact_low/high` (Clopper–Pearson; NaN for a fractional count), `boot_low/high`
+        (= `ci_*`), `margin`, `p_value`, `p_bound` (p is an upper bound), `n_boot_p`,
+        `p_sign` (exact sign test, assumes independent pairs), `unit`, `reference`,
+        `tie_policy`.
     """
     check_choice("tie_policy", tie_policy, TIE_POLICIES)
+    check_choice("test", test, TESTS)
+    check_choice("reference", reference, REFERENCES)
     _need(prefs, [*by, "pref", "group"], "preferences")
     return per_group(
         prefs,
         by,
         lambda key, g: _aligned(
-            g, key, tie_policy=tie_policy, n_boot=n_boot, seed=seed, level=level
+            g,
+            key,
+            tie_policy=tie_policy,
+            cluster=cluster,
+            test=test,
+            n_boot=n_boot,
+            seed=seed,
+            level=level,
+            reference=reference,
         ),
     )
 
@@ -187,7 +292,7 @@ def _paper_rows(level: float, targets_root: str | None) -> list[dict[str, str]]:
 def table1(
     aligned: pd.DataFrame,
     *,
-    ci: str = "wilson",
+    ci: str = "boot",
     with_paper: bool = True,
     level: float = 0.95,
     targets_root: str | None = None,
@@ -196,7 +301,8 @@ def table1(
 
     Args:
         aligned: Output of `alignment` (by judge, method, metric).
-        ci: Interval shown: `wilson`, `exact` or `boot`.
+        ci: Interval shown: `boot` (default: the source-clustered bootstrap), `wilson` or
+            `exact` (both assume independent pairs).
         with_paper: Add the paper's rows (Romanian and English) from
             `data/targets/ragas_romanian/table1.csv`; the Romanian cells get the Wilson
             interval at the paper's n = 100.

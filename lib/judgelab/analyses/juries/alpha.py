@@ -3,8 +3,13 @@
 The units, values and missing-value handling come from `ratings`. Alpha always comes from the
 `krippendorff` package with the level of measurement passed explicitly (`nominal` for these
 labels — the package would default to `interval`). Intervals are percentile intervals of a
-seeded bootstrap over units (`stats.bootstrap_weights`); pooled rows bootstrap each split on
-its own (stratified), as `pairwise.pairwise_rates` does.
+seeded bootstrap over *clusters* by default (`cluster="cluster"`: the items' resampling unit,
+every unit of a drawn cluster — both presentations of an item included — drawn together);
+`cluster="item"` resamples items, `cluster=None` every unit on its own (the legacy bootstrap,
+which treats the two presentations of an item as independent under `units="item_order"`).
+Pooled rows bootstrap each split on its own (stratified) and, by default, pool only splits
+rated by the same judges (`pool_strata="same_judges"`: one pooled row per judge set); every
+row names its judges and strata. `alpha_variants` puts the codings side by side.
 """
 
 from __future__ import annotations
@@ -17,8 +22,10 @@ import pandas as pd
 
 from judgelab.analyses import pairwise
 from judgelab.analyses.juries.ratings import RATING_CODES, ratings
-from judgelab.core import stats
+from judgelab.core import clusters, stats
 from judgelab.errors import check_choice
+
+SEP = " + "
 
 LEVELS: tuple[str, ...] = ("nominal", "ordinal", "interval", "ratio")
 ALPHA_COLUMNS: tuple[str, ...] = (
@@ -34,6 +41,18 @@ ALPHA_COLUMNS: tuple[str, ...] = (
     "units",
     "tie_as_missing",
     "level_of_measurement",
+    "judges",
+    "strata",
+    "cluster",
+    "n_clusters",
+)
+POOL_STRATA: tuple[str, ...] = ("same_judges", "all")
+#: The codings `alpha_variants` compares: (units, tie_as_missing, description).
+CODINGS: tuple[tuple[str, bool, str], ...] = (
+    ("item", False, "consolidated label per item; tie and inconsistent pair = tie class"),
+    ("item", True, "consolidated label per item; ties and inconsistent pairs missing"),
+    ("item_order", False, "raw verdict per presentation; tie a class, invalid missing"),
+    ("item_order", True, "raw verdict per presentation; ties and invalid missing"),
 )
 
 
@@ -92,23 +111,30 @@ def nominal_alpha_from_coincidences(o: np.ndarray) -> np.ndarray:
 
 
 def _alpha_replicates(
-    mats: list[np.ndarray], *, level_of_measurement: str, n_boot: int, rngs: list
+    mats: list[np.ndarray],
+    groups: list[np.ndarray],
+    *,
+    level_of_measurement: str,
+    n_boot: int,
+    rngs: list,
 ) -> np.ndarray:
-    """Return alpha on n_boot resamples of units, each matrix (stratum) resampled on its own.
+    """Return alpha on n_boot resamples of clusters, each matrix (stratum) resampled on its own.
 
-    Nominal alpha is computed from resampled coincidence matrices (vectorised; the identity
-    with `krippendorff.alpha` is unit-tested); other levels call the package per resample.
+    `groups[s]` gives the cluster code of every unit (column) of `mats[s]`. Nominal alpha is
+    computed from resampled coincidence matrices (a cluster's coincidences are the sum of its
+    units'; vectorised, the identity with `krippendorff.alpha` is unit-tested); other levels
+    call the package per resample.
     """
     if level_of_measurement == "nominal":
         n_values = len(RATING_CODES)
         total = np.zeros((n_boot, n_values * n_values))
-        for m, r in zip(mats, rngs, strict=True):
+        for m, g, r in zip(mats, groups, rngs, strict=True):
             contrib = unit_coincidences(m, n_values=n_values).reshape(m.shape[1], -1)
-            total += stats.bootstrap_sums(contrib, n_boot=n_boot, rng=r)
+            total += stats.bootstrap_sums(clusters.sum_by(contrib, g), n_boot=n_boot, rng=r)
         return nominal_alpha_from_coincidences(total.reshape(n_boot, n_values, n_values))
     weights = [
-        stats.bootstrap_weights(m.shape[1], n_boot=n_boot, rng=r)
-        for m, r in zip(mats, rngs, strict=True)
+        stats.bootstrap_weights(int(g.max()) + 1 if g.size else 0, n_boot=n_boot, rng=r)[:, g]
+        for g, r in zip(groups, rngs, strict=True)
     ]
     out = np.empty(n_boot)
     for b in range(n_boot):
@@ -122,12 +148,13 @@ def _alpha_replicates(
 
 
 class _Stratum(NamedTuple):
-    """One split of a pool: its judges and their (judges × pairable units) ratings."""
+    """One split of a pool: its judges, (judges × pairable units) ratings, units' clusters."""
 
     benchmark: str
     split: str
     judges: list[str]
     matrix: np.ndarray
+    groups: np.ndarray
 
 
 def alpha_table(
@@ -139,6 +166,8 @@ def alpha_table(
     level_of_measurement: str = "nominal",
     min_judges: int = 2,
     across: str | None = "split",
+    pool_strata: str = "same_judges",
+    cluster: str | None = "cluster",
     n_boot: int = 1000,
     seed: int = 0,
     level: float = 0.95,
@@ -146,31 +175,42 @@ def alpha_table(
     """Return Krippendorff's alpha across the judges of each pool, per split and pooled.
 
     Args:
-        judgments: A judgments table (see `ratings`).
+        judgments: A judgments table (see `ratings`); its `cluster` column, when present,
+            is the resampling unit.
         units: `item` or `item_order` (see `ratings`).
         tie_as_missing: Treat tie values as missing.
         pool: Column whose values define separate pools of judges (None: one pool).
         level_of_measurement: Passed to `krippendorff.alpha` (the labels are `nominal`).
         min_judges: Splits where fewer judges of the pool rated are left out.
-        across: Add a `pooled` row per pool over the splits (units of all splits together,
+        across: Add pooled rows per pool over the splits (units of the splits together,
             stratified bootstrap), or None.
-        n_boot: Bootstrap resamples B (over units).
+        pool_strata: `same_judges` (default): one pooled row per set of judges, over the
+            splits that set rated (split `pooled` when all splits share one set, else
+            `pooled[1]`, `pooled[2]`, … by decreasing number of judges); `all`: one row over
+            every split whatever its judges (the legacy row; `judges` lists their union).
+        cluster: What the bootstrap resamples: `cluster` (default: the items' resampling
+            unit, falling back to the item), `item`, or None (every unit on its own: legacy).
+        n_boot: Bootstrap resamples B.
         seed: Seed of the bootstrap.
         level: Confidence level.
 
     Returns:
-        `pool`, `benchmark`, `split` (or `pooled`), `alpha`, `ci_low`, `ci_high`,
+        `pool`, `benchmark`, `split` (or a pooled label), `alpha`, `ci_low`, `ci_high`,
         `n_judges`, `n_units` (units rated by at least two judges), `n_values` (pairable
-        values), `units`, `tie_as_missing`, `level_of_measurement`.
+        values), `units`, `tie_as_missing`, `level_of_measurement`, `judges` (joined by
+        " + "), `strata` (the splits of the row), `cluster` (what was resampled),
+        `n_clusters` (resampled units).
     """
+    check_choice("pool_strata", pool_strata, POOL_STRATA)
+    if cluster not in (None, "cluster", "item"):
+        raise ValueError(f"cluster must be 'cluster', 'item' or None, got {cluster!r}")
     long = ratings(judgments, units=units, tie_as_missing=tie_as_missing, pool=pool)
     rows = []
     for pool_value, pblock in long.groupby("pool", sort=True):
-        strata = _strata(pblock, min_judges)
+        strata = _strata(pblock, min_judges, cluster)
         cells = [([s], s.benchmark, s.split) for s in strata]
         if across is not None and strata:
-            benches = sorted({s.benchmark for s in strata})
-            cells.append((strata, ",".join(benches), pairwise.POOLED))
+            cells += _pooled_cells(strata, pool_strata)
         for members, bench, split in cells:
             row = _alpha_row(
                 members,
@@ -186,12 +226,30 @@ def alpha_table(
                     "units": units,
                     "tie_as_missing": tie_as_missing,
                     "level_of_measurement": level_of_measurement,
+                    "strata": ",".join(f"{m.benchmark}/{m.split}" for m in members),
+                    "cluster": "unit" if cluster is None else cluster,
                 }
             )
     return pd.DataFrame(rows, columns=list(ALPHA_COLUMNS))
 
 
-def _strata(pblock: pd.DataFrame, min_judges: int) -> list[_Stratum]:
+def _pooled_cells(strata: list[_Stratum], pool_strata: str) -> list[tuple[list, str, str]]:
+    """Return (strata, benchmarks, split label) of the pooled rows of one pool."""
+    if pool_strata == "all":
+        sets = [strata]
+    else:
+        by_judges: dict[tuple, list[_Stratum]] = {}
+        for s in strata:
+            by_judges.setdefault(tuple(s.judges), []).append(s)
+        sets = sorted(by_judges.values(), key=lambda g: (-len(g[0].judges), g[0].judges))
+    out = []
+    for i, members in enumerate(sets, start=1):
+        label = pairwise.POOLED if len(sets) == 1 else f"{pairwise.POOLED}[{i}]"
+        out.append((members, ",".join(sorted({s.benchmark for s in members})), label))
+    return out
+
+
+def _strata(pblock: pd.DataFrame, min_judges: int, cluster: str | None) -> list[_Stratum]:
     """Return the splits of one pool rated by at least `min_judges` judges."""
     strata = []
     for (bench, split), block in pblock.groupby(["benchmark", "split"], sort=True):
@@ -200,8 +258,14 @@ def _strata(pblock: pd.DataFrame, min_judges: int) -> list[_Stratum]:
             continue
         wide = block.pivot(index="judge", columns="unit", values="value").reindex(judges)
         mat = wide.to_numpy(dtype=float)
-        mat = mat[:, (~np.isnan(mat)).sum(axis=0) >= 2]
-        strata.append(_Stratum(bench, split, judges, mat))
+        keep = (~np.isnan(mat)).sum(axis=0) >= 2
+        if cluster is None:
+            groups = np.arange(int(keep.sum()))
+        else:
+            unit_group = block.drop_duplicates("unit").set_index("unit")[cluster]
+            values = unit_group.reindex(wide.columns).to_numpy()[keep]
+            groups = pd.factorize(values, sort=True)[0]
+        strata.append(_Stratum(bench, split, judges, mat[:, keep], groups))
     return strata
 
 
@@ -215,18 +279,24 @@ def _alpha_row(
 ) -> dict:
     """Return alpha with its stratified bootstrap interval and counts over `members`."""
     judges = sorted({j for m in members for j in m.judges})
-    # pooled strata may hold different judges: align the rows on the union
+    # legacy pooled rows may hold strata with different judges: align rows on the union
     aligned = [_align(m.matrix, m.judges, judges) for m in members]
     data = np.concatenate(aligned, axis=1)
     value = krippendorff_alpha(data, level_of_measurement=level_of_measurement)
     reps = _alpha_replicates(
-        aligned, level_of_measurement=level_of_measurement, n_boot=n_boot, rngs=rngs
+        aligned,
+        [m.groups for m in members],
+        level_of_measurement=level_of_measurement,
+        n_boot=n_boot,
+        rngs=rngs,
     )
     alpha = stats.interval_fields(value, reps, level=level, names=("alpha", "ci_low", "ci_high"))
     return alpha | {
         "n_judges": len(judges),
         "n_units": int(sum(m.matrix.shape[1] for m in members)),
         "n_values": int((~np.isnan(data)).sum()),
+        "judges": SEP.join(judges),
+        "n_clusters": int(sum(int(m.groups.max()) + 1 for m in members if m.groups.size)),
     }
 
 
@@ -235,3 +305,39 @@ def _align(mat: np.ndarray, judges: list[str], union: list[str]) -> np.ndarray:
     idx = [union.index(j) for j in judges]
     out[idx] = mat
     return out
+
+
+def alpha_variants(
+    judgments: pd.DataFrame,
+    *,
+    codings: tuple[tuple[str, bool, str], ...] = CODINGS,
+    level_of_measurement: str = "nominal",
+    **options,
+) -> pd.DataFrame:
+    """Return `alpha_table` under every coding of ties and inconsistent pairs, side by side.
+
+    Alpha moves a lot with how a tie or an inconsistent pair of verdicts is coded (a tie
+    class, or missing) and with what a unit is (an item's consolidated label, or each
+    presentation's raw verdict); each row states its coding and level of measurement.
+
+    Args:
+        judgments: A judgments table (see `alpha_table`).
+        codings: (units, tie_as_missing, description) per variant (default `CODINGS`).
+        level_of_measurement: Level of every row (stated in `level_of_measurement`).
+        **options: Passed to `alpha_table` (pool, across, cluster, n_boot, seed, …).
+
+    Returns:
+        The `alpha_table` rows of every coding, with `coding` (the description) first.
+    """
+    parts = []
+    for units, tie_missing, text in codings:
+        table = alpha_table(
+            judgments,
+            units=units,
+            tie_as_missing=tie_missing,
+            level_of_measurement=level_of_measurement,
+            **options,
+        )
+        parts.append(table.assign(coding=text))
+    out = pd.concat(parts, ignore_index=True)
+    return out[["coding", *ALPHA_COLUMNS]]

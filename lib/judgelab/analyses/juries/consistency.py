@@ -1,8 +1,9 @@
 """Self-consistency: a majority vote over each judge's samples (spec 000 §4.6).
 
 The samples of a judge on an item (self-consistency draws, or repeated runs) vote like a jury
-(`votes`), beside the judge's greedy (sample 0) label. Intervals bootstrap items, seeded by
-the group key; pooled rows add the strata's sums (stratified bootstrap). Rates are fractions.
+(`votes`), beside the judge's greedy (sample 0) label. Intervals bootstrap clusters (the
+items' `cluster`, else the item; `cluster=None`: items, the legacy bootstrap), seeded by the
+group key; pooled rows add the strata's sums (stratified bootstrap). Rates are fractions.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from judgelab.analyses import pairwise
-from judgelab.analyses.juries.jury_tables import Sums, pool_sums
+from judgelab.analyses.juries.resample import Sums, cluster_sums, pool_sums
 from judgelab.analyses.juries.votes import (
     LABELS,
     NO_WINNER,
@@ -23,8 +24,9 @@ from judgelab.analyses.juries.votes import (
     label_codes,
     vote,
     vote_counts,
+    with_cluster,
 )
-from judgelab.core import stats
+from judgelab.core import clusters, stats
 from judgelab.core.schema import require_columns as _require
 from judgelab.errors import check_choice
 
@@ -67,7 +69,8 @@ def self_consistency(
         min_samples: Judges × items with fewer complete samples are left out.
 
     Returns:
-        One row per group × item: the `groups` columns, `item_id`, `n_samples`, `has_gold`,
+        One row per group × item: the `groups` columns, `item_id`, `cluster` (when the
+        judgments carry it), `n_samples`, `has_gold`,
         `greedy_label`, `sc_label` (pos/neg/tie, or "none" when the vote has no clear
         winner), `greedy_correct`, `sc_correct` (null without gold), `changed` (the SC label
         differs from the greedy one).
@@ -76,16 +79,17 @@ def self_consistency(
     check_choice("invalid_draws", invalid_draws, INVALID_DRAWS)
     check_rule(vote_rule)
     groups = list(groups)
-    labels = consolidated_labels(judgments, groups=groups)
+    labels = consolidated_labels(judgments, groups=with_cluster(groups, judgments))
     units = [*groups, "item_id"]
-    columns = [*units, *SC_COLUMNS]
+    extra = ["cluster"] if "cluster" in labels.columns else []
+    columns = [*units, *extra, *SC_COLUMNS]
     if labels.empty:
         return pd.DataFrame(columns=columns)
     labels["_unit"] = labels.groupby(units, sort=False, dropna=False).ngroup()
     winner = _sc_winner(labels, mode=mode, vote_rule=vote_rule, invalid_draws=invalid_draws)
     first = labels.sort_values("sample", kind="stable").drop_duplicates("_unit")
     greedy = first[first["sample"] == labels["sample"].min()].set_index("_unit")
-    out = labels.drop_duplicates("_unit").set_index("_unit")[units].sort_index()
+    out = labels.drop_duplicates("_unit").set_index("_unit")[units + extra].sort_index()
     out["n_samples"] = np.bincount(labels["_unit"].to_numpy(), minlength=len(out))
     out["has_gold"] = labels.groupby("_unit")["has_gold"].any().sort_index()
     out["greedy_label"] = greedy["label"].reindex(out.index)
@@ -124,6 +128,7 @@ def self_consistency_rates(
     *,
     groups: Sequence[str] = pairwise.GROUPS,
     across: str | None = "split",
+    cluster: str | None = "cluster",
     n_boot: int = 1000,
     seed: int = 0,
     level: float = 0.95,
@@ -134,6 +139,8 @@ def self_consistency_rates(
         sc: Output of `self_consistency`.
         groups: The group columns used there.
         across: Group column pooled into an extra `pooled` row (stratified bootstrap).
+        cluster: Column of `sc` giving the resampling unit (default `cluster`; absent: the
+            item), or None (items on their own: legacy).
         n_boot: Bootstrap resamples B.
         seed: Seed of the bootstrap.
         level: Confidence level.
@@ -146,7 +153,7 @@ def self_consistency_rates(
     """
     groups = list(groups)
     _require(sc, [*groups, "greedy_correct", "sc_correct", "changed", "n_samples"], "sc rates")
-    cells = _sc_cells(sc, groups, n_boot=n_boot, seed=seed)
+    cells = _sc_cells(sc, groups, n_boot=n_boot, seed=seed, cluster=cluster)
     if across is not None and cells:
         rest = [g for g in groups if g != across]
         outer: dict[tuple, list] = {}
@@ -169,7 +176,7 @@ def self_consistency_rates(
 
 
 def _sc_cells(
-    sc: pd.DataFrame, groups: list[str], *, n_boot: int, seed: int
+    sc: pd.DataFrame, groups: list[str], *, n_boot: int, seed: int, cluster: str | None
 ) -> list[tuple[dict, Sums, float]]:
     """Return (key, sums of greedy, sc, sc − greedy, changed, gold, median samples) per group."""
     cells = []
@@ -179,11 +186,12 @@ def _sc_cells(
         g = block["greedy_correct"].astype("boolean").fillna(False).to_numpy(dtype=float)
         s = block["sc_correct"].astype("boolean").fillna(False).to_numpy(dtype=float)
         values = np.column_stack([g, s, s - g, block["changed"].to_numpy(dtype=float), gold])
-        reps = stats.bootstrap_sums(values, n_boot=n_boot, rng=stats.rng_for(seed, "sc", *key))
+        units = clusters.codes(block, cluster)
+        rng = stats.rng_for(seed, "sc", *key)
         cells.append(
             (
                 dict(zip(groups, key, strict=True)),
-                Sums(values.sum(axis=0), reps, len(values)),
+                cluster_sums(values, units, n_boot=n_boot, rng=rng),
                 float(block["n_samples"].median()),
             )
         )
@@ -194,7 +202,7 @@ def _sc_rows(
     key: dict, cell: Sums, *, level: float, aggregation: str, n_samples: float
 ) -> list[dict]:
     """Return the `self_consistency_rates` rows (one per metric) of one group."""
-    sums, reps, n = cell
+    sums, reps, n = cell.sums, cell.reps, cell.n
     n_gold = sums[4]
     dens = [n_gold, n_gold, n_gold, n]
     rep_dens = [reps[:, 4], reps[:, 4], reps[:, 4], np.full(len(reps), n)]

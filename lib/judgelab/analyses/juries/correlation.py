@@ -12,6 +12,7 @@ from judgelab.analyses.juries.pairs import (
     pair_cells,
     pair_table,
 )
+from judgelab.analyses.juries.ratings import unit_clusters
 from judgelab.analyses.juries.votes import greedy_pools, pool_labels
 from judgelab.core import stats
 
@@ -36,7 +37,8 @@ def error_indicators(judgments: pd.DataFrame, *, pool: str | None = "prompt") ->
     """Return per judge and item with gold whether the judge erred (not consistently correct).
 
     Returns:
-        `pool`, `benchmark`, `split`, `unit` (the item), `judge`, `value` (1.0 = error).
+        `pool`, `benchmark`, `split`, `unit` (the item), `judge`, `value` (1.0 = error),
+        `item`, `cluster` (the item's resampling unit).
     """
     lab = pool_labels(greedy_pools(judgments, pool, "error_correlation"))
     lab = lab[lab["has_gold"].astype(bool)]
@@ -45,6 +47,8 @@ def error_indicators(judgments: pd.DataFrame, *, pool: str | None = "prompt") ->
     )
     # an error is a pair that is not consistently correct (the CA definition)
     long["value"] = (lab["label"] != "pos").astype(float).to_numpy()
+    long["item"] = lab["item_id"].astype(str).to_numpy()
+    long["cluster"] = unit_clusters(lab)
     return long
 
 
@@ -53,6 +57,8 @@ def error_correlation(
     *,
     pool: str | None = "prompt",
     across: str | None = "split",
+    pool_strata: str = "same_judges",
+    cluster: str | None = "cluster",
     n_boot: int = 1000,
     seed: int = 0,
     level: float = 0.95,
@@ -68,6 +74,10 @@ def error_correlation(
         judgments: A judgments table with gold (`correct` not null).
         pool: Column whose values define separate pools of judges (None: one pool).
         across: Add `pooled` rows over the splits, or None.
+        pool_strata: `same_judges` (default: pooled rows only over splits rated by the same
+            judges, one per judge set) or `all` (legacy: every split).
+        cluster: Resampling unit: `cluster` (default: the items' cluster, else the item),
+            `item`, or None (units on their own: legacy).
         n_boot: Bootstrap resamples B.
         seed: Seed of the bootstrap.
         level: Confidence level.
@@ -77,7 +87,12 @@ def error_correlation(
         `ci_low`, `ci_high`, `error_1`, `error_2` (error rates), `both_wrong` (p_11),
         `expected_both_wrong` (p_1 p_2, if errors were independent), `n`.
     """
-    cells = pair_cells(error_indicators(judgments, pool=pool), across=across)
+    cells = pair_cells(
+        error_indicators(judgments, pool=pool),
+        across=across,
+        cluster=cluster,
+        pool_strata=pool_strata,
+    )
 
     def pair(cell: PairCell, j1: str, j2: str) -> dict:
         conf, reps = pair_bootstrap(cell, j1, j2, seed=seed, n_boot=n_boot, n_values=2)

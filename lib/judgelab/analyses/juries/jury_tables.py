@@ -1,9 +1,25 @@
 """LLM-as-jury majority votes scored against the jury's best member (spec 000 §4.5).
 
 Juries vote on their members' consolidated labels (`votes`); per (pool, benchmark, split),
-juries and judges are scored on the same items. Intervals are percentile intervals of an
-item bootstrap (`stats`), seeded by the group key; pooled rows add the strata's sums and
-replicates (stratified bootstrap). Rates are fractions.
+juries and judges are scored on the same items. Intervals and p-values come from a cluster
+bootstrap (`resample`: the items' `cluster` column, else the item), seeded by the group key.
+
+The *best member* of a jury is a selection. By default (`best_member="crossfit"`,
+`crossfit`) it is chosen on K − 1 folds of clusters and compared with the jury on the
+held-out fold, averaged over the folds (no winner's curse; estimand: jury − the member the
+procedure selects, = jury − the population best member when selection is consistent or the
+best members tie); the cluster bootstrap repeats the whole procedure, and the interval is
+diff ± t_{G−1} · bootstrap SE (`interval="t"`) with the matching t-test p-value.
+`best_member="reselect"` (wave 1: the in-sample best re-selected inside every replicate,
+with `interval="basic"`) and `"fixed"` (legacy: the full-sample best member treated as
+fixed, `interval="percentile"`) stay available; their bootstrap p-values are resolved
+adaptively (`core.inference.adaptive_p`). `n_comparisons` and the Holm-adjusted `p_holm`
+count every jury × vote rule tested in the same pool × split.
+
+Pooled rows add the strata's sums and replicates (stratified bootstrap) over splits rated by
+the same judges (`pool_strata="same_judges"`: one pooled row per judge set, so a judge alone
+and the juries it is compared with stand on the same items); `pool_strata="all"` is the
+legacy pooling over every split where the jury's members judged.
 """
 
 from __future__ import annotations
@@ -17,6 +33,9 @@ import numpy as np
 import pandas as pd
 
 from judgelab.analyses import pairwise
+from judgelab.analyses.juries.crossfit import crossfit, fold_of_units, fold_values, t_interval
+from judgelab.analyses.juries.jury_summary import SUMMARY_COLUMNS, jury_summary
+from judgelab.analyses.juries.resample import Sums, cluster_sums, pool_sums, select
 from judgelab.analyses.juries.votes import (
     POS,
     check_rule,
@@ -25,11 +44,16 @@ from judgelab.analyses.juries.votes import (
     pool_labels,
     vote,
 )
-from judgelab.core import stats
-from judgelab.core.schema import require_columns as _require
+from judgelab.core import clusters, inference, stats
+from judgelab.errors import check_choice
+
+__all__ = ["JURY_SEP", "SUMMARY_COLUMNS", "Sums", "jury_summary", "jury_table", "pool_sums"]
 
 #: Separator of the members in a jury's name.
 JURY_SEP = " + "
+BEST_MEMBER: tuple[str, ...] = ("crossfit", "reselect", "fixed")
+INTERVALS: tuple[str, ...] = ("t", "basic", "percentile")
+POOL_STRATA: tuple[str, ...] = ("same_judges", "all")
 JURY_COLUMNS: tuple[str, ...] = (
     "pool",
     "benchmark",
@@ -49,53 +73,35 @@ JURY_COLUMNS: tuple[str, ...] = (
     "diff_vs_best",
     "diff_low",
     "diff_high",
+    "p_value",
+    "p_bound",
+    "n_boot_p",
+    "p_holm",
+    "n_comparisons",
     "n",
+    "n_clusters",
     "n_juries_possible",
-)
-SUMMARY_COLUMNS: tuple[str, ...] = (
-    "pool",
-    "benchmark",
-    "split",
-    "vote_rule",
-    "best_judge",
-    "best_judge_ca",
-    "best_judge_ca_low",
-    "best_judge_ca_high",
-    "best_jury",
-    "best_jury_ca",
-    "best_jury_ca_low",
-    "best_jury_ca_high",
-    "best_jury_diff_vs_best",
-    "best_jury_diff_low",
-    "best_jury_diff_high",
-    "n_juries",
-    "share_beating_best",
-    "share_sig_better",
-    "share_sig_worse",
-    "n",
+    "strata",
+    "judges",
+    "best_member_rule",
 )
 
 
-class Sums(NamedTuple):
-    """Column sums of per-item values, their bootstrap replicates (B × columns) and items."""
+class _Options(NamedTuple):
+    n_boot: int
+    seed: int
+    level: float
+    rule: str  # best_member: crossfit / reselect / fixed
+    interval: str
+    max_boot: int
+    cluster: str | None
+    folds: int
+    repeats: int
 
-    sums: np.ndarray
-    reps: np.ndarray
-    n: int
-
-
-def pool_sums(cells: Sequence[Sums]) -> Sums:
-    """Return the pooled `Sums` of strata bootstrapped on their own (stratified bootstrap).
-
-    >>> one = Sums(np.array([1.0]), np.array([[1.0], [2.0]]), 2)
-    >>> pool_sums([one, one]).n, pool_sums([one, one]).reps[:, 0].tolist()
-    (4, [2.0, 4.0])
-    """
-    return Sums(
-        np.sum([c.sums for c in cells], axis=0),
-        np.sum([c.reps for c in cells], axis=0),
-        sum(c.n for c in cells),
-    )
+    @property
+    def width(self) -> int:
+        """Blocks of columns in a cell: totals (+ one per split × fold when cross-fitting)."""
+        return self.repeats * self.folds + 1 if self.rule == "crossfit" else 1
 
 
 def _juries(judges: list[str], size: int, max_juries: int, seed: int, pool: object) -> list[tuple]:
@@ -125,6 +131,13 @@ def jury_table(
     seed: int = 0,
     level: float = 0.95,
     across: str | None = "split",
+    best_member: str = "crossfit",
+    interval: str = "t",
+    folds: int = 5,
+    repeats: int = 8,
+    pool_strata: str = "same_judges",
+    cluster: str | None = "cluster",
+    max_boot: int = 20_000,
 ) -> pd.DataFrame:
     """Score every jury of a given size drawn from each pool of judges, against its best member.
 
@@ -135,35 +148,59 @@ def jury_table(
 
     Args:
         judgments: A judgments table; needs `judge`, `benchmark`, `split`, `item_id`,
-            `sample`, `order`, `valid`, `chosen`, `correct` and the `pool` column. Only
-            sample 0 (the greedy run) is used.
+            `sample`, `order`, `valid`, `chosen`, `correct` and the `pool` column (and
+            `cluster`, the resampling unit, when the source declares one). Only sample 0
+            (the greedy run) is used.
         size: Jury size(s).
         pool: Column whose values define separate pools (None: one pool of all judges).
-        vote_rule: One or several of `VOTE_RULES`.
+        vote_rule: One or several of `VOTE_RULES` (all of them side by side: a list).
         max_juries: At most this many juries per pool and size; when C(n, size) is larger,
             a seeded random subset of that many juries is scored (`n_juries_possible` says so).
-        n_boot: Bootstrap resamples B.
+        n_boot: Bootstrap resamples B of the intervals (p-values draw more when needed).
         seed: Seed of the bootstrap and of the jury subset.
         level: Confidence level.
-        across: Group column pooled into an extra `pooled` row per jury (None: no pooling);
-            pooled rows use the splits in which every member judged (stratified bootstrap).
+        across: Group column pooled into extra pooled rows (None: no pooling).
+        best_member: `crossfit` (default: chosen on the other folds of clusters, see
+            `crossfit`), `reselect` (the in-sample best, re-chosen in every bootstrap
+            replicate) or `fixed` (legacy: the full-sample best member, treated as fixed).
+        interval: Interval of the best member's CA and of the difference (and its test):
+            `t` (default: ± t_{G−1} · bootstrap SE, t-test p-value), `basic` or
+            `percentile` (bootstrap p-value).
+        folds: Folds K of the cross-fitting (`best_member="crossfit"`).
+        repeats: Random splits into K folds averaged by the cross-fitting.
+        pool_strata: `same_judges` (default: one pooled row per set of judges, split
+            `pooled`, or `pooled[1]`, `pooled[2]`, … when the splits' judge sets differ) or
+            `all` (legacy: each jury over every split where its members judged).
+        cluster: Column of the resampling unit (default `cluster`, falling back to the
+            item when absent), or None (items resampled on their own: legacy).
+        max_boot: Most bootstrap replicates a p-value may draw (beyond: a bound).
 
     Returns:
-        One row per pool × benchmark × split (or `pooled`) × vote rule × jury: `pool`,
+        One row per pool × benchmark × split (or pooled) × vote rule × jury: `pool`,
         `benchmark`, `split`, `aggregation` (split / pooled), `vote_rule`, `size`, `jury`
-        (members joined by " + "), `ca` with `ca_low`/`ca_high` (bootstrap over items),
-        `best_member`, `best_member_ca` (+ `_low`/`_high`), `mean_member_ca`,
-        `diff_vs_best` = ca − best_member_ca with a paired bootstrap interval
-        (`diff_low`/`diff_high`), `n` (items), `n_juries_possible`.
+        (members joined by " + "), `ca` (+ `_low`/`_high`), `best_member` (full-sample),
+        `best_member_ca` (+ `_low`/`_high`; cross-fitted: the held-out CA of the
+        fold-selected members), `mean_member_ca`, `diff_vs_best` = ca −
+        best_member_ca (+ `diff_low`/`diff_high`), `p_value` (H0: diff = 0; NaN for size 1),
+        `p_bound` (p is an upper bound), `n_boot_p`, `p_holm` (Holm over the
+        `n_comparisons` juries × vote rules of size > 1 in the pool × benchmark × split), `n`
+        (items), `n_clusters`, `n_juries_possible`, `strata` (splits of the row), `judges`
+        (the judge set of the row's splits), `best_member_rule` (crossfit / reselect / fixed).
     """
     sizes = [size] if isinstance(size, int) else list(size)
     rules = [vote_rule] if isinstance(vote_rule, str) else list(vote_rule)
     for r in rules:
         check_rule(r)
+    check_choice("best_member", best_member, BEST_MEMBER)
+    check_choice("interval", interval, INTERVALS)
+    check_choice("pool_strata", pool_strata, POOL_STRATA)
     if any(s < 1 for s in sizes):
         raise ValueError(f"jury sizes must be >= 1, got {sizes}")
     if max_juries < 1:
         raise ValueError(f"max_juries must be >= 1, got {max_juries}")
+    if folds < 2:
+        raise ValueError(f"folds must be >= 2, got {folds}")
+    opts = _Options(n_boot, seed, level, best_member, interval, max_boot, cluster, folds, repeats)
     rows: list[dict] = []
     for pool_value, block in _gold_labels(judgments, pool).groupby("pool", sort=True):
         judges = sorted(block["judge"].unique())
@@ -173,12 +210,24 @@ def jury_table(
         possible = {s: comb(len(judges), s) for s in sizes}
         for rule in rules:
             rows += _rule_rows(
-                block, pool_value, rule, all_juries, possible, n_boot, seed, level, across
+                block, pool_value, rule, all_juries, possible, opts, across, pool_strata
             )
     out = pd.DataFrame(rows, columns=list(JURY_COLUMNS))
-    for c in ("size", "n", "n_juries_possible"):
+    for c in ("size", "n", "n_clusters", "n_juries_possible", "n_boot_p"):
         out[c] = out[c].astype(int)
-    return out
+    return _holm(out)
+
+
+def _holm(table: pd.DataFrame) -> pd.DataFrame:
+    """Add `p_holm` and `n_comparisons`: Holm over the tests of one pool × benchmark × split."""
+    table["p_holm"] = np.nan
+    table["n_comparisons"] = 0
+    tested = table["size"] > 1
+    for _, idx in table[tested].groupby(["pool", "benchmark", "split"], sort=False).groups.items():
+        p = table.loc[idx, "p_value"].to_numpy(dtype=float)
+        table.loc[idx, "p_holm"] = inference.adjust(p, "holm")
+        table.loc[idx, "n_comparisons"] = int(np.isfinite(p).sum())
+    return table
 
 
 def _gold_labels(judgments: pd.DataFrame, pool: str | None) -> pd.DataFrame:
@@ -193,33 +242,37 @@ def _rule_rows(
     rule: str,
     all_juries: list[tuple[int, tuple]],
     possible: dict[int, int],
-    n_boot: int,
-    seed: int,
-    level: float,
+    opts: _Options,
     across: str | None,
+    pool_strata: str,
 ) -> list[dict]:
     """Return the `jury_table` rows of one pool and vote rule: per split, then pooled."""
     rows: list[dict] = []
-    pooled: dict[tuple, list[Sums]] = {}  # per jury: its cells over the splits it was scored in
+    # per judge set (or one set for the legacy pooling): per jury, its cells over the splits
+    pooled: dict[tuple, dict[tuple, list[tuple[str, Sums]]]] = {}
     for (bench, split), part in block.groupby(["benchmark", "split"], sort=True):
-        rng = stats.rng_for(seed, "jury", pool_value, bench, split, rule)
-        scored = _score_split(part, all_juries, rule, n_boot=n_boot, rng=rng)
+        rng = stats.rng_for(opts.seed, "jury", pool_value, bench, split, rule)
+        present, scored = _score_split(part, all_juries, rule, opts=opts, rng=rng)
+        group = pooled.setdefault(() if pool_strata == "all" else tuple(present), {})
         keys = []
         for (s, jury), cell in scored:
-            pooled.setdefault(jury, []).append(cell)
+            group.setdefault(jury, []).append((f"{bench}/{split}", cell))
             keys.append((pool_value, bench, split, "split", rule, jury, possible[s]))
-        rows += _jury_rows(keys, [cell for _, cell in scored], level)
+        rows += _jury_rows(keys, [c for _, c in scored], opts, [f"{bench}/{split}"], present)
     if across is None:
         return rows
     benches = ",".join(sorted(block["benchmark"].unique()))
-    keys, totals = [], []
-    for s, jury in all_juries:
-        if pooled.get(jury):
-            totals.append(pool_sums(pooled[jury]))
-            keys.append(
-                (pool_value, benches, pairwise.POOLED, pairwise.POOLED, rule, jury, possible[s])
-            )
-    return rows + _jury_rows(keys, totals, level)
+    sets = sorted(pooled.items(), key=lambda kv: (-len(kv[0]), kv[0]))
+    for i, (judge_set, by_jury) in enumerate(sets, start=1):
+        label = pairwise.POOLED if len(sets) == 1 else f"{pairwise.POOLED}[{i}]"
+        for s, jury in all_juries:
+            if not by_jury.get(jury):
+                continue
+            strata = [name for name, _ in by_jury[jury]]
+            key = (pool_value, benches, label, pairwise.POOLED, rule, jury, possible[s])
+            cell = pool_sums([c for _, c in by_jury[jury]])
+            rows += _jury_rows([key], [cell], opts, strata, list(judge_set) or list(jury))
+    return rows
 
 
 def _score_split(
@@ -227,56 +280,116 @@ def _score_split(
     all_juries: list[tuple[int, tuple]],
     rule: str,
     *,
-    n_boot: int,
+    opts: _Options,
     rng: np.random.Generator,
-) -> list[tuple[tuple[int, tuple], Sums]]:
-    """Return, per jury whose members all judged the split, its sums: (jury, members...).
+) -> tuple[list[str], list[tuple[tuple[int, tuple], Sums]]]:
+    """Return the split's judges and, per jury whose members all judged it, its `Sums`.
 
     Items are those every judge of the split labelled; the jury and its members share one
-    bootstrap (paired differences).
+    cluster bootstrap (paired differences). A cell's columns: jury, members....
     """
     wide = part.pivot(index="item_id", columns="judge", values="label").dropna()
     if wide.empty:
-        return []
+        return [], []
     present = list(wide.columns)
     codes = np.column_stack([label_codes(wide[j]) for j in present])
     cell_juries = [(s, j) for s, j in all_juries if set(j) <= set(present)]
     if not cell_juries:
-        return []
+        return present, []
     jury_ok = np.empty((len(codes), len(cell_juries)))
     for c, (_, jury) in enumerate(cell_juries):
         sub = codes[:, [present.index(m) for m in jury]]
         counts = np.stack([(sub == k).sum(axis=1) for k in range(3)], axis=-1)
         jury_ok[:, c] = vote(counts, rule=rule) == POS
     values = np.column_stack([jury_ok, (codes == POS).astype(float)])
-    reps = stats.bootstrap_sums(values, n_boot=n_boot, rng=rng)
-    sums, n = values.sum(axis=0), len(values)
-    n_j = len(cell_juries)
+    units = _item_units(part, wide.index, opts.cluster)
+    if opts.rule == "crossfit":  # fold blocks: a replicate re-selects on its training folds
+        values = fold_values(
+            values, fold_of_units(units, opts.folds, rng, opts.repeats), opts.folds
+        )
+    cell = cluster_sums(values, units, n_boot=opts.n_boot, rng=rng)
+    n_j, w = len(cell_juries), len(cell_juries) + len(present)
     scored = []
     for c, (s, jury) in enumerate(cell_juries):
         cols = [c] + [n_j + present.index(m) for m in jury]
-        scored.append(((s, jury), Sums(sums[cols], reps[:, cols], n)))
-    return scored
+        cols = [b * w + col for b in range(opts.width) for col in cols]
+        scored.append(((s, jury), select(cell, cols)))
+    return present, scored
 
 
-def _jury_rows(keys: list[tuple], cells: list[Sums], level: float) -> list[dict]:
-    """Return `jury_table` rows from (jury, members...) sums and bootstrap replicates."""
-    if not cells:
-        return []
-    best = [int(np.argmax(sums[1:])) for sums, _, _ in cells]  # first of equals (sorted)
-    # one percentile call for all juries: columns jury, best member, difference per jury
-    trio = np.concatenate(
-        [
-            np.column_stack([r[:, 0], r[:, 1 + b], r[:, 0] - r[:, 1 + b]]) / n
-            for (_, r, n), b in zip(cells, best, strict=True)
-        ],
-        axis=1,
+def _item_units(part: pd.DataFrame, items: pd.Index, cluster: str | None) -> np.ndarray:
+    """Return the resampling unit code of each of `items` (its cluster, or itself)."""
+    frame = pd.DataFrame({"item_id": items.astype(str)})
+    if cluster is not None and cluster in part.columns:
+        by_item = part.drop_duplicates("item_id").set_index("item_id")[cluster]
+        frame[cluster] = by_item.reindex(items).astype("string").to_numpy()
+    return clusters.codes(frame, cluster)
+
+
+def _interval(
+    value: float, reps: np.ndarray, level: float, kind: str, n_units: int = 0
+) -> tuple[float, float]:
+    """Return the t (± t_{G−1}·SE), percentile or basic (2·value − percentiles) interval."""
+    if kind == "t":
+        return t_interval(value, reps, n_units, level)[:2]
+    low, high = stats.percentile_interval(reps, level=level)
+    if kind == "basic":
+        return float(2 * value - high), float(2 * value - low)
+    return float(low), float(high)
+
+
+def _diff_reps(reps: np.ndarray, n: int, best: int, opts: _Options) -> np.ndarray:
+    """Return (best member CA, jury − best member) from cell sums (k × columns, or 1-D)."""
+    reps = np.atleast_2d(reps)
+    if opts.rule == "crossfit":
+        return np.column_stack(crossfit(reps, n, opts.folds, opts.repeats))
+    member = reps[:, 1:] / n
+    chosen = member.max(axis=1) if opts.rule == "reselect" else member[:, best]
+    return np.column_stack([chosen, reps[:, 0] / n - chosen])
+
+
+def _p_value(cell: Sums, diff: float, first: np.ndarray, best: int, opts: _Options) -> tuple:
+    """Return (p, bound, replicates) of H0: jury CA = best member CA.
+
+    `t`: the t-test matching the interval; otherwise a bootstrap p-value resolved adaptively.
+    """
+    if opts.interval == "t":
+        return t_interval(diff, first, cell.n_units, opts.level)[2], False, len(first)
+    flip = opts.interval == "basic"  # invert the interval reported: replicates 2·d − d*
+    stat = (2 * diff - first) if flip else first
+
+    if cell.draw is None:
+        return inference.bootstrap_p(stat), False, len(stat)
+
+    def draw(k: int) -> np.ndarray:
+        d = _diff_reps(cell.draw(k), cell.n, best, opts)[:, 1]
+        return (2 * diff - d) if flip else d
+
+    out = inference.adaptive_p(
+        draw, null=0.0, first=stat, n_boot=len(stat), max_boot=max(opts.max_boot, len(stat))
     )
-    low, high = stats.percentile_interval(trio, level=level)
+    return out.p, out.bound, out.n_boot
+
+
+def _jury_rows(
+    keys: list[tuple], cells: list[Sums], opts: _Options, strata: list[str], judges: list[str]
+) -> list[dict]:
+    """Return `jury_table` rows from (jury, members...) sums and bootstrap replicates."""
     rows = []
-    for i, (key, (sums, _, n), b) in enumerate(zip(keys, cells, best, strict=True)):
+    for key, cell in zip(keys, cells, strict=True):
         pool, bench, split, aggregation, rule, jury, possible = key
-        member = sums[1:] / n
+        sums, reps, n = cell.sums, cell.reps, cell.n
+        member = sums[1 : len(sums) // opts.width] / n
+        best = int(np.argmax(member))  # first of equals (sorted)
+        ca_low, ca_high = _interval(sums[0] / n, reps[:, 0] / n, opts.level, "percentile")
+        pair = _diff_reps(reps, n, best, opts)
+        best_ca, diff = _diff_reps(sums, n, best, opts)[0]
+        g = cell.n_units
+        b_low, b_high = _interval(best_ca, pair[:, 0], opts.level, opts.interval, g)
+        d_low, d_high = _interval(diff, pair[:, 1], opts.level, opts.interval, g)
+        p, bound, n_p = (np.nan, False, 0)
+        if len(jury) > 1:
+            p, bound, n_p = _p_value(cell, diff, pair[:, 1], best, opts)
         rows.append(
             {
                 "pool": pool,
@@ -287,111 +400,25 @@ def _jury_rows(keys: list[tuple], cells: list[Sums], level: float) -> list[dict]
                 "size": len(jury),
                 "jury": JURY_SEP.join(jury),
                 "ca": sums[0] / n,
-                "ca_low": float(low[3 * i]),
-                "ca_high": float(high[3 * i]),
-                "best_member": jury[b],
-                "best_member_ca": member[b],
-                "best_member_ca_low": float(low[3 * i + 1]),
-                "best_member_ca_high": float(high[3 * i + 1]),
+                "ca_low": ca_low,
+                "ca_high": ca_high,
+                "best_member": jury[best],
+                "best_member_ca": best_ca,
+                "best_member_ca_low": b_low,
+                "best_member_ca_high": b_high,
                 "mean_member_ca": float(member.mean()),
-                "diff_vs_best": sums[0] / n - member[b],
-                "diff_low": float(low[3 * i + 2]),
-                "diff_high": float(high[3 * i + 2]),
+                "diff_vs_best": diff,
+                "diff_low": d_low,
+                "diff_high": d_high,
+                "p_value": p,
+                "p_bound": bound,
+                "n_boot_p": n_p,
                 "n": n,
+                "n_clusters": cell.n_units,
                 "n_juries_possible": possible,
+                "strata": ",".join(strata),
+                "judges": JURY_SEP.join(judges),
+                "best_member_rule": opts.rule,
             }
         )
     return rows
-
-
-def jury_summary(table: pd.DataFrame, *, size: int = 3) -> pd.DataFrame:
-    """Summarise a `jury_table` per pool × split × vote rule: best judge, best jury, jury gains.
-
-    Returns:
-        `pool`, `benchmark`, `split`, `vote_rule`, `best_judge`, `best_judge_ca` (+ `_low`/
-        `_high`), `best_jury`, `best_jury_ca` (+ `_low`/`_high`), `best_jury_diff_vs_best`
-        (+ `_low`/`_high`, against that jury's best member), `n_juries`,
-        `share_beating_best` (juries whose CA exceeds their best member's),
-        `share_sig_better` / `share_sig_worse` (interval of the difference above / below 0),
-        `n` (items of the best jury). `best_judge_ca` is over all the judge's items of the
-        row (in a pooled row it may cover splits where no jury could be formed); the
-        jury-vs-member differences are always on the jury's own items.
-    """
-    _require(table, ["pool", "split", "vote_rule", "size", "ca", "jury"], "jury_summary")
-    keys = ["pool", "benchmark", "split", "vote_rule"]
-    rows = []
-    for key, block in table.groupby(keys, sort=False):
-        singles = block[block["size"] == 1].sort_values("ca", ascending=False, kind="stable")
-        juries = block[block["size"] == size].sort_values("ca", ascending=False, kind="stable")
-        row = dict(zip(keys, key, strict=True))
-        if len(singles):
-            row |= _best("best_judge", singles.iloc[0])
-        if len(juries):
-            j = juries.iloc[0]
-            row |= _best("best_jury", j) | {
-                "best_jury_diff_vs_best": j["diff_vs_best"],
-                "best_jury_diff_low": j["diff_low"],
-                "best_jury_diff_high": j["diff_high"],
-                "n_juries": len(juries),
-                "share_beating_best": float((juries["diff_vs_best"] > 0).mean()),
-                "share_sig_better": float((juries["diff_low"] > 0).mean()),
-                "share_sig_worse": float((juries["diff_high"] < 0).mean()),
-                "n": int(j["n"]),
-            }
-        else:
-            row |= {"n_juries": 0, "n": int(singles.iloc[0]["n"]) if len(singles) else 0}
-        rows.append(row)
-    return pd.DataFrame(rows).reindex(columns=list(SUMMARY_COLUMNS))
-
-
-def _best(prefix: str, row: pd.Series) -> dict:
-    """Return the name and CA (with interval) of a `jury_table` row under `prefix`."""
-    return {
-        prefix: row["jury"],
-        f"{prefix}_ca": row["ca"],
-        f"{prefix}_ca_low": row["ca_low"],
-        f"{prefix}_ca_high": row["ca_high"],
-    }
-
-
-def jury_members_long(table: pd.DataFrame, *, pool: str, jury: str | None = None) -> pd.DataFrame:
-    """Return the Fig. 6 (top) bars of one jury: each member's CA and the jury's, per split.
-
-    Args:
-        table: A `jury_table` with sizes 1 and the jury's size, one vote rule.
-        pool: The pool to show.
-        jury: The jury (members joined by " + "); None picks the best pooled jury of the
-            largest size.
-
-    Returns:
-        Per split (no pooled row): `split`, `who` (a member, or "jury (<rule>)"), `value`,
-        `ci_low`, `ci_high`, `n`;
-        empty when the pool has no scored jury (e.g. no gold labels).
-    """
-    _require(table, ["pool", "size", "jury", "split", "ca"], "jury_members_long")
-    columns = ["split", "who", "value", "ci_low", "ci_high", "n"]
-    data = table[table["pool"] == pool]
-    if data.empty:  # no jury could be scored (e.g. a source without gold labels)
-        return pd.DataFrame(columns=columns)
-    if data["vote_rule"].nunique() > 1:
-        raise ValueError("jury_members_long: filter the table to one vote rule first")
-    if jury is None:
-        big = data[data["size"] == data["size"].max()]
-        ref = big[big["aggregation"] == pairwise.POOLED]
-        ref = ref if len(ref) else big
-        jury = str(ref.sort_values("ca", ascending=False, kind="stable")["jury"].iloc[0])
-    members = jury.split(JURY_SEP)
-    rule = str(data["vote_rule"].iloc[0])
-    parts = []
-    for name, who in [(m, m) for m in members] + [(jury, f"jury ({rule})")]:
-        part = data[data["jury"] == name]
-        if part.empty:
-            raise ValueError(f"jury/judge {name!r} not in pool {pool!r}")
-        parts.append(part.assign(who=who))
-    out = pd.concat(parts, ignore_index=True)
-    # members are shown on the jury's items: keep splits where the jury was scored, and no
-    # pooled row (a member's pooled row may cover splits the jury was not scored on)
-    out = out[out["split"].isin(set(out.loc[out["who"].str.startswith("jury"), "split"]))]
-    out = out[out["aggregation"] == "split"]
-    out = out.rename(columns={"ca": "value", "ca_low": "ci_low", "ca_high": "ci_high"})
-    return out[columns].reset_index(drop=True)

@@ -34,6 +34,8 @@ def cohen_kappa_matrix(
     *,
     pool: str | None = "prompt",
     across: str | None = "split",
+    pool_strata: str = "same_judges",
+    cluster: str | None = "cluster",
     n_boot: int = 1000,
     seed: int = 0,
     level: float = 0.95,
@@ -41,12 +43,17 @@ def cohen_kappa_matrix(
     """Return Cohen's kappa between every two judges of a pool on their consolidated labels.
 
     Kappa = (p_o − p_e) / (1 − p_e) over the items both judges rated (labels pos/neg/tie);
-    the interval is a bootstrap over those items (pooled rows: stratified by split).
+    the interval is a cluster bootstrap over those items (their `cluster`, else the item;
+    pooled rows: stratified by split, over splits rated by the same judges).
 
     Args:
         judgments: A judgments table (see `ratings`).
         pool: Column whose values define separate pools of judges (None: one pool).
         across: Add `pooled` rows over the splits, or None.
+        pool_strata: `same_judges` (default: pooled rows only over splits rated by the same
+            judges, one per judge set) or `all` (legacy: every split).
+        cluster: Resampling unit: `cluster` (default: the items' cluster, else the item),
+            `item`, or None (units on their own: legacy).
         n_boot: Bootstrap resamples B.
         seed: Seed of the bootstrap.
         level: Confidence level.
@@ -55,7 +62,12 @@ def cohen_kappa_matrix(
         `pool`, `benchmark`, `split`, `judge_1`, `judge_2` (both orders, diagonal = 1),
         `kappa`, `ci_low`, `ci_high`, `agreement` (p_o), `n` (items both rated).
     """
-    cells = pair_cells(ratings(judgments, units="item", pool=pool), across=across)
+    cells = pair_cells(
+        ratings(judgments, units="item", pool=pool),
+        across=across,
+        cluster=cluster,
+        pool_strata=pool_strata,
+    )
 
     def pair(cell: PairCell, j1: str, j2: str) -> dict:
         conf, reps = pair_bootstrap(

@@ -2,8 +2,10 @@
 
 Cohen's kappa (`kappa`) and error correlation (`correlation`) compare two judges on the units
 both rated, per pool × split and pooled over the splits (each split bootstrapped on its own,
-stratified). Both orders of a pair carry the same statistic; the diagonal compares a judge
-with itself.
+stratified; by default only splits rated by the same judges are pooled together, one pooled
+cell per judge set). The bootstrap resamples clusters (`cluster`: the items' resampling
+unit, else the item; None: units on their own, the legacy bootstrap). Both orders of a pair
+carry the same statistic; the diagonal compares a judge with itself.
 """
 
 from __future__ import annotations
@@ -16,11 +18,14 @@ import numpy as np
 import pandas as pd
 
 from judgelab.analyses import pairwise
-from judgelab.core import stats
+from judgelab.core import clusters, stats
 from judgelab.core.schema import require_columns as _require
+from judgelab.errors import check_choice
 
-#: A stratum: its name (`<benchmark>/<split>`) and its units × judges values.
-Stratum = tuple[str, pd.DataFrame]
+#: A stratum: its name (`<benchmark>/<split>`), its units × judges values and each unit's
+#: resampling unit (a Series indexed by unit).
+Stratum = tuple[str, pd.DataFrame, pd.Series]
+POOL_STRATA: tuple[str, ...] = ("same_judges", "all")
 
 
 class PairCell(NamedTuple):
@@ -31,32 +36,62 @@ class PairCell(NamedTuple):
     strata: list[Stratum]
 
 
-def pair_cells(long: pd.DataFrame, *, across: str | None) -> list[PairCell]:
-    """Return one `PairCell` per pool × split of a long table, plus a pooled cell per pool.
+def pair_cells(
+    long: pd.DataFrame,
+    *,
+    across: str | None,
+    cluster: str | None = "cluster",
+    pool_strata: str = "same_judges",
+) -> list[PairCell]:
+    """Return one `PairCell` per pool × split of a long table, plus pooled cells per pool.
 
     Args:
-        long: `pool`, `benchmark`, `split`, `unit`, `judge`, `value` (e.g. `ratings`).
-        across: Add a `pooled` cell per pool over its splits, or None.
+        long: `pool`, `benchmark`, `split`, `unit`, `judge`, `value` (e.g. `ratings`), and
+            the `cluster` column when given.
+        across: Add pooled cells per pool over its splits, or None.
+        cluster: Column of `long` giving each unit's resampling unit (absent or None: each
+            unit on its own).
+        pool_strata: `same_judges` (one pooled cell per judge set: `pooled`, or `pooled[1]`,
+            `pooled[2]`, … by decreasing size when the splits' judges differ) or `all`.
     """
+    check_choice("pool_strata", pool_strata, POOL_STRATA)
     cells: list[PairCell] = []
     for pool_value, pblock in long.groupby("pool", sort=True):
         split_cells = []
         for (bench, split), block in pblock.groupby(["benchmark", "split"], sort=True):
             wide = block.pivot(index="unit", columns="judge", values="value")
+            if cluster is not None and cluster in block.columns:
+                units = block.drop_duplicates("unit").set_index("unit")[cluster]
+            else:
+                units = pd.Series(wide.index, index=wide.index)
             key = {"pool": pool_value, "benchmark": bench, "split": split}
-            split_cells.append(PairCell(key, sorted(wide.columns), [(f"{bench}/{split}", wide)]))
+            stratum = (f"{bench}/{split}", wide, units)
+            split_cells.append(PairCell(key, sorted(wide.columns), [stratum]))
         cells += split_cells
         if across is not None and split_cells:
-            judges = sorted({j for c in split_cells for j in c.judges})
-            benches = ",".join(sorted({c.key["benchmark"] for c in split_cells}))
-            key = {"pool": pool_value, "benchmark": benches, "split": pairwise.POOLED}
-            cells.append(PairCell(key, judges, [s for c in split_cells for s in c.strata]))
+            cells += _pooled(pool_value, split_cells, pool_strata)
     return cells
+
+
+def _pooled(pool_value: object, split_cells: list[PairCell], pool_strata: str) -> list[PairCell]:
+    """Return the pooled cells of one pool (per judge set, or one over every split)."""
+    groups: dict[tuple, list[PairCell]] = {}
+    for c in split_cells:
+        groups.setdefault(() if pool_strata == "all" else tuple(c.judges), []).append(c)
+    sets = sorted(groups.items(), key=lambda kv: (-len(kv[0]), kv[0]))
+    out = []
+    for i, (_, members) in enumerate(sets, start=1):
+        judges = sorted({j for c in members for j in c.judges})
+        benches = ",".join(sorted({c.key["benchmark"] for c in members}))
+        label = pairwise.POOLED if len(sets) == 1 else f"{pairwise.POOLED}[{i}]"
+        key = {"pool": pool_value, "benchmark": benches, "split": label}
+        out.append(PairCell(key, judges, [s for c in members for s in c.strata]))
+    return out
 
 
 def judge_column(strata: Sequence[Stratum], judge: str) -> pd.Series:
     """Return one judge's values over the strata it appears in."""
-    parts = [w[judge] for _, w in strata if judge in w.columns]
+    parts = [s[1][judge] for s in strata if judge in s[1].columns]
     return pd.concat(parts, ignore_index=True) if parts else pd.Series(dtype=float)
 
 
@@ -66,18 +101,22 @@ def pair_bootstrap(
     """Return the confusion counts (V × V) of two judges and their bootstrap replicates.
 
     Values are integer codes 0..V-1; units either judge left missing are dropped. Each
-    stratum is resampled on its own with a generator seeded by pool, stratum and pair.
+    stratum's resampling units (clusters: every unit of a drawn cluster together) are
+    resampled on their own with a generator seeded by pool, stratum and pair.
     """
     conf = np.zeros((n_values, n_values))
     reps = np.zeros((n_boot, n_values, n_values))
-    for name, w in cell.strata:
+    for name, w, units in cell.strata:
         if j1 not in w.columns or j2 not in w.columns:
             continue
-        pair = w[[j1, j2]].dropna().to_numpy(dtype=np.int64)
+        both = w[[j1, j2]].dropna()
+        pair = both.to_numpy(dtype=np.int64)
         onehot = np.zeros((len(pair), n_values * n_values))
         onehot[np.arange(len(pair)), pair[:, 0] * n_values + pair[:, 1]] = 1.0
+        codes = pd.factorize(units.reindex(both.index).astype(str), sort=True)[0]
         rng = stats.rng_for(seed, "pair", cell.key["pool"], name, j1, j2)
-        reps += stats.bootstrap_sums(onehot, n_boot=n_boot, rng=rng).reshape(
+        per_unit = clusters.sum_by(onehot, codes) if len(pair) else onehot
+        reps += stats.bootstrap_sums(per_unit, n_boot=n_boot, rng=rng).reshape(
             n_boot, n_values, n_values
         )
         conf += onehot.sum(axis=0).reshape(n_values, n_values)

@@ -7,6 +7,10 @@ Spec 000 §4.8 leaves the units, values and missing-value handling open; they ar
 - `units="item_order"`: a unit is one presentation of an item; the value is the raw `chosen`
   (pos/neg/tie), an invalid output is missing;
 - `tie_as_missing=True` treats tie values as missing (pos against neg only).
+
+Every unit carries its `item` and its `cluster` (the resampling unit of `core.clusters`): the
+two presentations of one item are never independent, so the agreement bootstraps resample
+clusters (or at least items) with every unit of them together.
 """
 
 from __future__ import annotations
@@ -42,7 +46,9 @@ def ratings(
 
     Returns:
         `pool`, `benchmark`, `split`, `unit`, `judge`, `value` (0 = pos, 1 = neg, 2 = tie,
-        NaN = missing).
+        NaN = missing), `item` (the item of the unit: both presentations of an item share
+        it) and `cluster` (the item's resampling unit; the item itself when the judgments
+        carry none).
     """
     check_choice("units", units, UNITS)
     data = greedy_pools(judgments, pool, "ratings")
@@ -52,6 +58,8 @@ def ratings(
             columns={"item_id": "unit"}
         )
         out["value"] = lab["label"].map(RATING_CODES).astype(float)
+        out["item"] = lab["item_id"].astype(str).to_numpy()
+        out["cluster"] = unit_clusters(lab)
     else:
         _require(data, ["item_id", "order", "valid", "chosen"], "ratings")
         valid = data["valid"].astype("boolean").fillna(False).to_numpy(dtype=bool)
@@ -59,6 +67,23 @@ def ratings(
         out = data[["pool", "benchmark", "split", "judge"]].copy()
         out.insert(3, "unit", data["item_id"].astype(str) + "#" + data["order"].astype(str))
         out["value"] = value.to_numpy()
+        out["item"] = data["item_id"].astype(str).to_numpy()
+        out["cluster"] = unit_clusters(data)
     if tie_as_missing:
         out.loc[out["value"] == RATING_CODES["tie"], "value"] = np.nan
     return out.reset_index(drop=True)
+
+
+def unit_clusters(frame: pd.DataFrame) -> np.ndarray:
+    """Return each row's resampling unit: its `cluster`, else its item (benchmark|split|item)."""
+    own = (
+        frame["benchmark"].astype(str)
+        + "|"
+        + frame["split"].astype(str)
+        + "|item|"
+        + frame["item_id"].astype(str)
+    )
+    if "cluster" not in frame.columns:
+        return own.to_numpy(dtype=object)
+    given = frame["cluster"].astype("string")
+    return given.where(given.notna() & (given != ""), own).astype(str).to_numpy(dtype=object)

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from judgelab.analyses import pairwise
+from judgelab.core import clusters
 from judgelab.core.schema import require_columns as _require
 from judgelab.errors import check_choice
 
@@ -146,6 +147,18 @@ def greedy_pools(judgments: pd.DataFrame, pool: str | None, what: str) -> pd.Dat
     return data.assign(pool=data[pool])
 
 
+def with_cluster(groups: Sequence[str], data: pd.DataFrame) -> list[str]:
+    """Return `groups` plus `cluster` when `data` carries the resampling unit (kept per item)."""
+    groups = list(groups)
+    if clusters.COLUMN in data.columns and clusters.COLUMN not in groups:
+        groups.append(clusters.COLUMN)
+    return groups
+
+
 def pool_labels(data: pd.DataFrame) -> pd.DataFrame:
-    """Return the consolidated labels of `greedy_pools` judgments per judge, pool and split."""
-    return consolidated_labels(data, groups=("judge", "pool", "benchmark", "split"))
+    """Return the consolidated labels of `greedy_pools` judgments per judge, pool and split.
+
+    The items' `cluster` (the resampling unit) is kept when the judgments carry it.
+    """
+    groups = with_cluster(("judge", "pool", "benchmark", "split"), data)
+    return consolidated_labels(data, groups=groups)

@@ -2,13 +2,18 @@
 
 Also the AlpacaEval-style length-controlled win rate. Lengths come from
 `judgelab.core.lengths.add_lengths` (one named unit); every analysis takes DataFrames and
-returns DataFrames. Modules, in reading order:
+returns DataFrames. Intervals and tests resample the `cluster` column's units by default
+(items sharing a question or source document; `cluster=None`: items, the legacy choice).
+Modules, in reading order:
 
 - `verdicts`: the two input tables (`pairwise_verdicts`, `item_table`) and their keys;
 - `rates`: a mean per group with a bootstrap over items and Wilson bounds;
 - `bins`: length bins, length-difference buckets and accuracy per bin (Fig. 10);
-- `picks`: P(picks longer), by gold condition; `score_pairs` for pointwise graders;
-- `regression`: logistic regression of the choice on length; OLS of a score on length;
+- `picks`: P(picks longer), by gold condition, balanced (the headline), with a cluster
+  bootstrap interval and test; `score_pairs` for pointwise graders;
+- `glm`: the binomial GLM with cluster-robust (default) or HC0 errors;
+- `regression`: logistic regression of the choice on a bounded length term (log2 ratio;
+  linear and tanh as sensitivity rows); OLS of a score on length;
 - `winrate`: the length-controlled win rate beside AlpacaEval's published one;
 - `context`: accuracy against context length, the context × response grid, the trend test;
 - `plots`: the plotters of these tables.
@@ -32,12 +37,14 @@ from judgelab.analyses.length.context import (
     context_trend,
     length_grid,
 )
-from judgelab.analyses.length.picks import CONDITIONS, picks_longer, score_pairs
+from judgelab.analyses.length.picks import CONDITIONS, TEST_COLUMNS, picks_longer, score_pairs
 from judgelab.analyses.length.rates import RATE_COLUMNS, cluster_rate, rate_by_group
 from judgelab.analyses.length.regression import (
     TRANSFORMS,
     design_length,
     length_regression,
+    length_sensitivity,
+    length_term,
     score_length_regression,
 )
 from judgelab.analyses.length.verdicts import (
@@ -68,6 +75,7 @@ __all__ = [
     "METRIC_NAMES",
     "RATE_COLUMNS",
     "SLOTS",
+    "TEST_COLUMNS",
     "TRANSFORMS",
     "accuracy_by_context",
     "accuracy_by_diff_bucket",
@@ -84,6 +92,8 @@ __all__ = [
     "length_controlled_winrate",
     "length_grid",
     "length_regression",
+    "length_sensitivity",
+    "length_term",
     "length_unit",
     "pairwise_verdicts",
     "percentile_edges",

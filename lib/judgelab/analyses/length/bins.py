@@ -14,6 +14,7 @@ import pandas as pd
 
 from judgelab.analyses.length.rates import RATE_COLUMNS, rate_by_group
 from judgelab.analyses.length.verdicts import KEYS, length_unit
+from judgelab.core import clusters
 from judgelab.core.schema import require_columns as _require
 from judgelab.errors import check_choice
 
@@ -180,6 +181,7 @@ def accuracy_by_length(
     n_boot: int = 1000,
     seed: int = 0,
     level: float = 0.95,
+    cluster: str | None = clusters.COLUMN,
 ) -> pd.DataFrame:
     """Return accuracy (and consistency) per judge × length bin — Fig. 10 left / Fig. 8.
 
@@ -196,6 +198,8 @@ def accuracy_by_length(
         n_boot: Bootstrap resamples B.
         seed: Seed of the bootstrap.
         level: Confidence level.
+        cluster: Resampling units of the bootstrap (default: the `cluster` column, e.g. the
+            source document; None: items, the legacy bootstrap).
 
     Returns:
         `judge`, `bin`, `metric`, then the `rate_by_group` columns, and `len_unit`.
@@ -208,7 +212,15 @@ def accuracy_by_length(
         sub = data[data[m].notna()]
         if sub.empty:
             continue
-        r = rate_by_group(sub, value=m, by=("judge", "bin"), n_boot=n_boot, seed=seed, level=level)
+        r = rate_by_group(
+            sub,
+            value=m,
+            by=("judge", "bin"),
+            n_boot=n_boot,
+            seed=seed,
+            level=level,
+            cluster=cluster,
+        )
         r.insert(2, "metric", METRIC_NAMES.get(m, m))
         parts.append(r)
     cols = ["judge", "bin", "metric", *RATE_COLUMNS, "len_unit"]
@@ -227,10 +239,12 @@ def accuracy_by_diff_bucket(
     n_boot: int = 1000,
     seed: int = 0,
     level: float = 0.95,
+    cluster: str | None = clusters.COLUMN,
 ) -> pd.DataFrame:
     """Return consistent accuracy per judge × length-difference bucket — Fig. 10 right.
 
-    Pairwise rows of `item_table` only (those with `len_diff`), bucketed by `diff_buckets`.
+    Pairwise rows of `item_table` only (those with `len_diff`), bucketed by `diff_buckets`;
+    the bootstrap resamples `cluster` units (None: items, the legacy bootstrap).
 
     Returns:
         `judge`, `bucket`, the `rate_by_group` columns and `len_unit`.
@@ -242,7 +256,13 @@ def accuracy_by_diff_bucket(
         return pd.DataFrame(columns=cols)
     buckets = diff_buckets(data, thresholds=thresholds, mode=mode)
     out = rate_by_group(
-        buckets, value="correct", by=("judge", "bucket"), n_boot=n_boot, seed=seed, level=level
+        buckets,
+        value="correct",
+        by=("judge", "bucket"),
+        n_boot=n_boot,
+        seed=seed,
+        level=level,
+        cluster=cluster,
     )
     out["len_unit"] = length_unit(table)
     return out[cols]

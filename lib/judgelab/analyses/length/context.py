@@ -8,16 +8,15 @@ the entire benchmark"), closed on the right; every bin shows its length edge and
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from judgelab.analyses.length.bins import accuracy_by_length, bin_lengths
+from judgelab.analyses.length.glm import fit_binomial
 from judgelab.analyses.length.verdicts import KEYS, length_unit
-from judgelab.core import stats
+from judgelab.core import clusters, stats
 from judgelab.core.schema import require_columns as _require
 
 DEFAULT_EDGES = (0, 20, 40, 60, 80, 100)
@@ -30,20 +29,25 @@ def accuracy_by_context(
     n_boot: int = 1000,
     seed: int = 0,
     level: float = 0.95,
+    cluster: str | None = clusters.COLUMN,
 ) -> pd.DataFrame:
     """Return accuracy (and, for pairwise judges, consistency) per judge × context bin.
+
+    The bootstrap resamples `cluster` units by default — on FaithBench the source document,
+    whose ten summaries share one context length (None: items, the legacy bootstrap).
 
     Args:
         table: `item_table` output; needs `judge`, `len_context`, `correct`,
             `consistent`, `benchmark`, `split`, `item_id`.
         edges: Percentile edges (0–100) of the items' context lengths.
-        n_boot: Bootstrap resamples B (over items).
+        n_boot: Bootstrap resamples B (over clusters).
         seed: Seed of the bootstrap.
         level: Confidence level.
+        cluster: Column of resampling units (None: items).
 
     Returns:
         `judge`, `bin`, `metric` (`accuracy`, `consistency`), `value`, `k`, `n`, `n_items`,
-        `ci_low`, `ci_high`, `wilson_low`, `wilson_high`, `len_unit`.
+        `n_clusters`, `ci_low`, `ci_high`, `wilson_low`, `wilson_high`, `len_unit`.
     """
     return accuracy_by_length(
         table,
@@ -53,6 +57,7 @@ def accuracy_by_context(
         n_boot=n_boot,
         seed=seed,
         level=level,
+        cluster=cluster,
     )
 
 
@@ -137,31 +142,39 @@ def context_trend(
     value: str = "correct",
     control_response_length: bool = False,
     level: float = 0.95,
+    cluster: str | None = clusters.COLUMN,
 ) -> pd.DataFrame:
     """Logistic regression of correctness on log2 context length, per judge (trend test).
 
     `coef` is the change in log-odds of a correct judgment per *doubling* of the context;
     with `control_response_length`, log2 response length enters as a covariate (longer
-    documents tend to come with longer responses). Errors are robust (HC0); one row per
-    item and judge.
+    documents tend to come with longer responses). One row per item and judge.
+
+    Standard errors are cluster-robust by `cluster` (default: the source document — context
+    length is a property of the document, so its summaries are one unit of evidence about
+    the trend), with statsmodels' small-sample correction and a t reference distribution
+    with G − 1 degrees of freedom (G clusters). `cluster=None` gives the legacy
+    heteroskedasticity-robust HC0 errors that treat every item as independent.
 
     Args:
         table: `item_table` output.
         by: Group columns.
         value: The 0/1 outcome (`correct`, or `consistent`).
         control_response_length: Add log2(len_response) to the model.
-        level: Confidence level of the Wald interval.
+        level: Confidence level of the interval.
+        cluster: Column of the clusters of the robust errors (None: HC0, items independent).
 
     Returns:
         `by` columns, `coef`, `ci_low`, `ci_high`, `p_value`, `odds_ratio` (per doubling),
-        `n`, `trend` (`falls`, `rises` or `no clear trend`: whether the interval excludes
-        0), `note`.
+        `n`, `n_clusters` (n without clusters), `se` (`cluster` or `HC0`), `trend`
+        (`falls`, `rises` or `no clear trend`: whether the interval excludes 0), `note`.
     """
     by = list(by)
     _require(table, [*by, value, "len_context", "len_response"], "context_trend")
     data = table[table[value].notna() & (table["len_context"] > 0)]
     if control_response_length:
         data = data[data["len_response"] > 0]
+    units = clusters.codes(data, cluster) if cluster is not None else None
     rows = []
     groups = data.groupby(by, sort=True, observed=True).indices if len(data) else {}
     for key, idx in groups.items():
@@ -170,25 +183,23 @@ def context_trend(
         X = pd.DataFrame({"const": 1.0, "log2_context": np.log2(g["len_context"].astype(float))})
         if control_response_length:
             X["log2_response"] = np.log2(g["len_response"].astype(float))
-        res, note = _fit_trend(g[value].to_numpy(float), X)
+        groups_g = None if units is None else units[idx]
+        res, note = fit_binomial(g[value].to_numpy(float), X, groups_g)
         term = stats.glm_rows(res, terms=["log2_context"], level=level, odds_ratio=True)
         row = term.iloc[0].drop(["term", "n"]).to_dict()
         low, high = row["ci_low"], row["ci_high"]
         trend = "falls" if high < 0 else "rises" if low > 0 else "no clear trend"
+        n_units = len(g) if groups_g is None else len(np.unique(groups_g))
         rows.append(
-            {**dict(zip(by, key, strict=True)), **row, "n": len(g), "trend": trend, "note": note}
+            {
+                **dict(zip(by, key, strict=True)),
+                **row,
+                "n": len(g),
+                "n_clusters": n_units,
+                "se": "HC0" if groups_g is None else "cluster",
+                "trend": trend,
+                "note": note,
+            }
         )
-    cols = ["coef", "ci_low", "ci_high", "p_value", "odds_ratio", "n", "trend", "note"]
-    return pd.DataFrame(rows, columns=[*by, *cols])
-
-
-def _fit_trend(y: np.ndarray, X: pd.DataFrame) -> tuple[Any, str]:
-    """Fit the logistic trend model (robust HC0 errors); return (result or None, note)."""
-    import statsmodels.api as sm
-
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return sm.GLM(y, X, family=sm.families.Binomial()).fit(cov_type="HC0"), ""
-    except Exception as exc:
-        return None, f"fit failed: {type(exc).__name__}: {exc}"
+    cols = ["coef", "ci_low", "ci_high", "p_value", "odds_ratio", "n", "n_clusters", "se"]
+    return pd.DataFrame(rows, columns=[*by, *cols, "trend", "note"])

@@ -42,12 +42,12 @@ def p_longer(ctx: CardContext) -> list[dict]:
     "length_coef",
     family=FAMILY,
     label="Length coefficient",
-    doc="log-odds per SD of the length difference",
+    doc="log-odds per doubling of the length ratio (bounded log2 ratio term)",
     needs=("pairwise",),
     direction="abs",
 )
 def length_coef(ctx: CardContext) -> list[dict]:
-    """Log-odds of picking a response per SD of the length difference."""
+    """Log-odds of picking a response per doubling of its length ratio (cluster-robust)."""
     reg = length.length_regression(_verdicts(ctx), level=ctx.options.level)
     reg = reg[reg["term"] == "length"]
     return rows(reg.assign(scope="length", value=reg["coef"]), headline="length")

@@ -13,14 +13,19 @@ import numpy as np
 import pandas as pd
 
 from judgelab.analyses.length.bins import bin_lengths
-from judgelab.analyses.length.rates import RATE_COLUMNS, cluster_rate
+from judgelab.analyses.length.rates import RATE_COLUMNS, stratified_sums, unit_sums
 from judgelab.analyses.length.verdicts import KEYS, group_label, item_key
-from judgelab.core import stats
+from judgelab.core import clusters, inference, stats
 from judgelab.core.schema import require_columns as _require
 from judgelab.errors import check_choice
 
 #: `picks_longer` conditions: every verdict, by gold label, and the mean of the two.
 CONDITIONS = ("all", "longer is better", "longer is worse", "balanced")
+
+
+#: Columns of the test of "no length preference" (P = 0.5) on the `all` / `balanced` rows.
+TEST_COLUMNS = ["p_value", "p_bound", "n_boot_p"]
+_TESTED = ("all", "balanced")
 
 
 def picks_longer(
@@ -32,6 +37,7 @@ def picks_longer(
     n_boot: int = 1000,
     seed: int = 0,
     level: float = 0.95,
+    cluster: str | None = clusters.COLUMN,
 ) -> pd.DataFrame:
     """Return P(judge picks the longer response), overall and conditioned on the gold label.
 
@@ -40,7 +46,15 @@ def picks_longer(
     gold positive: P = accuracy there) and `longer is worse` (the longer one is the gold
     negative: P = error rate there); `balanced` = the mean of the two, which weighs both
     cases equally and so removes the confound that longer answers may simply be better more
-    often: 0.5 = no length preference. The conditional rows need gold (`correct` not null).
+    often: 0.5 = no length preference (the headline; non-parametric). When the judge saw
+    both orders, each item contributes the longer response shown first and shown second,
+    so position preference cancels within every condition. The conditional rows need gold.
+
+    Intervals: a percentile bootstrap that resamples clusters (`cluster`: items sharing a
+    question/source stay together; both orders of an item always do) within each benchmark
+    split, all conditions from the same resamples. `all` and `balanced` also test
+    P = 0.5: a bootstrap p-value resolved adaptively (`core.inference.adaptive_p`; `p_bound`
+    True: p is an upper bound).
 
     Args:
         verdicts: `pairwise_verdicts` output.
@@ -48,15 +62,17 @@ def picks_longer(
         abs_diff_edges: If given, also group by bins of |len_diff| (`bin_lengths` with
             `by="value"`), in a column `abs_diff_bin`.
         conditions: The conditions returned (a subset of `CONDITIONS`).
-        n_boot: Bootstrap resamples B (over items; both orders of an item stay together).
+        n_boot: Bootstrap resamples B of the interval (the p-value may draw more).
         seed: Seed of the bootstrap.
         level: Confidence level.
+        cluster: Column of resampling units (None: items, the legacy bootstrap).
 
     Returns:
         The `by` columns (and `abs_diff_bin`), `group` (the `by` values as one label),
-        `condition`, `value`, `k`, `n` (verdicts),
-        `n_items`, `ci_low`, `ci_high` (bootstrap), `wilson_low`, `wilson_high` (verdicts as
-        trials; optimistic when each item is judged twice; NaN for `balanced`).
+        `condition`, `value`, `k`, `n` (verdicts), `n_items`, `n_clusters`, `ci_low`,
+        `ci_high` (cluster bootstrap), `wilson_low`, `wilson_high` (verdicts as trials;
+        optimistic when each item is judged twice; NaN for `balanced`), `p_value`,
+        `p_bound`, `n_boot_p` (the test of P = 0.5; NaN for the gold-conditioned rows).
     """
     by = list(by)
     _require(verdicts, [*by, "picked_longer", "longer", "correct", *KEYS], "picks_longer")
@@ -70,23 +86,33 @@ def picks_longer(
         by = [*by, "abs_diff_bin"]
     gold = data["correct"].notna().to_numpy()
     longer_better = data["longer"].to_numpy() == "pos"
-    cond = np.where(~gold, "", np.where(longer_better, "longer is better", "longer is worse"))
-    value = data["picked_longer"].to_numpy(dtype=float)
-    items = item_key(data)
+    frame = pd.DataFrame(
+        {
+            "value": data["picked_longer"].to_numpy(dtype=float),
+            "better": gold & longer_better,
+            "worse": gold & ~longer_better,
+            "unit": clusters.codes(data, cluster),
+            "item": item_key(data),
+            "stratum": (
+                data["benchmark"].astype(str) + "|" + data["split"].astype(str)
+            ).to_numpy(),
+        }
+    )
     rows = []
     groups = data.groupby(by, sort=True, observed=True, dropna=True).indices if len(data) else {}
     for key, idx in groups.items():
         key = key if isinstance(key, tuple) else (key,)
         base = dict(zip(by, key, strict=True))
+        rng = stats.rng_for(seed, "picks_longer", *key)
         rates = _condition_rates(
-            value, items, cond, idx, key, n_boot=n_boot, seed=seed, level=level
+            frame.iloc[idx], n_boot=n_boot, rng=rng, level=level, tested=conditions
         )
         rows.extend({**base, "condition": c, **r} for c, r in rates.items())
-    out = pd.DataFrame(rows, columns=[*by, "condition", *RATE_COLUMNS])
+    out = pd.DataFrame(rows, columns=[*by, "condition", *RATE_COLUMNS, *TEST_COLUMNS])
     out = out[out["condition"].isin(list(conditions))].reset_index(drop=True)
     out.insert(len(by), "group", group_label(out, [b for b in by if b != "abs_diff_bin"]))
-    out["n"] = out["n"].astype(int)
-    out["n_items"] = out["n_items"].astype(int)
+    for c in ("n", "n_items", "n_clusters"):
+        out[c] = out[c].astype(int)
     if "abs_diff_bin" in by and len(out):
         out["abs_diff_bin"] = pd.Categorical(
             out["abs_diff_bin"], categories=data["abs_diff_bin"].cat.categories, ordered=True
@@ -94,51 +120,83 @@ def picks_longer(
     return out
 
 
+def _strata(data: pd.DataFrame) -> np.ndarray:
+    """The stratum (benchmark split) of every row."""
+    return (data["benchmark"].astype(str) + "|" + data["split"].astype(str)).to_numpy()
+
+
+def _statistics(sums: np.ndarray) -> dict[str, np.ndarray]:
+    """P(picks longer) per condition from (resampled) sums k, n of all / better / worse."""
+    all_, better, worse = (stats.ratio_replicates(sums[:, i], sums[:, i + 1]) for i in (0, 2, 4))
+    return {
+        "all": all_,
+        "longer is better": better,
+        "longer is worse": worse,
+        "balanced": (better + worse) / 2,
+    }
+
+
 def _condition_rates(
-    value: np.ndarray,
-    items: np.ndarray,
-    cond: np.ndarray,
-    idx: np.ndarray,
-    key: tuple,
+    g: pd.DataFrame,
     *,
     n_boot: int,
-    seed: int,
+    rng: np.random.Generator,
     level: float,
+    tested: Sequence[str],
 ) -> dict[str, dict[str, Any]]:
-    """Return the `RATE_COLUMNS` of one group (rows `idx`) under each of the `CONDITIONS`."""
-    r = cluster_rate(
-        value[idx], items[idx], n_boot=n_boot, rng=stats.rng_for(seed, "all", *key), level=level
-    )
-    out = {"all": {c: r[c] for c in RATE_COLUMNS}}
-    gold = {}
-    for c in CONDITIONS[1:3]:
-        sel = idx[cond[idx] == c]
-        gold[c] = cluster_rate(
-            value[sel], items[sel], n_boot=n_boot, rng=stats.rng_for(seed, c, *key), level=level
-        )
-        out[c] = {k: gold[c][k] for k in RATE_COLUMNS}
-    out["balanced"] = _balanced(gold["longer is better"], gold["longer is worse"], level=level)
+    """Return the rate, interval and test columns of one group under each condition."""
+    v = g["value"].to_numpy()
+    better, worse = g["better"].to_numpy(), g["worse"].to_numpy()
+    cols = np.column_stack([v, np.ones_like(v), v * better, better, v * worse, worse])
+    per, strata = unit_sums(cols, g["unit"].to_numpy(), g["stratum"].to_numpy())
+    point = _statistics(cols.sum(axis=0)[None, :])
+    reps = _statistics(stratified_sums(per, strata, n_boot=n_boot, rng=rng))
+    sel = {"all": np.ones(len(v), bool), "longer is better": better, "longer is worse": worse}
+    sel["balanced"] = better | worse
+    out = {}
+    for c in CONDITIONS:
+        m = sel[c]
+        n, k = int(m.sum()), float(v[m].sum())
+        low, high = stats.percentile_interval(reps[c], level=level) if n else (np.nan, np.nan)
+        if c == "balanced" and not (better.any() and worse.any()):
+            low = high = np.nan
+        binary = c != "balanced" and n > 0
+        w_low, w_high = stats.wilson_interval(k, n, level=level) if binary else (np.nan, np.nan)
+        wanted = c in _TESTED and c in tested and n
+        test = _test(c, reps[c], per, strata, rng) if wanted else {}
+        out[c] = {
+            "value": float(point[c][0]),
+            "k": k if c != "balanced" else np.nan,
+            "n": n,
+            "n_items": len(np.unique(g["item"].to_numpy()[m])),
+            "n_clusters": len(np.unique(g["unit"].to_numpy()[m])),
+            "ci_low": float(low),
+            "ci_high": float(high),
+            "wilson_low": float(w_low),
+            "wilson_high": float(w_high),
+            "p_value": test.get("p_value", np.nan),
+            "p_bound": test.get("p_bound", pd.NA),
+            "n_boot_p": test.get("n_boot_p", 0),
+        }
     return out
 
 
-def _balanced(better: dict[str, Any], worse: dict[str, Any], *, level: float) -> dict[str, Any]:
-    """The mean of the two gold conditions; its interval from the paired bootstrap replicates."""
-    nb, nw = better["n"], worse["n"]
-    n, n_items = nb + nw, better["n_items"] + worse["n_items"]
-    nan = dict(k=np.nan, wilson_low=np.nan, wilson_high=np.nan)
-    if not (nb and nw):
-        return dict(value=np.nan, n=n, n_items=n_items, ci_low=np.nan, ci_high=np.nan, **nan)
-    low, high = stats.percentile_interval(
-        (better["replicates"] + worse["replicates"]) / 2, level=level
-    )
-    return dict(
-        value=(better["value"] + worse["value"]) / 2,
-        n=n,
-        n_items=n_items,
-        ci_low=float(low),
-        ci_high=float(high),
-        **nan,
-    )
+def _test(
+    condition: str,
+    first: np.ndarray,
+    per: np.ndarray,
+    strata: np.ndarray,
+    rng: np.random.Generator,
+) -> dict[str, Any]:
+    """The adaptive bootstrap p-value of P(picks longer) = 0.5 under `condition`."""
+    if np.isnan(first).all():
+        return {}
+
+    def draw(k: int) -> np.ndarray:
+        return _statistics(stratified_sums(per, strata, n_boot=k, rng=rng))[condition]
+
+    res = inference.adaptive_p(draw, null=0.5, first=first, n_boot=len(first))
+    return {"p_value": res.p, "p_bound": bool(res.bound), "n_boot_p": res.n_boot}
 
 
 def score_pairs(table: pd.DataFrame, *, value: str = "score") -> pd.DataFrame:

@@ -1,8 +1,10 @@
-"""Rates with intervals over items: a mean per group, a bootstrap over items and Wilson bounds.
+"""Rates with intervals over clusters: a mean per group, a cluster bootstrap and Wilson bounds.
 
-Rates come with a seeded percentile bootstrap over items (`judgelab.core.stats`), so both
-orders of an item, or every judge's row of it, stay together; where the value is 0/1 a Wilson
-interval (trials = rows) is given beside it.
+Rates come with a seeded percentile bootstrap over resampling units (`judgelab.core.stats`):
+by default the table's `cluster` column (items that share a source document or question stay
+together; without the column each item is its unit), so both orders of an item, or every
+judge's row of it, stay together; `cluster=None` resamples items (the legacy bootstrap).
+Where the value is 0/1 a Wilson interval (trials = rows) is given beside it.
 """
 
 from __future__ import annotations
@@ -14,16 +16,57 @@ import numpy as np
 import pandas as pd
 
 from judgelab.analyses.length.verdicts import KEYS, item_key
-from judgelab.core import stats
+from judgelab.core import clusters, stats
 from judgelab.core.schema import require_columns as _require
 
 #: The value columns of every rate table (`cluster_rate`, `rate_by_group`).
-RATE_COLUMNS = ["value", "k", "n", "n_items", "ci_low", "ci_high", "wilson_low", "wilson_high"]
+RATE_COLUMNS = [
+    "value",
+    "k",
+    "n",
+    "n_items",
+    "n_clusters",
+    "ci_low",
+    "ci_high",
+    "wilson_low",
+    "wilson_high",
+]
 
 
 def _binary(values: np.ndarray) -> bool:
     v = values[~np.isnan(values)]
     return bool(np.isin(v, (0.0, 1.0)).all())
+
+
+def unit_sums(
+    values: np.ndarray, unit: np.ndarray, strata: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Return per-unit sums of `values` (rows × m) and each unit's stratum code.
+
+    Units are the distinct values of `unit`; a unit lies in one stratum (its first row's).
+    """
+    codes, first, inverse = np.unique(unit, return_index=True, return_inverse=True)
+    per = clusters.sum_by(values, inverse)
+    if strata is None:
+        return per, np.zeros(len(codes), dtype=np.int64)
+    return per, pd.factorize(np.asarray(strata)[first])[0]
+
+
+def stratified_sums(
+    per: np.ndarray, strata: np.ndarray, *, n_boot: int, rng: np.random.Generator
+) -> np.ndarray:
+    """Return bootstrap column sums of per-unit rows `per`, resampling units within strata.
+
+    Each stratum (a benchmark split) keeps its number of units in every resample, so a row
+    pooled over splits is resampled as the splits were sampled (stratified bootstrap).
+    """
+    per = np.asarray(per, dtype=np.float64)
+    if per.ndim == 1:
+        per = per[:, None]
+    out = np.zeros((n_boot, per.shape[1]))
+    for s in np.unique(strata):
+        out += stats.bootstrap_sums(per[strata == s], n_boot=n_boot, rng=rng)
+    return out
 
 
 def cluster_rate(
@@ -33,18 +76,22 @@ def cluster_rate(
     n_boot: int,
     rng: np.random.Generator,
     level: float,
+    items: np.ndarray | None = None,
+    strata: np.ndarray | None = None,
 ) -> dict[str, Any]:
     """Return the mean of `value` with a percentile bootstrap over clusters and Wilson bounds.
 
-    NaN values are left out. Clusters are items (`verdicts.item_key`): the bootstrap resamples
-    them whole.
+    NaN values are left out. The bootstrap resamples clusters whole (a ratio of per-cluster
+    sums: the standard cluster bootstrap), within each stratum when `strata` are given.
 
     Args:
         value: One value per row (0/1 for a rate).
-        cluster: One cluster key per row.
+        cluster: One cluster key per row (the resampling unit).
         n_boot: Bootstrap resamples B.
         rng: The generator of the resamples.
         level: Confidence level.
+        items: One item key per row, to count `n_items` (default: `cluster`).
+        strata: One stratum per row (e.g. the split); clusters are resampled within strata.
 
     Returns:
         The `RATE_COLUMNS` values, plus `replicates` (the bootstrap replicates of the mean)
@@ -52,6 +99,8 @@ def cluster_rate(
     """
     ok = ~np.isnan(value)
     value, cluster = value[ok], cluster[ok]
+    items = cluster if items is None else np.asarray(items)[ok]
+    strata = None if strata is None else np.asarray(strata)[ok]
     n = int(value.size)
     if n == 0:
         nan = float("nan")
@@ -60,16 +109,14 @@ def cluster_rate(
             k=0.0,
             n=0,
             n_items=0,
+            n_clusters=0,
             ci_low=nan,
             ci_high=nan,
             wilson_low=nan,
             wilson_high=nan,
         )
-    codes, inverse = np.unique(cluster, return_inverse=True)
-    per = np.zeros((len(codes), 2))
-    np.add.at(per[:, 0], inverse, value)
-    np.add.at(per[:, 1], inverse, 1.0)
-    reps = stats.bootstrap_sums(per, n_boot=n_boot, rng=rng)
+    per, unit_strata = unit_sums(np.column_stack([value, np.ones(n)]), cluster, strata)
+    reps = stratified_sums(per, unit_strata, n_boot=n_boot, rng=rng)
     low, high = stats.percentile_interval(
         stats.ratio_replicates(reps[:, 0], reps[:, 1]), level=level
     )
@@ -82,7 +129,8 @@ def cluster_rate(
         value=k / n,
         k=k,
         n=n,
-        n_items=len(codes),
+        n_items=len(np.unique(items)),
+        n_clusters=len(per),
         ci_low=float(low),
         ci_high=float(high),
         wilson_low=float(w_low),
@@ -99,13 +147,15 @@ def rate_by_group(
     n_boot: int = 1000,
     seed: int = 0,
     level: float = 0.95,
+    cluster: str | None = clusters.COLUMN,
 ) -> pd.DataFrame:
-    """Return the mean of `value` per group with a bootstrap over items and Wilson bounds.
+    """Return the mean of `value` per group with a cluster bootstrap and Wilson bounds.
 
     Rows where `value` is NaN are left out. Categorical `by` columns keep every category,
     so an empty bin appears with n = 0 (every bin shows its n). The bootstrap resamples
-    items (`benchmark`, `split`, `item_id`), seeded by `seed` and the group key; Wilson
-    bounds are given when `value` is 0/1 (trials = rows).
+    clusters (`cluster`; items when the column is absent or `cluster` is None) within each
+    benchmark split (stratified), seeded by `seed` and the group key. Wilson bounds are given when
+    `value` is 0/1 (trials = rows).
 
     Args:
         table: One row per observation; needs `by`, `value`, `benchmark`, `split`, `item_id`.
@@ -114,21 +164,33 @@ def rate_by_group(
         n_boot: Bootstrap resamples B.
         seed: Seed of the bootstrap.
         level: Confidence level.
+        cluster: The column of resampling units (None: items, the legacy bootstrap).
 
     Returns:
-        The `by` columns, `value`, `k` (sum), `n` (rows), `n_items`, `ci_low`, `ci_high`,
+        The `by` columns, `value`, `k` (sum), `n` (rows), `n_items`, `n_clusters`
+        (resampled units), `ci_low`, `ci_high`,
         `wilson_low`, `wilson_high`.
     """
     by = list(by)
     _require(table, [*by, value, *KEYS], "rate_by_group")
     v = table[value].astype(float).to_numpy()
+    units = clusters.codes(table, cluster)
     items = item_key(table)
+    strata = (table["benchmark"].astype(str) + "|" + table["split"].astype(str)).to_numpy()
     rows = []
     grouped = table.groupby(by, sort=True, observed=False, dropna=True)
     for key, idx in grouped.indices.items() if len(table) else []:
         key = key if isinstance(key, tuple) else (key,)
         rng = stats.rng_for(seed, value, *key)
-        r = cluster_rate(v[idx], items[idx], n_boot=n_boot, rng=rng, level=level)
+        r = cluster_rate(
+            v[idx],
+            units[idx],
+            n_boot=n_boot,
+            rng=rng,
+            level=level,
+            items=items[idx],
+            strata=strata[idx],
+        )
         rows.append({**dict(zip(by, key, strict=True)), **{c: r[c] for c in RATE_COLUMNS}})
     out = pd.DataFrame(rows, columns=[*by, *RATE_COLUMNS])
     cats = [c for c in by if isinstance(table[c].dtype, pd.CategoricalDtype)]
@@ -136,6 +198,7 @@ def rate_by_group(
         return _with_empty_categories(out, table, by, cats)
     out["n"] = out["n"].astype(int)
     out["n_items"] = out["n_items"].astype(int)
+    out["n_clusters"] = out["n_clusters"].astype(int)
     return out
 
 
@@ -150,6 +213,7 @@ def _with_empty_categories(
     out = full.merge(out.astype({c: object for c in by}), on=by, how="left")
     out["n"] = out["n"].fillna(0).astype(int)
     out["n_items"] = out["n_items"].fillna(0).astype(int)
+    out["n_clusters"] = out["n_clusters"].fillna(0).astype(int)
     out["k"] = out["k"].fillna(0.0)
     for c in cats:
         out[c] = pd.Categorical(out[c], categories=table[c].cat.categories, ordered=True)

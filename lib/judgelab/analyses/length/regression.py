@@ -1,27 +1,39 @@
 """Regressions on length: the judge's choice (logistic) and a pointwise score (OLS).
 
-Both use statsmodels with item-clustered errors and report one row per group × term through
-`judgelab.core.stats.glm_rows`.
+Both use statsmodels with cluster-robust errors (the `cluster` column: items that share a
+question or source are one unit; items when the column is absent) and report one row per
+group × term through `judgelab.core.stats.glm_rows`.
+
+The length term of the choice regression is bounded by default: `log_ratio` =
+log2(len_X / len_Y) of the two responses (X = the one shown first when both orders exist),
+so a coefficient is the log-odds per *doubling* of the length ratio. The legacy `linear`
+term (len_X − len_Y per SD) is unbounded: with heavy-tailed |Δlength| (kurtosis ≈ 6.5 on
+LLMBar) a few extreme pairs decide its fit and its significance; it and AlpacaEval's `tanh`
+of it are kept as sensitivity rows (`length_sensitivity`).
 """
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from judgelab.analyses.length.glm import fit_binomial
 from judgelab.analyses.length.verdicts import KEYS, group_label, item_key, length_unit
-from judgelab.core import stats
+from judgelab.core import clusters, stats
 from judgelab.core.schema import require_columns as _require
 from judgelab.errors import check_choice
 
-#: Length terms: the difference per SD (`linear`) or tanh of it (AlpacaEval).
-TRANSFORMS = ("linear", "tanh")
+#: Length terms: log2 length ratio (default, bounded), the difference per SD (`linear`,
+#: legacy) or tanh of it (AlpacaEval).
+TRANSFORMS = ("log_ratio", "linear", "tanh")
+#: Length terms of `design_length` (a function of the difference alone).
+DIFF_TRANSFORMS = ("linear", "tanh")
 
 _REGRESSION_COLUMNS = [
+    "transform",
     "term",
     "coef",
     "ci_low",
@@ -30,6 +42,7 @@ _REGRESSION_COLUMNS = [
     "odds_ratio",
     "n",
     "n_items",
+    "n_clusters",
     "x",
     "sd_length",
     "coef_per_100",
@@ -61,38 +74,37 @@ def design_length(diff: np.ndarray, transform: str) -> tuple[np.ndarray, float]:
     >>> z.round(3).tolist(), round(sd, 3)
     ([-0.707, 0.707], 1.414)
     """
-    check_choice("transform", transform, TRANSFORMS)
+    check_choice("transform", transform, DIFF_TRANSFORMS)
     sd = float(np.std(diff, ddof=1)) if diff.size > 1 else float("nan")
     z = diff / sd if sd > 0 else np.zeros_like(diff)
     return (np.tanh(z) if transform == "tanh" else z), sd
 
 
-def _fit_glm(y: np.ndarray, X: pd.DataFrame, groups: np.ndarray) -> tuple[Any, str]:
-    """Fit a binomial GLM with item-clustered errors; return (result or None, note)."""
-    import statsmodels.api as sm
+def length_term(len_x: np.ndarray, len_y: np.ndarray, transform: str) -> tuple[np.ndarray, float]:
+    """Return the length term of X against Y and SD(len_x − len_y).
 
-    note = ""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            model = sm.GLM(y, X, family=sm.families.Binomial())
-            res = model.fit(cov_type="cluster", cov_kwds={"groups": groups})
-        except Exception as exc:  # singular design, separation in old statsmodels, ...
-            return None, f"fit failed: {type(exc).__name__}: {exc}"
-    if (
-        any("separation" in str(w.message).lower() for w in caught)
-        or (np.abs(res.params.to_numpy()) > 15).any()
-    ):
-        note = "(quasi-)separation: estimates unreliable"
-    return res, note
+    `log_ratio`: log2((len_x + 1) / (len_y + 1)) (+1 keeps empty responses finite);
+    `linear` / `tanh`: `design_length` of the difference.
+
+    >>> t, sd = length_term(np.array([3.0, 1.0]), np.array([1.0, 3.0]), "log_ratio")
+    >>> t.tolist(), round(sd, 3)
+    ([1.0, -1.0], 2.828)
+    """
+    check_choice("transform", transform, TRANSFORMS)
+    diff = np.asarray(len_x, dtype=float) - np.asarray(len_y, dtype=float)
+    if transform == "log_ratio":
+        sd = float(np.std(diff, ddof=1)) if diff.size > 1 else float("nan")
+        return np.log2((np.asarray(len_x, float) + 1) / (np.asarray(len_y, float) + 1)), sd
+    return design_length(diff, transform)
 
 
 def length_regression(
     verdicts: pd.DataFrame,
     *,
     by: Sequence[str] = ("judge",),
-    transform: str = "linear",
+    transform: str = "log_ratio",
     level: float = 0.95,
+    cluster: str | None = clusters.COLUMN,
 ) -> pd.DataFrame:
     """Logistic regression of "the judge chose response X" on length, position and gold.
 
@@ -104,22 +116,27 @@ def length_regression(
     - otherwise (one presentation order, e.g. AlpacaEval) X = the `pos` slot: the intercept
       absorbs position and gold, and only `length` is separated.
 
-    The length term is the difference len_X − len_Y divided by its standard deviation in
-    the group (`linear`), or tanh of that (`tanh`, AlpacaEval's choice). Standard errors are
-    clustered by item (the two orders of an item are not independent). `coef_per_100`
-    converts the linear length coefficient to log-odds per 100 length units.
+    The length term (`length_term`) is bounded by default: log2(len_X / len_Y) (`log_ratio`;
+    coef = log-odds per doubling of the ratio); `linear` (legacy: len_X − len_Y per SD in
+    the group, unbounded, so a few extreme pairs dominate under heavy tails) and `tanh` of
+    it (AlpacaEval) are options, side by side in `length_sensitivity`. Standard errors are
+    cluster-robust by `cluster` (the two orders of an item, and items sharing a question,
+    are not independent) with a t(G − 1) reference; `cluster=None` clusters by item only
+    (the legacy errors). `coef_per_100` converts the linear length coefficient to log-odds
+    per 100 length units.
 
     Args:
         verdicts: `pairwise_verdicts` output.
         by: Group columns.
-        transform: `linear` or `tanh`.
+        transform: `log_ratio` (default), `linear` or `tanh`.
         level: Confidence level of the Wald intervals.
+        cluster: Column of the clusters of the robust errors (None: items).
 
     Returns:
         One row per group × term (`intercept`, `length`, `gold`): the `by` columns, `group`
-        (the `by` values as one label), `term`,
+        (the `by` values as one label), `transform`, `term`,
         `coef`, `ci_low`, `ci_high`, `p_value`, `odds_ratio`, `n` (verdicts), `n_items`,
-        `x` (what X is), `sd_length`, `coef_per_100`, `len_unit`, `note`.
+        `n_clusters`, `x` (what X is), `sd_length`, `coef_per_100`, `len_unit`, `note`.
     """
     by = list(by)
     _require(
@@ -129,13 +146,14 @@ def length_regression(
     )
     data = verdicts[verdicts["chosen"].isin(["pos", "neg"])]
     unit = length_unit(verdicts)
+    units = clusters.codes(data, cluster)
     rows = []
     groups = data.groupby(by, sort=True, observed=True, dropna=True).indices if len(data) else {}
     for key, idx in groups.items():
         key = key if isinstance(key, tuple) else (key,)
         base = {**dict(zip(by, key, strict=True))}
-        for row in _choice_regression(data.iloc[idx], transform=transform, level=level):
-            rows.append({**base, **row, "len_unit": unit})
+        fit = _choice_regression(data.iloc[idx], units[idx], transform=transform, level=level)
+        rows.extend({**base, **row, "transform": transform, "len_unit": unit} for row in fit)
     out = pd.DataFrame(rows, columns=[*by, *_REGRESSION_COLUMNS])
     out.insert(len(by), "group", group_label(out, by))
     return out
@@ -151,24 +169,26 @@ def _choice_design(g: pd.DataFrame, transform: str) -> tuple[np.ndarray, pd.Data
     first_pos = order == 0
     if both:
         y = np.where(first_pos, chosen == "pos", chosen == "neg").astype(float)
-        diff = np.where(first_pos, lp - ln, ln - lp)
+        len_x, len_y = np.where(first_pos, lp, ln), np.where(first_pos, ln, lp)
         x_name = "response shown first (A)"
     else:
         y = (chosen == "pos").astype(float)
-        diff = lp - ln
+        len_x, len_y = lp, ln
         x_name = "pos slot (single presentation order)"
-    length, sd = design_length(diff, transform)
+    length, sd = length_term(len_x, len_y, transform)
     X = pd.DataFrame({"intercept": 1.0, "length": length})
     if both and gold_known:
         X["gold"] = np.where(first_pos, 0.5, -0.5)
     return y, X, x_name, sd
 
 
-def _choice_regression(g: pd.DataFrame, *, transform: str, level: float) -> list[dict[str, Any]]:
+def _choice_regression(
+    g: pd.DataFrame, units: np.ndarray, *, transform: str, level: float
+) -> list[dict[str, Any]]:
     """Fit `length_regression` on one group; return one row per term (no `by`, no unit)."""
     y, X, x_name, sd = _choice_design(g, transform)
     items = item_key(g)
-    res, note = _fit_glm(y, X, pd.factorize(items)[0])
+    res, note = fit_binomial(y, X, pd.factorize(units)[0])
     terms = stats.glm_rows(res, terms=list(X.columns), level=level, odds_ratio=True, n=len(g))
     rows = []
     for row in terms.to_dict("records"):
@@ -178,6 +198,7 @@ def _choice_regression(g: pd.DataFrame, *, transform: str, level: float) -> list
             {
                 **row,
                 "n_items": len(np.unique(items)),
+                "n_clusters": len(np.unique(units)),
                 "x": x_name,
                 "sd_length": sd,
                 "coef_per_100": per100,
@@ -185,6 +206,31 @@ def _choice_regression(g: pd.DataFrame, *, transform: str, level: float) -> list
             }
         )
     return rows
+
+
+def length_sensitivity(
+    verdicts: pd.DataFrame,
+    *,
+    by: Sequence[str] = ("judge",),
+    transforms: Sequence[str] = TRANSFORMS,
+    level: float = 0.95,
+    cluster: str | None = clusters.COLUMN,
+) -> pd.DataFrame:
+    """Return the `length` rows of `length_regression` under each length term, side by side.
+
+    The default bounded `log_ratio` term first, then the sensitivity rows (`linear`, the
+    legacy default, and `tanh`). The coefficients are on different scales (per doubling of
+    the ratio; per SD of the difference; per tanh unit); compare signs and p-values.
+
+    Returns:
+        `length_regression` columns, one row per group × transform (term `length`).
+    """
+    parts = [
+        length_regression(verdicts, by=by, transform=t, level=level, cluster=cluster)
+        for t in transforms
+    ]
+    out = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+    return out[out["term"] == "length"].reset_index(drop=True)
 
 
 def score_length_regression(

@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from judgelab.analyses import pairwise
+from judgelab.core import clusters
 from judgelab.core.schema import meta_field
 from judgelab.core.schema import require_columns as _require
 
@@ -38,6 +39,7 @@ _ITEM_COLUMNS = [
     "len_response",
     "len_diff",
     "len_unit",
+    "cluster",
 ]
 
 
@@ -86,6 +88,18 @@ def group_label(df: pd.DataFrame, by: Sequence[str]) -> pd.Series:
     return df[list(by)].astype(str).agg(" · ".join, axis=1)
 
 
+def with_clusters(
+    frame: pd.DataFrame, items: pd.DataFrame, judgments: pd.DataFrame
+) -> pd.DataFrame:
+    """Return `frame` (keyed by `KEYS`) with the `cluster` of its item (`core.clusters`).
+
+    The judgments' own `cluster` column wins (the data layer copies it there); else the
+    items' `cluster`; rows without one get their item as unit.
+    """
+    source = judgments if clusters.COLUMN in judgments.columns else items
+    return clusters.attach(frame, source[[*KEYS, *source.columns.intersection([clusters.COLUMN])]])
+
+
 def _unit(items: pd.DataFrame) -> str:
     units = items["len_unit"].dropna().unique()
     if len(units) > 1:
@@ -125,7 +139,7 @@ def pairwise_verdicts(
         (1/0 for a pos/neg verdict on a pair of unequal lengths, NaN otherwise),
         `first_shown` (`pos` in order 0, `neg` in order 1), `both_orders` (the judge has
         judgments in both orders), `model_pos`, `model_neg` (from meta, when present),
-        `len_unit`.
+        `len_unit`, `cluster` (the resampling unit, `with_clusters`).
     """
     _require(items, [*KEYS, "task", "meta"], "pairwise_verdicts items")
     require_lengths(items, ["len_pos", "len_neg", "len_context"], "pairwise_verdicts")
@@ -154,7 +168,7 @@ def pairwise_verdicts(
     out["first_shown"] = np.where(out["order"] == 0, "pos", "neg")
     n_orders = out.groupby("judge")["order"].transform("nunique")
     out["both_orders"] = n_orders.to_numpy() == 2
-    return out.reset_index(drop=True)
+    return with_clusters(out.reset_index(drop=True), items, judgments)
 
 
 def item_table(
@@ -184,7 +198,8 @@ def item_table(
     Returns:
         `judge`, `benchmark`, `split`, `item_id`, `sample`, `task`, `correct`, `consistent`,
         `score` (floats; NaN when undefined), `len_context`, `len_response` (pairwise: the
-        mean of the pair), `len_diff` (pairwise: len_pos − len_neg), `len_unit`.
+        mean of the pair), `len_diff` (pairwise: len_pos − len_neg), `len_unit`, `cluster`
+        (the resampling unit, `with_clusters`).
     """
     _require(items, [*KEYS, "task"], "item_table items")
     require_lengths(
@@ -209,7 +224,7 @@ def item_table(
     for c in KEYS:
         lens[c] = lens[c].astype(str)
     table = table.merge(lens, on=list(KEYS), how="left", validate="many_to_one")
-    return table[_ITEM_COLUMNS]
+    return with_clusters(table, items, judgments)[_ITEM_COLUMNS]
 
 
 def _item_lengths(items: pd.DataFrame) -> pd.DataFrame:

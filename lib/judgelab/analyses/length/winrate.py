@@ -7,17 +7,17 @@ The GLM follows AlpacaEval's length-controlled win rate (Dubois et al. 2024,
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy.stats import norm
 
+from judgelab.analyses.length.glm import fit_binomial
+from judgelab.analyses.length.rates import cluster_rate
 from judgelab.analyses.length.regression import design_length
 from judgelab.analyses.length.verdicts import KEYS, length_unit
-from judgelab.core import stats
+from judgelab.core import clusters, stats
 from judgelab.core.schema import require_columns as _require
 from judgelab.errors import check_choice
 
@@ -28,6 +28,7 @@ _WINRATE_COLUMNS = [
     "model",
     "baseline",
     "n",
+    "n_clusters",
     "raw_winrate",
     "raw_low",
     "raw_high",
@@ -85,6 +86,7 @@ def length_controlled_winrate(
     n_boot: int = 1000,
     seed: int = 0,
     level: float = 0.95,
+    cluster: str | None = clusters.COLUMN,
 ) -> pd.DataFrame:
     """Return raw and length-controlled win rates of the model in `model_slot` vs the other.
 
@@ -93,7 +95,11 @@ def length_controlled_winrate(
     (`preference_for_slot`) on an intercept and tanh(len_model − len_baseline, standardized
     by its SD in the group). The LC win rate is the predicted preference with the length
     term set to 0, i.e. expit(intercept), with the Wald interval of the intercept mapped
-    through expit (robust HC0 errors). Unlike AlpacaEval it has no instruction-difficulty
+    through expit. Uncertainty respects the resampling units (`cluster`, default: the
+    `cluster` column, items sharing an instruction or source together): the raw win rate's
+    bootstrap resamples clusters within splits and the GLM's errors are cluster-robust
+    (t with G − 1 df); `cluster=None` is the legacy choice (a bootstrap over verdicts and
+    HC0 errors, every verdict independent). Unlike AlpacaEval it has no instruction-difficulty
     term (that needs many models judged on the same instructions), no regularisation towards
     its "gamed" baselines, and no L1/cross-validation.
 
@@ -107,10 +113,11 @@ def length_controlled_winrate(
         n_boot: Bootstrap resamples B of the raw win rate.
         seed: Seed of the bootstrap.
         level: Confidence level.
+        cluster: Column of resampling units (None: verdicts independent, HC0).
 
     Returns:
-        The `by` columns, `model`, `baseline` (from meta when present), `n`, `raw_winrate`,
-        `raw_low`, `raw_high` (bootstrap over items), `discrete_winrate` (wins + ½ ties),
+        The `by` columns, `model`, `baseline` (from meta when present), `n`, `n_clusters`,
+        `raw_winrate`, `raw_low`, `raw_high` (bootstrap), `discrete_winrate` (wins + ½ ties),
         `lc_winrate`, `lc_low`, `lc_high`, `length_coef`, `length_low`, `length_high`,
         `length_p`, `mean_len_model`, `mean_len_baseline`, `len_unit`, `note` — rates in %.
     """
@@ -125,6 +132,8 @@ def length_controlled_winrate(
     )
     data = verdicts.assign(_y=preference_for_slot(verdicts, slot=model_slot, soft=soft))
     data = data[data["_y"].notna()]
+    if cluster is not None:
+        data = data.assign(_unit=clusters.codes(data, cluster))
     unit = length_unit(verdicts)
     rows = []
     groups = data.groupby(by, sort=True, observed=True, dropna=True).indices if len(data) else {}
@@ -151,18 +160,27 @@ def _group_winrate(
     lm, lb = g[f"len_{model_slot}"].to_numpy(float), g[f"len_{other}"].to_numpy(float)
     length, _ = design_length(lm - lb, transform)
     X = pd.DataFrame({"intercept": 1.0, "length": length})
-    raw = stats.bootstrap_mean(y, n_boot=n_boot, seed=seed)
+    units = g["_unit"].to_numpy() if "_unit" in g.columns else None
+    if units is None:
+        raw = stats.bootstrap_mean(y, n_boot=n_boot, seed=seed)
+        raw_est, raw_low, raw_high = raw.estimate, raw.low, raw.high
+    else:
+        strata = (g["benchmark"].astype(str) + "|" + g["split"].astype(str)).to_numpy()
+        rng = stats.rng_for(seed, "raw_winrate", model_slot)
+        r = cluster_rate(y, units, n_boot=n_boot, rng=rng, level=level, strata=strata)
+        raw_est, raw_low, raw_high = r["value"], r["ci_low"], r["ci_high"]
     hard = preference_for_slot(g, slot=model_slot, soft=False)
-    lc, lcoef, lp, note = _lc_fit(y, X, level=level)
+    lc, lcoef, lp, note = _lc_fit(y, X, units, level=level)
     slot_model = g.get(f"model_{model_slot}", pd.Series(dtype="string")).dropna()
     slot_base = g.get(f"model_{other}", pd.Series(dtype="string")).dropna()
     return {
         "model": slot_model.iloc[0] if len(slot_model) else model_slot,
         "baseline": slot_base.iloc[0] if len(slot_base) else other,
         "n": len(g),
-        "raw_winrate": 100 * raw.estimate,
-        "raw_low": 100 * raw.low,
-        "raw_high": 100 * raw.high,
+        "n_clusters": len(g) if units is None else len(np.unique(units)),
+        "raw_winrate": 100 * raw_est,
+        "raw_low": 100 * raw_low,
+        "raw_high": 100 * raw_high,
         "discrete_winrate": 100 * float(np.nanmean(hard)),
         "lc_winrate": 100 * lc[0],
         "lc_low": 100 * lc[1],
@@ -178,27 +196,25 @@ def _group_winrate(
 
 
 def _lc_fit(
-    y: np.ndarray, X: pd.DataFrame, *, level: float
+    y: np.ndarray, X: pd.DataFrame, units: np.ndarray | None, *, level: float
 ) -> tuple[list[float], list[float], float, str]:
-    """Fit the win-rate GLM (HC0 errors); return LC rate + interval, length coef + CI, p, note.
+    """Fit the win-rate GLM; return LC rate + interval, length coef + CI, p, note.
 
-    The LC rate is expit(intercept) with the Wald interval of the intercept mapped through
-    expit; a degenerate group (all wins, constant length) gives NaN values and a note.
+    The LC rate is expit(intercept) with the interval of the intercept (cluster-robust with
+    a t(G − 1) reference by `units`; HC0 and normal without) mapped through expit; a
+    degenerate group (all wins, constant length) gives NaN values and a note.
     """
-    import statsmodels.api as sm
-
-    z = norm.ppf(0.5 + level / 2)
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            res = sm.GLM(y, X, family=sm.families.Binomial()).fit(cov_type="HC0")
-        b0, se0 = float(res.params["intercept"]), float(res.bse["intercept"])
-        lc = [_expit(b0), _expit(b0 - z * se0), _expit(b0 + z * se0)]
-        term = stats.glm_rows(res, terms=["length"], level=level).iloc[0]
-        lcoef = [float(term["coef"]), float(term["ci_low"]), float(term["ci_high"])]
-        return lc, lcoef, float(term["p_value"]), ""
-    except Exception as exc:  # a degenerate group (all wins, constant length)
-        return [np.nan] * 3, [np.nan] * 3, np.nan, f"fit failed: {exc}"
+    groups = None if units is None else pd.factorize(units)[0]
+    res, note = fit_binomial(y, X, groups)
+    if res is None or not np.isfinite(res.bse.to_numpy()).all():
+        return [np.nan] * 3, [np.nan] * 3, np.nan, note or "fit failed: degenerate group"
+    terms = stats.glm_rows(res, terms=["intercept", "length"], level=level).set_index("term")
+    b0 = float(terms.loc["intercept", "coef"])
+    lo0, hi0 = float(terms.loc["intercept", "ci_low"]), float(terms.loc["intercept", "ci_high"])
+    lc = [_expit(b0), _expit(lo0), _expit(hi0)]
+    t = terms.loc["length"]
+    lcoef = [float(t["coef"]), float(t["ci_low"]), float(t["ci_high"])]
+    return lc, lcoef, float(t["p_value"]), note
 
 
 def _expit(x: float) -> float:

@@ -6,8 +6,10 @@ the other families build on. Definitions follow ContextualJudgeBench (spec 000 Â
 
 1. `item_outcomes` pairs the two orders of every item (`outcomes`);
 2. `pairwise_rates` turns them into rates per (judge, group, sample), each with a seeded
-   percentile bootstrap interval over items and a Wilson interval, plus the `pooled` and
-   `mean_of_splits` averages across splits (`rates`);
+   percentile bootstrap interval over clusters (the `cluster` column; items without one,
+   or `cluster=None` for the legacy item bootstrap: `resample`) and a Wilson interval, plus
+   the `pooled` and `mean_of_splits` averages across splits (resampled within each split),
+   and P(position A) in both denominators with a cluster-bootstrap test (`rates`);
 3. `position_preference`, `consistency_categories`, `run_stability` (`position`) and
    `leaderboard`, `compare_judges` (`compare`) reshape or extend those rates;
 4. `plots` draws them.
@@ -18,6 +20,8 @@ Rates are fractions in [0, 1]; notebooks show them in percent.
 from judgelab.analyses.pairwise import plots
 from judgelab.analyses.pairwise.compare import (
     COMPARE_METRICS,
+    COMPARE_TESTS,
+    MISSING,
     compare_judges,
     format_leaderboard,
     leaderboard,
@@ -31,6 +35,7 @@ from judgelab.analyses.pairwise.outcomes import (
     select_judges,
 )
 from judgelab.analyses.pairwise.position import (
+    POSITION_TESTS,
     consistency_categories,
     position_preference,
     run_stability,
@@ -49,11 +54,14 @@ __all__ = [
     "AGGREGATIONS",
     "CATEGORIES",
     "COMPARE_METRICS",
+    "COMPARE_TESTS",
     "GROUPS",
     "INVALID_POLICIES",
     "MEAN_OF_SPLITS",
     "METRICS",
+    "MISSING",
     "POOLED",
+    "POSITION_TESTS",
     "compare_judges",
     "consistency_categories",
     "coverage",

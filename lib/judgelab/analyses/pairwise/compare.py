@@ -1,17 +1,20 @@
 """Judges side by side: the leaderboard layout and paired judge-against-judge comparisons.
 
 `leaderboard` reshapes `pairwise_rates` into the ContextualJudgeBench Table 3 layout;
-`compare_judges` pairs two judges on the items both judged (paired bootstrap, McNemar test).
+`compare_judges` pairs two judges on the items both judged (paired cluster bootstrap with an
+adaptive bootstrap test; the McNemar test kept as the legacy column).
 """
 
 from __future__ import annotations
 
 from itertools import combinations
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
 
-from judgelab.analyses.pairwise.outcomes import group_columns
+from judgelab.analyses.pairwise import resample
+from judgelab.analyses.pairwise.outcomes import CLUSTER, group_columns
 from judgelab.analyses.pairwise.rates import (
     AGGREGATIONS,
     METRICS,
@@ -19,7 +22,7 @@ from judgelab.analyses.pairwise.rates import (
     cells_across,
     rate_keys,
 )
-from judgelab.core import stats
+from judgelab.core import inference, stats
 from judgelab.errors import check_choice
 
 #: Metrics `compare_judges` compares (per-item 0/1 outcomes).
@@ -35,6 +38,13 @@ _COMPARE_COLUMNS = [
     "only_1",
     "only_2",
     "p_value",
+    "n_clusters",
+    "missing_1",
+    "missing_2",
+    "p_bootstrap",
+    "p_bound",
+    "n_boot_p",
+    "p_mcnemar",
 ]
 
 
@@ -112,6 +122,19 @@ def format_leaderboard(
     return out
 
 
+#: Tests `compare_judges` can report as `p_value`; ways to treat missing verdicts.
+COMPARE_TESTS = ("bootstrap", "mcnemar")
+MISSING = ("exclude", "wrong")
+
+
+class _PairBoot(NamedTuple):
+    n_boot: int
+    seed: int
+    level: float
+    cluster: str | None
+    missing: str
+
+
 def compare_judges(
     outcomes: pd.DataFrame,
     *,
@@ -120,15 +143,28 @@ def compare_judges(
     n_boot: int = 1000,
     seed: int = 0,
     level: float = 0.95,
+    cluster: str | None = CLUSTER,
+    test: str = "bootstrap",
+    missing: str = "exclude",
 ) -> pd.DataFrame:
-    """Compare every pair of judges on the items both judged: difference and paired CI.
+    """Compare every pair of judges on the items both judged: difference, paired CI and test.
 
     For each pair (judge_1, judge_2) and group, the items are those complete for both judges
-    (and with gold for accuracies). `diff` = value_1 − value_2 with a paired bootstrap
-    percentile interval (both judges' outcomes of a drawn item stay together), plus an exact
-    McNemar test: a two-sided sign test of the items only judge_1 got right (`only_1`)
-    against those only judge_2 got right (`only_2`). With `across`, a `pooled` row per pair
-    aggregates the splits (stratified bootstrap).
+    (and with gold for accuracies). `diff` = value_1 − value_2 with a paired cluster-bootstrap
+    percentile interval (a drawn cluster brings both judges' outcomes on all its items; items
+    without a cluster, or every item with `cluster=None`, are their own unit) and a bootstrap
+    test of diff = 0 (`p_bootstrap`, resolved adaptively; `p_bound` marks an upper bound).
+    `p_mcnemar` is the legacy exact McNemar test (a two-sided sign test of the items only
+    judge_1 got right, `only_1`, against those only judge_2 got right, `only_2`), which
+    assumes independent items. With `across`, a `pooled` row per pair aggregates the splits
+    (each split resampled on its own).
+
+    Missing verdicts: `missing_1`/`missing_2` count the items of the cell that the other
+    judge judged completely but this one did not (an order absent or never judged). Invalid
+    outputs already count as incorrect in the accuracies; `missing="wrong"` is the
+    sensitivity analysis that keeps every item judged by either judge and counts a missing
+    verdict as wrong (inconsistent for `cons`; pass outcomes built with
+    `invalid_policy="strict"` to count invalid outputs as inconsistent too).
 
     Args:
         outcomes: Output of `item_outcomes`.
@@ -137,89 +173,182 @@ def compare_judges(
         n_boot: Bootstrap resamples B.
         seed: Seed of the bootstrap.
         level: Confidence level.
+        cluster: Column of `outcomes` with the resampling unit, or None for items (legacy).
+        test: Which test is `p_value`: `bootstrap` (default) or `mcnemar` (legacy).
+        missing: `exclude` (items complete for both judges) or `wrong` (see above).
 
     Returns:
-        `judge_1`, `judge_2`, the other group keys, `sample`, `value_1`, `value_2`, `diff`,
-        `ci_low`, `ci_high`, `n_common`, `only_1`, `only_2`, `p_value`.
+        `judge_1`, `judge_2`, the other group keys, `sample`, `metric`, `value_1`, `value_2`,
+        `diff`, `ci_low`, `ci_high`, `n_common` (items compared), `only_1`, `only_2`,
+        `p_value`, `n_clusters`, `missing_1`, `missing_2`, `p_bootstrap`, `p_bound`,
+        `n_boot_p`, `p_mcnemar`, `test`, `missing`.
     """
     check_choice("compare_judges metric", metric, COMPARE_METRICS)
+    check_choice("compare_judges test", test, COMPARE_TESTS)
+    check_choice("compare_judges missing", missing, MISSING)
     groups = group_columns(outcomes)
     other = [g for g in groups if g != "judge"]
     if across is not None and across not in other:
         raise KeyError(f"across={across!r} is not a group column of the outcomes ({groups})")
-    wide = _judge_columns(outcomes, metric, other)
+    wide, complete, units = _judge_columns(outcomes, metric, other, cluster)
     cell_keys = [*other, "sample"]
+    boot = _PairBoot(n_boot, seed, level, cluster, missing)
     rows = []
     for j1, j2 in combinations(sorted(wide.columns), 2):
-        cells = _pair_cells(wide[[j1, j2]].dropna(), j1, j2, cell_keys, n_boot=n_boot, seed=seed)
+        pair = _pair_frame(wide[[j1, j2]], complete[[j1, j2]], units, missing)
+        cells = _pair_cells(pair, j1, j2, cell_keys, boot)
         merged = [(dict(zip(cell_keys, c[0], strict=True)), *c[1:]) for c in cells]
         if across is not None:
             merged += _pooled_pair_cells(cells, cell_keys, across)
-        for key, sums, n, reps, disc in merged:
-            rows.append(
-                {"judge_1": j1, "judge_2": j2, **key, "metric": metric}
-                | _compare_fields(sums, n, reps, disc, level)
+        for key, cell in merged:
+            fields = _compare_fields(cell, boot, ("compare_p", j1, j2, *key.values()))
+            fields["p_value"] = (
+                fields["p_bootstrap"] if test == "bootstrap" else fields["p_mcnemar"]
             )
-    return pd.DataFrame(rows, columns=["judge_1", "judge_2", *cell_keys, *_COMPARE_COLUMNS])
+            rows.append({"judge_1": j1, "judge_2": j2, **key, "metric": metric} | fields)
+    out = pd.DataFrame(rows, columns=["judge_1", "judge_2", *cell_keys, *_COMPARE_COLUMNS])
+    out["test"] = "cluster bootstrap" if test == "bootstrap" else "McNemar (legacy)"
+    out["missing"] = missing
+    return out
 
 
-def _judge_columns(outcomes: pd.DataFrame, metric: str, other: list[str]) -> pd.DataFrame:
-    """Return the metric's per-item 0/1 outcome, one column per judge (complete items only)."""
+def _judge_columns(
+    outcomes: pd.DataFrame, metric: str, other: list[str], cluster: str | None
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.Series]:
+    """Return per item × judge the metric's 0/1 outcome and completeness; per item its unit.
+
+    Rows are items (with gold for accuracies), columns judges; the units are a Series.
+    """
     num_col, den_col, _ = METRICS[metric]
-    data = outcomes[outcomes["complete"].astype(bool)]
+    data = outcomes
     if den_col == "has_gold":
         data = data[data["has_gold"].astype(bool)]
-    wide = data.set_index([*other, "sample", "item_id", "judge"])[num_col].astype(float)
-    return wide.unstack("judge")
+    idx = [*other, "sample", "item_id"]
+    value = data[num_col].astype("boolean").fillna(False).astype(float)
+    frame = data[idx + ["judge"]].assign(
+        _value=value.to_numpy(), _complete=data["complete"].astype(bool).to_numpy()
+    )
+    frame = frame.set_index([*idx, "judge"])
+    wide = frame["_value"].unstack("judge")
+    complete = frame["_complete"].unstack("judge").astype("boolean").fillna(False)
+    if cluster is not None and cluster in data.columns:
+        unit = data.assign(_unit=data[cluster]).groupby(idx, sort=False, dropna=False)["_unit"]
+        units = unit.first().reindex(wide.index)
+    else:
+        units = pd.Series(None, index=wide.index, dtype=object)
+    return wide, complete.astype(bool), units
+
+
+def _pair_frame(
+    values: pd.DataFrame, complete: pd.DataFrame, units: pd.Series, missing: str
+) -> pd.DataFrame:
+    """Return the rows of one pair: value_1, value_2, missing_1, missing_2, unit."""
+    ok = complete.to_numpy()
+    either = ok.any(axis=1)
+    both = ok.all(axis=1)
+    keep = either if missing == "wrong" else both
+    x = np.where(ok, values.to_numpy(dtype=float), 0.0)
+    frame = pd.DataFrame(
+        {
+            "v1": x[:, 0],
+            "v2": x[:, 1],
+            "m1": (either & ~ok[:, 0]).astype(float),
+            "m2": (either & ~ok[:, 1]).astype(float),
+            "kept": keep.astype(float),
+            "unit": units.to_numpy(dtype=object),
+        },
+        index=values.index,
+    )
+    return frame[either]
 
 
 def _pair_cells(
-    pair: pd.DataFrame, j1: str, j2: str, cell_keys: list[str], *, n_boot: int, seed: int
+    pair: pd.DataFrame, j1: str, j2: str, cell_keys: list[str], boot: _PairBoot
 ) -> list[tuple]:
-    """Return (key, sums, n, replicate sums, discordant counts) per cell of one judge pair."""
+    """Return (key, _PairCell) per cell of one judge pair."""
     cells = []
     for key, block in pair.groupby(level=cell_keys, sort=True, dropna=False):
         key = key if isinstance(key, tuple) else (key,)
-        x = block.to_numpy()
-        rng = stats.rng_for(seed, "compare", j1, j2, *key)
-        reps = stats.bootstrap_sums(x, n_boot=n_boot, rng=rng)
+        miss = block[["m1", "m2"]].to_numpy().sum(axis=0)
+        block = block[block["kept"] > 0]
+        x = block[["v1", "v2"]].to_numpy()
         disc = np.array(
             [np.sum((x[:, 0] == 1) & (x[:, 1] == 0)), np.sum((x[:, 0] == 0) & (x[:, 1] == 1))]
         )
-        cells.append((key, x.sum(axis=0), len(x), reps, disc))
+        values = np.column_stack([x, np.ones(len(x))])
+        codes = None
+        if boot.cluster is not None and block["unit"].notna().any():
+            frame = pd.DataFrame(
+                {
+                    "cluster": block["unit"].to_numpy(),
+                    "item_id": block.index.get_level_values("item_id").astype(str),
+                }
+            )
+            codes = resample.unit_codes(frame, "cluster")
+        units = resample.unit_rows(values, codes)
+        rng = stats.rng_for(boot.seed, "compare", j1, j2, *key)
+        reps = stats.bootstrap_sums(units, n_boot=boot.n_boot, rng=rng)
+        strata = resample.Strata([units])
+        cells.append((key, _PairCell(values.sum(axis=0), reps, disc, miss, strata)))
     return cells
+
+
+class _PairCell(NamedTuple):
+    sums: np.ndarray  # Σ value_1, Σ value_2, n
+    reps: np.ndarray
+    disc: np.ndarray  # only_1, only_2
+    missing: np.ndarray  # missing_1, missing_2
+    strata: resample.Strata
 
 
 def _pooled_pair_cells(cells: list[tuple], cell_keys: list[str], across: str) -> list[tuple]:
     """Return one `pooled` cell per combination of the keys other than `across` (stratified)."""
     pooled = []
     for base, members in cells_across(cells, cell_keys, across):
-        pooled.append(
-            (
-                {**base, across: POOLED},
-                np.sum([m[1] for m in members], axis=0),
-                sum(m[2] for m in members),
-                np.sum([m[3] for m in members], axis=0),
-                np.sum([m[4] for m in members], axis=0),
-            )
+        parts = [m[1] for m in members]
+        cell = _PairCell(
+            np.sum([p.sums for p in parts], axis=0),
+            np.sum([p.reps for p in parts], axis=0),
+            np.sum([p.disc for p in parts], axis=0),
+            np.sum([p.missing for p in parts], axis=0),
+            resample.Strata([u for p in parts for u in p.strata.members]),
         )
+        pooled.append(({**base, across: POOLED}, cell))
     return pooled
 
 
-def _compare_fields(
-    sums: np.ndarray, n: int, reps: np.ndarray, disc: np.ndarray, level: float
-) -> dict:
-    """Return the values, paired difference with its interval, and McNemar test of a cell."""
-    value = sums / n if n else np.array([np.nan, np.nan])
-    diff_reps = stats.ratio_replicates(reps[:, 0] - reps[:, 1], np.full(len(reps), n))
+def _diff_p(cell: _PairCell, boot: _PairBoot, key: tuple) -> inference.PValue:
+    """Return the adaptive cluster-bootstrap p-value of value_1 − value_2 = 0."""
+    rng = stats.rng_for(boot.seed, *key)
+
+    def draw(k: int) -> np.ndarray:
+        s = cell.strata.draw(np.arange(3), k, rng)
+        return stats.ratio_replicates(s[:, 0] - s[:, 1], s[:, 2])
+
+    first = stats.ratio_replicates(cell.reps[:, 0] - cell.reps[:, 1], cell.reps[:, 2])
+    return inference.adaptive_p(draw, null=0.0, first=first, n_boot=min(boot.n_boot, 40_000))
+
+
+def _compare_fields(cell: _PairCell, boot: _PairBoot, key: tuple) -> dict:
+    """Return the values, paired difference with its interval, and both tests of a cell."""
+    n = cell.sums[2]
+    value = cell.sums[:2] / n if n else np.array([np.nan, np.nan])
+    diff_reps = stats.ratio_replicates(cell.reps[:, 0] - cell.reps[:, 1], cell.reps[:, 2])
+    p = _diff_p(cell, boot, key) if n else inference.PValue(np.nan, 0, np.nan, False)
     return {
         "value_1": value[0],
         "value_2": value[1],
         **stats.interval_fields(
-            value[0] - value[1], diff_reps, level=level, names=("diff", "ci_low", "ci_high")
+            value[0] - value[1], diff_reps, level=boot.level, names=("diff", "ci_low", "ci_high")
         ),
         "n_common": int(n),
-        "only_1": int(disc[0]),
-        "only_2": int(disc[1]),
-        "p_value": stats.sign_test(disc[0], disc[0] + disc[1]).p_value,
+        "only_1": int(cell.disc[0]),
+        "only_2": int(cell.disc[1]),
+        "n_clusters": cell.strata.n_units,
+        "missing_1": int(cell.missing[0]),
+        "missing_2": int(cell.missing[1]),
+        "p_bootstrap": p.p,
+        "p_bound": bool(p.bound),
+        "n_boot_p": int(p.n_boot),
+        "p_mcnemar": stats.sign_test(cell.disc[0], cell.disc[0] + cell.disc[1]).p_value,
     }

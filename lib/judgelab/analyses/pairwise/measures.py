@@ -61,14 +61,15 @@ def consistency(ctx: CardContext) -> list[dict]:
     "pos_a_rate",
     family=FAMILY,
     label="P(picks position A)",
-    doc="share of decisive verdicts for the first response",
+    doc="share of valid verdicts for the first response (spec 000 §4.7)",
     needs=("pairwise", "both_orders"),
     direction="deviation",
 )
 def position_a_rate(ctx: CardContext) -> list[dict]:
-    """Share of verdicts for position A with the sign test's p (headline: pooled)."""
+    """Share of valid verdicts for position A with the cluster-bootstrap p (headline: pooled)."""
     rates = _rates(ctx)
-    needed = ["pos_a_rate", "run_gap", "share_biased_first", "share_biased_second"]
+    shares = ["share_biased_first", "share_biased_second"]
+    needed = [*pairwise.rates.POSITION_RATES, "run_gap", *shares]
     pref = pairwise.position_preference(rates[rates["metric"].isin(needed)])
     pref = pref.assign(scope=pref["split"], value=pref["pos_a_rate"], n=pref["n_verdicts"])
     return rows(pref, headline=pairwise.POOLED)

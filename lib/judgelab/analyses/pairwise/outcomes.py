@@ -3,7 +3,9 @@
 Conventions of the judgments table: `order` 0 shows `response_pos` as A (first, "Run 1"),
 `order` 1 shows it as B ("Run 2"); `chosen` is un-swapped (pos/neg/tie, null when the output
 is invalid); `correct` is null when the item has no gold label. The unit of analysis is an
-*item*: one row per judge × group keys × item × sample.
+*item*: one row per judge × group keys × item × sample. When the judgments carry a `cluster`
+column (the resampling unit: a source, a question; `core.clusters`), every outcome row keeps
+its item's cluster, so `pairwise_rates` and `compare_judges` resample clusters.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ from judgelab.errors import check_choice
 GROUPS: tuple[str, ...] = ("judge", "benchmark", "split")
 INVALID_POLICIES = ("repo", "strict")
 CATEGORIES = ("consistent", "biased_first", "biased_second", "inconsistent_tie", "invalid")
+#: The optional resampling-unit column carried from the judgments (never a group column).
+CLUSTER = "cluster"
 
 #: The nullable boolean outcome columns of `item_outcomes`.
 BOOLEAN_OUTCOMES = (
@@ -76,6 +80,7 @@ def item_outcomes(
     *,
     groups: Sequence[str] = GROUPS,
     invalid_policy: str = "repo",
+    cluster: str | None = CLUSTER,
 ) -> pd.DataFrame:
     """Pair the two orders of every item: one row per group keys × item × sample.
 
@@ -90,10 +95,13 @@ def item_outcomes(
             several conditions.
         invalid_policy: `repo` (two invalid outputs count as consistent, as the released
             ContextualJudgeBench code does) or `strict` (an invalid output is never consistent).
+        cluster: Column of `judgments` holding each item's resampling unit, copied into the
+            outcomes as `cluster` (first non-empty value of the unit's rows) when present;
+            None leaves it out (the bootstrap then resamples items).
 
     Returns:
         One row per unit, in order of first appearance in `judgments`: the `groups` columns,
-        `item_id`, `sample`, and:
+        `item_id`, `sample`, `cluster` (only when carried), and:
         `complete` (both orders present; the remaining columns are null otherwise),
         `chosen_0`, `chosen_1` (pos/neg/tie/invalid per order; null when the order is missing),
         `has_gold` (some row of the item carries a non-null `correct`),
@@ -113,7 +121,8 @@ def item_outcomes(
     needed = [*groups, "item_id", "sample", "order", "valid", "chosen", "correct"]
     _require(judgments, needed, "item_outcomes")
     units = [*groups, "item_id", "sample"]
-    df = judgments[list(dict.fromkeys(needed))]
+    carry = cluster is not None and cluster in judgments.columns and cluster not in units
+    df = judgments[list(dict.fromkeys(needed + ([cluster] if carry else [])))]
     _check_unique(df, units, groups)
     if df.empty:
         return pd.DataFrame(columns=[*groups, *OUTCOME_COLUMNS])
@@ -122,7 +131,19 @@ def item_outcomes(
     first = np.full(n, -1, dtype=np.int64)
     first[code[::-1]] = np.arange(len(code))[::-1]
     out = df.iloc[first][units].reset_index(drop=True)
+    if carry:
+        out[CLUSTER] = _unit_cluster(df[cluster], code, n)
     return _add_outcomes(out, _verdicts(df, code, n), invalid_policy)
+
+
+def _unit_cluster(values: pd.Series, code: np.ndarray, n: int) -> np.ndarray:
+    """Return the first non-empty cluster value of each unit (None where it has none)."""
+    v = values.astype("string")
+    ok = (v.notna() & (v != "")).to_numpy()
+    out = np.full(n, None, dtype=object)
+    idx = np.flatnonzero(ok)[::-1]
+    out[code[idx]] = v.to_numpy(dtype=object)[idx]
+    return out
 
 
 def _check_unique(df: pd.DataFrame, units: list[str], groups: list[str]) -> None:
@@ -203,7 +224,7 @@ def _add_outcomes(out: pd.DataFrame, v: _Verdicts, invalid_policy: str) -> pd.Da
 def group_columns(outcomes: pd.DataFrame) -> list[str]:
     """Return the group columns of an `item_outcomes` frame (those before `item_id`)."""
     _require(outcomes, OUTCOME_COLUMNS, "pairwise metrics need item_outcomes(...) output;")
-    return [c for c in outcomes.columns if c not in OUTCOME_COLUMNS]
+    return [c for c in outcomes.columns if c not in OUTCOME_COLUMNS and c != CLUSTER]
 
 
 def coverage(

@@ -1,7 +1,8 @@
 """Position bias from pairwise rates: position-A preference, consistency categories, stability.
 
 Each function reshapes `pairwise_rates` output (spec 000 §4.7, the MT-Bench consistency
-categories): no new resampling, the intervals are those of the rates.
+categories): no new resampling, the intervals and the position test are those of the rates
+(cluster bootstrap by default).
 """
 
 from __future__ import annotations
@@ -9,40 +10,77 @@ from __future__ import annotations
 import pandas as pd
 
 from judgelab.analyses.pairwise.outcomes import CATEGORIES
-from judgelab.analyses.pairwise.rates import MEAN_OF_SPLITS, METRICS, rate_keys
+from judgelab.analyses.pairwise.rates import MEAN_OF_SPLITS, POSITION_RATES, rate_keys
 from judgelab.core import stats
+from judgelab.errors import check_choice
+
+#: Tests `position_preference` can report as `p_value`.
+POSITION_TESTS = ("bootstrap", "sign")
 
 
-def position_preference(rates: pd.DataFrame) -> pd.DataFrame:
-    """Return the position-A preference per group with its intervals and a sign test.
+def position_preference(rates: pd.DataFrame, *, test: str = "bootstrap") -> pd.DataFrame:
+    """Return the position-A preference per group in both denominators, with its tests.
 
-    The sign test compares the items judged *position A both times* (`biased_first`) with the
-    items judged *position B both times* (`biased_second`): exact two-sided binomial test of
-    n_biased_first out of n_biased_first + n_biased_second against 1/2. Per-split and pooled
-    rows only (counts are not defined for a mean of splits).
+    `pos_a_rate` (the headline; spec 000 §4.7) is the share of *all valid* verdicts of both
+    orders that pick the response shown first — ties count in the denominator, so a judge
+    without position preference that ties 20 % of the time scores 0.4; `pos_a_rate_decisive`
+    divides by the valid non-tie verdicts only (the earlier headline; 0.5 = no preference).
+    Both are equal for a judge that never ties.
+
+    Tests of "the judge picks A as often as B": `p_bootstrap`, the cluster-bootstrap test
+    of the decisive share = 1/2 from `pairwise_rates` (resampling clusters, resolved
+    adaptively; `p_bound` marks an upper bound), and `p_sign`, the legacy exact sign test of
+    the items judged position A both times (`biased_first`) against position B both times
+    (`biased_second`), which assumes independent items. Per-split and pooled rows only
+    (counts are not defined for a mean of splits).
+
+    Args:
+        rates: Output of `pairwise_rates`.
+        test: Which test is `p_value`: `bootstrap` (default) or `sign` (legacy).
 
     Returns:
         The rate keys and `aggregation`, `pos_a_rate`, `ci_low`, `ci_high`, `wilson_low`,
-        `wilson_high`, `n_verdicts` (valid non-tie verdicts), `run_gap` (a2 − a1),
-        `n_biased_first`, `n_biased_second`, `p_value`.
+        `wilson_high`, `n_valid` (valid verdicts), `pos_a_rate_decisive`, `decisive_low`,
+        `decisive_high`, `n_verdicts` (valid non-tie verdicts), `n_clusters`, `run_gap`
+        (a2 − a1), `n_biased_first`, `n_biased_second`, `p_value`, `p_bootstrap`,
+        `p_bound`, `n_boot_p`, `p_sign`, `test`.
     """
+    check_choice("position test", test, POSITION_TESTS)
     keys = rate_keys(rates)
     data = rates[rates["aggregation"] != MEAN_OF_SPLITS]
     idx = [*keys, "aggregation"]
-    pref = data[data["metric"] == "pos_a_rate"].set_index(idx)
+    needed = [*POSITION_RATES, "run_gap", "share_biased_first", "share_biased_second"]
+    data = data[data["metric"].isin(needed)]
+    keyed = data.set_index(idx)
+    metric = data["metric"].to_numpy()
+    by_metric = {m: keyed[metric == m] for m in needed}
+    pref = by_metric["pos_a_rate"]
     out = pref[["value", "ci_low", "ci_high", "wilson_low", "wilson_high", "n"]].rename(
-        columns={"value": "pos_a_rate", "n": "n_verdicts"}
+        columns={"value": "pos_a_rate", "n": "n_valid"}
     )
-    by_metric = {m: data[data["metric"] == m].set_index(idx) for m in METRICS}
+    dec = by_metric["pos_a_rate_decisive"]
+    out["pos_a_rate_decisive"] = dec["value"]
+    out["decisive_low"] = dec["ci_low"]
+    out["decisive_high"] = dec["ci_high"]
+    out["n_verdicts"] = dec["n"].astype(int)
+    out["n_valid"] = out["n_valid"].astype(int)
+    out["n_clusters"] = pref["n_clusters"].astype(int)
     out["run_gap"] = by_metric["run_gap"]["value"]
     out["n_biased_first"] = by_metric["share_biased_first"]["k"].astype(int)
     out["n_biased_second"] = by_metric["share_biased_second"]["k"].astype(int)
-    out["n_verdicts"] = out["n_verdicts"].astype(int)
-    out["p_value"] = [
+    out["p_bootstrap"] = dec["p_value"]
+    out["p_bound"] = dec["p_bound"].astype(bool)
+    out["n_boot_p"] = dec["n_boot_p"].astype(int)
+    out["p_sign"] = [
         stats.sign_test(a, a + b).p_value
         for a, b in zip(out["n_biased_first"], out["n_biased_second"], strict=True)
     ]
-    return out.reset_index()
+    out["p_value"] = out["p_bootstrap"] if test == "bootstrap" else out["p_sign"]
+    out["test"] = "cluster bootstrap" if test == "bootstrap" else "sign (legacy)"
+    cols = [c for c in out.columns if c not in ("p_value", "p_bootstrap")]
+    cols.insert(cols.index("p_bound"), "p_value")
+    cols.insert(cols.index("p_bound"), "p_bootstrap")
+    return out[cols].reset_index()
 
 
 def consistency_categories(rates: pd.DataFrame) -> pd.DataFrame:

@@ -1,10 +1,12 @@
 """Pairwise rates per (judge, group, sample) with bootstrap and Wilson intervals (spec 000 §4).
 
 `pairwise_rates` turns `item_outcomes` into every rate of `METRICS`, each a ratio of sums over
-the complete items of a group, with a seeded percentile bootstrap interval over items and a
-Wilson interval, plus the two averages across splits: `pooled` over items and
-`mean_of_splits`. `rates_for` and `rates_wide` filter and reshape the long result. Rates are
-fractions in [0, 1]; notebooks show them in percent.
+the complete items of a group, with a seeded percentile bootstrap interval over clusters
+(`resample`; items when there are none) and a Wilson interval, plus the two averages across
+splits: `pooled` over items and `mean_of_splits` (both resampled within each split). The
+position-A preference carries a cluster-bootstrap test of "A as often as B". `rates_for` and
+`rates_wide` filter and reshape the long result. Rates are fractions in [0, 1]; notebooks
+show them in percent.
 """
 
 from __future__ import annotations
@@ -15,9 +17,16 @@ from typing import Any, NamedTuple
 import numpy as np
 import pandas as pd
 
-from judgelab.analyses.pairwise.outcomes import BOOLEAN_OUTCOMES, CATEGORIES, group_columns
+from judgelab.analyses.pairwise import resample
+from judgelab.analyses.pairwise.outcomes import (
+    BOOLEAN_OUTCOMES,
+    CATEGORIES,
+    CLUSTER,
+    group_columns,
+)
 from judgelab.core import stats
 from judgelab.core.schema import require_columns as _require
+from judgelab.errors import check_choice
 
 POOLED = "pooled"
 MEAN_OF_SPLITS = "mean_of_splits"
@@ -32,7 +41,9 @@ METRICS: dict[str, tuple[str, str, bool]] = {
     "oa": ("optimistically_correct", "has_gold", True),
     "cons": ("consistent", "complete", True),
     "run_gap": ("run_gap", "has_gold", False),
-    "pos_a_rate": ("picks_a", "decisive", True),
+    "pos_a_rate": ("picks_a", "valid_verdicts", True),
+    "pos_a_rate_decisive": ("picks_a", "decisive", True),
+    "flip_rate": ("flipped", "both_valid", True),
     "share_consistent": ("is_consistent", "complete", True),
     "share_biased_first": ("is_biased_first", "complete", True),
     "share_biased_second": ("is_biased_second", "complete", True),
@@ -42,6 +53,16 @@ METRICS: dict[str, tuple[str, str, bool]] = {
     "invalid_0": ("invalid_0", "complete", True),
     "invalid_1": ("invalid_1", "complete", True),
 }
+
+
+#: The position test: "the judge picks position A as often as B" — the share of A among the
+#: valid non-tie verdicts equals 1/2. With ties the spec's `pos_a_rate` is below 1/2 under
+#: this null, so the p-value is a statement about the decisive share and sits on its row only.
+POSITION_TEST = ("pos_a_rate_decisive", 0.5)
+#: The metrics whose rows carry the position test's p-value.
+TESTED = ("pos_a_rate_decisive",)
+#: The two denominators of the position-A preference (`position_preference` reads both).
+POSITION_RATES = ("pos_a_rate", "pos_a_rate_decisive")
 
 
 class _Layout(NamedTuple):
@@ -55,12 +76,13 @@ class _Layout(NamedTuple):
 
 
 class _Cell(NamedTuple):
-    """One (group, sample): its key, the value column sums, their replicates, incomplete items."""
+    """One (group, sample): key, column sums, replicates, incomplete items, unit rows."""
 
     key: tuple
     sums: np.ndarray
     reps: np.ndarray
     incomplete: float
+    strata: resample.Strata
 
 
 def _value_matrix(outcomes: pd.DataFrame) -> tuple[np.ndarray, list[str]]:
@@ -74,10 +96,15 @@ def _value_matrix(outcomes: pd.DataFrame) -> tuple[np.ndarray, list[str]]:
     f["run_gap"] = f["correct_1"] - f["correct_0"]
     f["picks_a"] = outcomes["picks_a"].astype("Float64").fillna(0).to_numpy(dtype=float)
     f["decisive"] = outcomes["decisive"].astype("Float64").fillna(0).to_numpy(dtype=float)
+    c0, c1 = outcomes["chosen_0"].to_numpy(), outcomes["chosen_1"].to_numpy()
+    valid0 = complete & np.isin(c0, ("pos", "neg", "tie"))
+    valid1 = complete & np.isin(c1, ("pos", "neg", "tie"))
+    f["valid_verdicts"] = valid0.astype(float) + valid1.astype(float)
+    f["both_valid"] = (valid0 & valid1).astype(float)
+    f["flipped"] = (valid0 & valid1 & (c0 != c1)).astype(float)
     category = outcomes["category"].to_numpy()
     for cat in CATEGORIES:
         f[f"is_{cat}"] = (category == cat).astype(float)
-    c0, c1 = outcomes["chosen_0"].to_numpy(), outcomes["chosen_1"].to_numpy()
     f["invalid_0"] = (complete & (c0 == "invalid")).astype(float)
     f["invalid_1"] = (complete & (c1 == "invalid")).astype(float)
     names = list(f)
@@ -95,6 +122,16 @@ def _layout(names: list[str]) -> _Layout:
     )
 
 
+class _Boot(NamedTuple):
+    """Bootstrap settings shared by the cells of one call."""
+
+    n_boot: int
+    seed: int
+    level: float
+    cluster: str | None
+    interval: str = "expanded"
+
+
 def pairwise_rates(
     outcomes: pd.DataFrame,
     *,
@@ -102,6 +139,8 @@ def pairwise_rates(
     n_boot: int = 1000,
     seed: int = 0,
     level: float = 0.95,
+    cluster: str | None = CLUSTER,
+    interval: str = "expanded",
 ) -> pd.DataFrame:
     """Return every pairwise rate per (group, sample) with bootstrap and Wilson intervals.
 
@@ -109,18 +148,30 @@ def pairwise_rates(
     `a1`, `a2` (accuracy in order 0 / order 1), `ca` (consistent accuracy), `oa` (optimistic
     accuracy) — over items with gold, NaN when there is none; `cons` (consistency, per the
     invalid policy of `item_outcomes`) over complete items; `run_gap` = a2 − a1 (> 0: the
-    judge favours the second position, spec §4.7); `pos_a_rate`, the **position-A preference
-    rate**: of all valid non-tie verdicts in both orders, the share that picks the response
-    shown first (order 0 choosing pos, order 1 choosing neg), 0.5 = no position preference;
-    `share_<category>` for the `CATEGORIES` of `item_outcomes` (they sum to 1); `both_invalid`;
-    `invalid_0`, `invalid_1` (invalid rate per order). Items lacking an order are excluded and
-    counted in `n_incomplete`.
+    judge favours the second position, spec §4.7); the **position-A preference** in two
+    denominators: `pos_a_rate` (the default, spec 000 §4.7: A-verdicts over *all valid*
+    verdicts of both orders, ties included) and `pos_a_rate_decisive` (over valid non-tie
+    verdicts only, the rate earlier versions reported as `pos_a_rate`; 0.5 = no preference);
+    they agree when the judge never ties; `flip_rate` (the verdict changes with the order,
+    over items with two valid verdicts); `share_<category>` for the `CATEGORIES` of
+    `item_outcomes` (they sum to 1); `both_invalid`; `invalid_0`, `invalid_1` (invalid rate
+    per order). Items lacking an order are excluded and counted in `n_incomplete`.
 
-    Intervals: `ci_low`/`ci_high` are percentile intervals of a bootstrap over items (B =
-    `n_boot`), one resample per group shared by all its rates, seeded by `seed` and the group
-    key (reproducible; independent of which other groups are present). `wilson_low`/
-    `wilson_high` treat k of n as binomial (for `pos_a_rate` the trials are verdicts, two per
-    item, so Wilson is optimistic there; `run_gap` has none).
+    Intervals: `ci_low`/`ci_high` are bootstrap intervals (B = `n_boot`; `interval`: the
+    t_{G−1}-expanded percentile interval by default, `resample.interval`) over the resampling
+    units: the clusters of the `cluster` column (`item_outcomes` carries it
+    from the judgments; items without one are their own unit), or items when the column is
+    absent or `cluster` is None (the legacy independent-items bootstrap). One resample per
+    group is shared by all its rates, seeded by `seed` and the group key (reproducible;
+    independent of which other groups are present). `wilson_low`/`wilson_high` treat k of n
+    as independent binomial trials (optimistic with clusters, and for the position rates
+    whose trials are verdicts, two per item; `run_gap` has none).
+
+    Test: the `pos_a_rate_decisive` row carries `p_value`, a cluster-bootstrap test that the
+    judge picks A as often as B (`POSITION_TEST`: the decisive share equals 1/2; the spec
+    `pos_a_rate` has no p-value, its null value depends on the tie rate), resolved
+    adaptively (`inference.adaptive_p`; `p_bound` True: p is an upper bound; `n_boot_p`
+    replicates used). Other rows have NaN there.
 
     Averages across `across` (default the split) are added per remaining group key:
     `pooled` (Σ numerators / Σ denominators over all items, ContextualJudgeBench "Average")
@@ -136,26 +187,32 @@ def pairwise_rates(
         n_boot: Bootstrap resamples B.
         seed: Seed of the bootstrap.
         level: Confidence level of both intervals.
+        cluster: Column of `outcomes` with the resampling unit, or None for items.
+        interval: "expanded" (t_{G−S} percentile levels; default) or "percentile" (legacy).
 
     Returns:
         Long table: the group columns, `sample`, `aggregation`, `metric`, `value`, `k`
-        (numerator sum; NaN for `mean_of_splits`), `n` (denominator sum), `ci_low`, `ci_high`,
-        `wilson_low`, `wilson_high`, `n_items` (complete items), `n_gold`, `n_incomplete`.
+        (numerator sum; NaN for `mean_of_splits`), `n` (denominator sum), `n_clusters`
+        (resampling units with a complete item), `ci_low`, `ci_high`, `wilson_low`,
+        `wilson_high`, `n_items` (complete items), `n_gold`, `n_incomplete`, `p_value`,
+        `p_bound`, `n_boot_p`.
     """
     groups = group_columns(outcomes)
     _check_across(outcomes, groups, across)
     keys = [*groups, "sample"]
     values, names = _value_matrix(outcomes)
     lay = _layout(names)
-    cells = _split_cells(outcomes, values, keys, lay, n_boot=n_boot, seed=seed)
+    check_choice("interval", interval, resample.INTERVALS)
+    boot = _Boot(n_boot, seed, level, cluster, interval)
+    cells = _split_cells(outcomes, values, keys, lay, boot)
     rows = [
-        _ratio_frame(dict(zip(keys, c.key, strict=True)), "split", c, lay, level) for c in cells
+        _ratio_frame(dict(zip(keys, c.key, strict=True)), "split", c, lay, boot) for c in cells
     ]
     if across is not None:
         for base, members in cells_across(cells, keys, across):
-            rows.extend(_aggregate_frames(base, across, members, lay, level))
+            rows.extend(_aggregate_frames(base, across, members, lay, boot))
     out = pd.concat(rows, ignore_index=True)
-    for c in ("n_items", "n_gold", "n_incomplete"):
+    for c in ("n_items", "n_gold", "n_incomplete", "n_clusters", "n_boot_p"):
         out[c] = out[c].astype(int)
     return out
 
@@ -170,37 +227,55 @@ def _check_across(outcomes: pd.DataFrame, groups: list[str], across: str | None)
 
 
 def _split_cells(
-    outcomes: pd.DataFrame,
-    values: np.ndarray,
-    keys: list[str],
-    lay: _Layout,
-    *,
-    n_boot: int,
-    seed: int,
+    outcomes: pd.DataFrame, values: np.ndarray, keys: list[str], lay: _Layout, boot: _Boot
 ) -> list[_Cell]:
-    """Return the sums and bootstrap replicate sums of every (group, sample) cell."""
+    """Return the sums, unit rows and bootstrap replicate sums of every (group, sample) cell."""
     incomplete = (~outcomes["complete"].to_numpy(dtype=bool)).astype(float)
+    complete = outcomes["complete"].to_numpy(dtype=bool)
     cells = []
     grouped = outcomes.groupby(keys, sort=False, observed=True, dropna=False)
     for key, idx in grouped.indices.items():
         key = key if isinstance(key, tuple) else (key,)
-        block = values[idx]
-        block = block[block[:, lay.complete] > 0]
-        reps = stats.bootstrap_sums(block, n_boot=n_boot, rng=stats.rng_for(seed, *key))
-        cells.append(_Cell(key, block.sum(axis=0), reps, float(incomplete[idx].sum())))
+        idx = np.asarray(idx)
+        keep = idx[complete[idx]]
+        codes = resample.unit_codes(outcomes.iloc[keep], boot.cluster) if len(keep) else None
+        units = resample.unit_rows(values[keep], codes)
+        rng = stats.rng_for(boot.seed, *key)
+        reps = stats.bootstrap_sums(units, n_boot=boot.n_boot, rng=rng)
+        strata = resample.Strata([units])
+        cells.append(_Cell(key, units.sum(axis=0), reps, float(incomplete[idx].sum()), strata))
     return cells
 
 
+def _position_p(cell: _Cell, lay: _Layout, boot: _Boot, key: tuple) -> tuple[float, bool, int]:
+    """Return (p, bound, replicates) of the position test on one (split or pooled) cell."""
+    m = list(METRICS).index(POSITION_TEST[0])
+    num, den = int(lay.num[m]), int(lay.den[m])
+    if cell.sums[den] <= 0:
+        return float("nan"), False, 0
+    first = stats.ratio_replicates(cell.reps[:, num], cell.reps[:, den])
+    rng = stats.rng_for(boot.seed, "position_p", *key)
+    out = resample.ratio_p(
+        cell.strata, num, den, first=first, rng=rng, null=POSITION_TEST[1], n_boot=boot.n_boot
+    )
+    return out.p, out.bound, out.n_boot
+
+
 def _ratio_frame(
-    key: dict, aggregation: str, cell: _Cell, lay: _Layout, level: float
+    key: dict, aggregation: str, cell: _Cell, lay: _Layout, boot: _Boot
 ) -> pd.DataFrame:
     """Return the rates of one cell (a split or the pooled cell): Σ num / Σ den per metric."""
     sums, reps = cell.sums, cell.reps
     value = stats.ratio_replicates(sums[lay.num], sums[lay.den])
-    low, high = stats.percentile_interval(
-        stats.ratio_replicates(reps[:, lay.num], reps[:, lay.den]), level=level
+    low, high = resample.interval(
+        stats.ratio_replicates(reps[:, lay.num], reps[:, lay.den]),
+        level=boot.level,
+        df=cell.strata.df,
+        method=boot.interval,
     )
-    w_low, w_high = stats.wilson_interval(sums[lay.num], sums[lay.den], level=level)
+    w_low, w_high = stats.wilson_interval(sums[lay.num], sums[lay.den], level=boot.level)
+    p, bound, n_p = _position_p(cell, lay, boot, (aggregation, *key.values()))
+    tested = np.isin(list(METRICS), TESTED)
     return _rates_frame(
         key,
         aggregation,
@@ -209,18 +284,25 @@ def _ratio_frame(
         n=sums[lay.den],
         ci=(low, high),
         wilson=(np.where(lay.binomial, w_low, np.nan), np.where(lay.binomial, w_high, np.nan)),
-        counts=(sums[lay.complete], sums[lay.has_gold], cell.incomplete),
+        counts=(sums[lay.complete], sums[lay.has_gold], cell.incomplete, cell.strata.n_units),
+        test=(np.where(tested, p, np.nan), tested & bound, np.where(tested, n_p, 0)),
     )
 
 
 def _aggregate_frames(
-    base: dict, across: str, members: list[_Cell], lay: _Layout, level: float
+    base: dict, across: str, members: list[_Cell], lay: _Layout, boot: _Boot
 ) -> list[pd.DataFrame]:
-    """Return the `pooled` and `mean_of_splits` rates over the member cells of one key."""
+    """Return the `pooled` and `mean_of_splits` rates over the member cells of one key.
+
+    Both are stratified: a replicate sums (or averages) the members' own replicates, each
+    split resampled on its own.
+    """
     sums = np.sum([m.sums for m in members], axis=0)
     reps = np.sum([m.reps for m in members], axis=0)
     inc = float(sum(m.incomplete for m in members))
-    pooled = _ratio_frame({**base, across: POOLED}, POOLED, _Cell((), sums, reps, inc), lay, level)
+    strata = resample.Strata([u for m in members for u in m.strata.members])
+    cell = _Cell((), sums, reps, inc, strata)
+    pooled = _ratio_frame({**base, across: POOLED}, POOLED, cell, lay, boot)
     split_rates = np.stack(
         [stats.ratio_replicates(m.sums[lay.num], m.sums[lay.den]) for m in members]
     )
@@ -235,9 +317,10 @@ def _aggregate_frames(
         value=point,
         k=nan,
         n=sums[lay.den],
-        ci=stats.percentile_interval(rep_mean, level=level),
+        ci=resample.interval(rep_mean, level=boot.level, df=strata.df, method=boot.interval),
         wilson=(nan, nan),
-        counts=(sums[lay.complete], sums[lay.has_gold], inc),
+        counts=(sums[lay.complete], sums[lay.has_gold], inc, strata.n_units),
+        test=(nan, np.zeros(len(nan), dtype=bool), np.zeros(len(nan), dtype=int)),
     )
     return [pooled, mean]
 
@@ -259,7 +342,8 @@ def _rates_frame(
     n: np.ndarray,
     ci: tuple[np.ndarray, np.ndarray],
     wilson: tuple[np.ndarray, np.ndarray],
-    counts: tuple[float, float, float],
+    counts: tuple[float, float, float, int],
+    test: tuple[np.ndarray, np.ndarray, np.ndarray],
 ) -> pd.DataFrame:
     return pd.DataFrame(
         {
@@ -269,6 +353,7 @@ def _rates_frame(
             "value": value,
             "k": k,
             "n": n,
+            "n_clusters": counts[3],
             "ci_low": ci[0],
             "ci_high": ci[1],
             "wilson_low": wilson[0],
@@ -276,6 +361,9 @@ def _rates_frame(
             "n_items": counts[0],
             "n_gold": counts[1],
             "n_incomplete": counts[2],
+            "p_value": test[0],
+            "p_bound": test[1],
+            "n_boot_p": test[2],
         }
     )
 

@@ -2,8 +2,9 @@
 
 The same model judged with several prompts (`prompt` column; e.g. LLMBar's Vanilla, CoT,
 Reference, ...; ContextualJudgeBench's workflow, criteria-specific and structured prompts) is
-compared per split with `pairwise.compare_judges` (paired bootstrap over items, exact McNemar
-test), strategy − baseline.
+compared per split, strategy − baseline, paired over items with a cluster bootstrap (the
+`cluster` column; `paired`), an adaptive bootstrap p-value, Holm across the strategies
+compared, and the exact McNemar test as a legacy column.
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ import numpy as np
 import pandas as pd
 
 from judgelab.analyses import pairwise
-from judgelab.core import stats
+from judgelab.analyses.prompting import paired
+from judgelab.core import clusters, stats
 from judgelab.core.schema import require_columns as _require
 from judgelab.errors import check_choice
 
@@ -28,13 +30,22 @@ COMPARISON_COLUMNS: tuple[str, ...] = (
     "benchmark",
     "split",
     "metric",
+    "variant",
     "value_strategy",
     "value_baseline",
     "diff",
     "ci_low",
     "ci_high",
     "n_common",
+    "n_clusters",
     "p_value",
+    "p_bound",
+    "n_boot_p",
+    "p_mcnemar",
+    "p_holm",
+    "n_tests",
+    "n_missing_strategy",
+    "n_missing_baseline",
 )
 EFFECT_COLUMNS: tuple[str, ...] = (
     "strategy",
@@ -56,6 +67,9 @@ def strategy_comparison(
     baseline: str = "Vanilla",
     strategies: Sequence[str] = (),
     metric_names: Sequence[str] = ("ca", "cons"),
+    cluster: str | None = "cluster",
+    test: str = "bootstrap",
+    adjust: str = "holm",
     n_boot: int = 1000,
     seed: int = 0,
     level: float = 0.95,
@@ -63,42 +77,61 @@ def strategy_comparison(
     """Compare each prompting strategy with the baseline prompt, per model and split.
 
     A model's judges are its rows per `prompt` value; each strategy is compared with the
-    baseline on the items both judged in both orders (`pairwise.compare_judges`), plus a
-    `pooled` row over the splits both share. Models without the baseline are left out.
+    baseline on the items both judged completely (paired: an item's two outcomes stay
+    together), per split plus a `pooled` row over the benchmark's splits (clusters resampled
+    within each split). The interval and the test resample the `cluster` column's units
+    (`paired.paired_difference`; issue 20), the p-value is resolved adaptively, and `p_holm`
+    adjusts it across the strategies compared with one baseline (one family per model,
+    metric, split and variant; `n_tests` says how many). Where the strategy and the
+    baseline leave different numbers of items incomplete (a missing order), a
+    `missing_as_error` row counts a missing outcome as an error over the items either
+    judged (a sensitivity, `variant`); default rows are `complete_pairs`.
 
     Args:
         judgments: A judgments table; needs `model`, `prompt`, `judge` and the columns of
-            `pairwise.item_outcomes`. Sample 0 only.
+            `pairwise.item_outcomes` (and `cluster` for clustered resampling). Sample 0 only.
         baseline: The reference prompt (e.g. "Vanilla", "cjb.workflow").
         strategies: Prompts to compare (empty: every other prompt of the model).
         metric_names: Rates to compare: any of a1, a2, ca, oa, cons.
+        cluster: Resampling unit column (absent: items); None resamples items (legacy).
+        test: `bootstrap` (default) or `mcnemar` (legacy exact McNemar) as `p_value`.
+        adjust: Multiplicity correction across strategies: `holm`, `bh` or `none`.
         n_boot: Bootstrap resamples B.
         seed: Seed of the bootstrap.
         level: Confidence level.
 
     Returns:
-        `model`, `strategy`, `baseline`, `benchmark`, `split` (or `pooled`), `metric`,
-        `value_strategy`, `value_baseline`, `diff` (strategy − baseline), `ci_low`,
-        `ci_high`, `n_common`, `p_value` (exact McNemar).
+        The columns of `COMPARISON_COLUMNS`: `model`, `strategy`, `baseline`, `benchmark`,
+        `split` (or `pooled`), `metric`, `variant`, `value_strategy`, `value_baseline`,
+        `diff` (strategy − baseline), `ci_low`, `ci_high`, `n_common`, `n_clusters`,
+        `p_value`, `p_bound`, `n_boot_p`, `p_mcnemar`, `p_holm`, `n_tests`,
+        `n_missing_strategy`, `n_missing_baseline`.
     """
     _require(judgments, ["model", "prompt", "judge", "sample"], "strategy_comparison")
+    check_choice("test", test, paired.TESTS)
     data = judgments[judgments["sample"] == 0]
-    parts = []
+    opts = {"cluster": cluster, "test": test, "n_boot": n_boot, "seed": seed, "level": level}
+    rows: list[dict] = []
     for model, block in data.groupby("model", sort=True):
         judges = _model_judges(model, block, baseline=baseline, strategies=strategies)
         if judges is None:
             continue
         base_judge, strategy_of = judges
-        keep = [base_judge, *strategy_of]
-        outcomes = pairwise.item_outcomes(block[block["judge"].isin(keep)])
+        block = block[block["judge"].isin([base_judge, *strategy_of])]
+        outcomes = pairwise.item_outcomes(block, groups=("judge", "benchmark", "split"))
         for m in metric_names:
-            cmp = pairwise.compare_judges(
-                outcomes, metric=m, n_boot=n_boot, seed=seed, level=level
-            )
-            parts.append(_against_baseline(cmp, model, m, baseline, base_judge, strategy_of))
-    if not parts:
+            value, eligible = _wide(outcomes, m)
+            unit = _unit_codes(block, value.index, cluster)
+            for judge, strategy in strategy_of.items():
+                head = {"model": model, "strategy": strategy, "baseline": baseline, "metric": m}
+                rows += _strategy_rows(head, value, eligible, unit, judge, base_judge, opts)
+    if not rows:
         return pd.DataFrame(columns=list(COMPARISON_COLUMNS))
-    out = pd.concat(parts, ignore_index=True)[list(COMPARISON_COLUMNS)]
+    out = pd.DataFrame(rows)
+    family = ["model", "metric", "benchmark", "split", "variant"]
+    out["p_holm"] = paired.holm_within(out, family, method=adjust)
+    out["n_tests"] = out.groupby(family)["p_value"].transform("count").astype(int)
+    out = out[list(COMPARISON_COLUMNS)]
     return out.sort_values(["metric", "model", "strategy"], kind="stable").reset_index(drop=True)
 
 
@@ -119,35 +152,83 @@ def _model_judges(
     return by_prompt[baseline], {by_prompt[p]: p for p in wanted}
 
 
-def _against_baseline(
-    cmp: pd.DataFrame,
-    model: object,
-    metric: str,
-    baseline: str,
+def _wide(outcomes: pd.DataFrame, metric: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Per item × judge: the metric's 0/1 outcome (NaN: incomplete) and whether it counts."""
+    num, den, _ = pairwise.METRICS[metric]
+    df = outcomes.copy()
+    complete = df["complete"].astype(bool)
+    counts = df["has_gold"].astype("boolean").fillna(False) if den == "has_gold" else True
+    df["_eligible"] = counts | (~complete)  # an incomplete item may lack the gold flag
+    df["_v"] = df[num].astype("boolean").astype(float).where(complete)
+    keys = ["benchmark", "split", "item_id"]
+    value = df.pivot_table(index=keys, columns="judge", values="_v", aggfunc="first", dropna=False)
+    eligible = df.pivot_table(index=keys, columns="judge", values="_eligible", aggfunc="any")
+    eligible = eligible.reindex(value.index).fillna(False).astype(bool)
+    return value, eligible
+
+
+def _unit_codes(block: pd.DataFrame, index: pd.MultiIndex, cluster: str | None) -> np.ndarray:
+    """The resampling unit code of every (benchmark, split, item) of `index`."""
+    cols = ["benchmark", "split", "item_id"]
+    frame = index.to_frame(index=False)
+    if cluster is not None and cluster in block.columns:
+        first = block.drop_duplicates(cols).set_index(cols)[cluster]
+        frame[cluster] = first.reindex(index).to_numpy()
+    return clusters.codes(frame, cluster)
+
+
+def _strategy_rows(
+    head: dict,
+    value: pd.DataFrame,
+    eligible: pd.DataFrame,
+    unit: np.ndarray,
+    judge: str,
     base_judge: str,
-    strategy_of: dict[str, str],
-) -> pd.DataFrame:
-    """Return the `compare_judges` rows involving the baseline, oriented strategy − baseline."""
-    cmp = cmp[(cmp["judge_1"] == base_judge) | (cmp["judge_2"] == base_judge)]
-    flip = cmp["judge_1"] == base_judge  # then diff is baseline − strategy
-    other = np.where(flip, cmp["judge_2"], cmp["judge_1"])
-    return pd.DataFrame(
-        {
-            "model": model,
-            "strategy": [strategy_of[o] for o in other],
-            "baseline": baseline,
-            "benchmark": cmp["benchmark"].to_numpy(),
-            "split": cmp["split"].to_numpy(),
-            "metric": metric,
-            "value_strategy": np.where(flip, cmp["value_2"], cmp["value_1"]),
-            "value_baseline": np.where(flip, cmp["value_1"], cmp["value_2"]),
-            "diff": np.where(flip, -cmp["diff"], cmp["diff"]),
-            "ci_low": np.where(flip, -cmp["ci_high"], cmp["ci_low"]),
-            "ci_high": np.where(flip, -cmp["ci_low"], cmp["ci_high"]),
-            "n_common": cmp["n_common"].to_numpy(),
-            "p_value": cmp["p_value"].to_numpy(),
-        }
-    )
+    opts: dict,
+) -> list[dict]:
+    """Rows of one strategy: per split and pooled, complete pairs (+ missing-as-error)."""
+    if judge not in value.columns or base_judge not in value.columns:
+        return []
+    x, y = value[judge].to_numpy(), value[base_judge].to_numpy()
+    either = eligible[judge].to_numpy() | eligible[base_judge].to_numpy()
+    miss_x, miss_y = either & np.isnan(x), either & np.isnan(y)
+    splits = value.index.get_level_values("split").to_numpy()
+    bench = value.index.get_level_values("benchmark").to_numpy()
+    variants = {"complete_pairs": (~np.isnan(x) & ~np.isnan(y), x, y)}
+    if miss_x.sum() != miss_y.sum():
+        variants["missing_as_error"] = (either, np.nan_to_num(x), np.nan_to_num(y))
+    rows = []
+    for variant, (keep, xs, ys) in variants.items():
+        for b in sorted(set(bench[keep])):
+            here = keep & (bench == b)
+            cells = [(s, here & (splits == s)) for s in sorted(set(splits[here]))]
+            cells.append((pairwise.POOLED, here))
+            for split, m in cells:
+                rng = stats.rng_for(opts["seed"], *head.values(), variant, b, split)
+                res = paired.paired_difference(
+                    xs[m],
+                    ys[m],
+                    unit[m],
+                    strata=splits[m],
+                    test=opts["test"],
+                    n_boot=opts["n_boot"],
+                    rng=rng,
+                    level=opts["level"],
+                )
+                rows.append(
+                    {
+                        **head,
+                        "benchmark": b,
+                        "split": split,
+                        "variant": variant,
+                        "value_strategy": float(np.mean(xs[m])),
+                        "value_baseline": float(np.mean(ys[m])),
+                        **res,
+                        "n_missing_strategy": int((miss_x & (bench == b)).sum()),
+                        "n_missing_baseline": int((miss_y & (bench == b)).sum()),
+                    }
+                )
+    return rows
 
 
 def strategy_summary(comparison: pd.DataFrame) -> pd.DataFrame:
@@ -160,6 +241,8 @@ def strategy_summary(comparison: pd.DataFrame) -> pd.DataFrame:
     """
     _require(comparison, ["model", "strategy", "split", "metric", "diff"], "strategy_summary")
     pooled = comparison[comparison["split"] == pairwise.POOLED]
+    if "variant" in pooled.columns:
+        pooled = pooled[pooled["variant"] == "complete_pairs"]
     keys = ["model", "strategy", "baseline"]
     out = pooled[keys].drop_duplicates().set_index(keys)
     for m in dict.fromkeys(pooled["metric"]):

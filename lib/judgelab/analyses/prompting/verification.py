@@ -19,7 +19,7 @@ import pandas as pd
 
 from judgelab.analyses import pairwise
 from judgelab.analyses.prompting.fit import fit_coefficients
-from judgelab.core import schema, stats
+from judgelab.core import clusters, schema, stats
 from judgelab.core.schema import DECISION_COLUMNS as DECISION_COLUMNS
 from judgelab.core.schema import read_meta
 from judgelab.core.schema import require_columns as _require
@@ -163,11 +163,18 @@ def verified_accuracy(
     *,
     by: str = "criterion",
     missing: str = "error",
+    cluster: str | None = "cluster",
     n_boot: int = 1000,
     seed: int = 0,
     level: float = 0.95,
 ) -> pd.DataFrame:
     """Return CA, OA and their verified versions VCA, VOA per judge × criterion (or split).
+
+    Intervals: a cluster bootstrap per judge (issue 20): the judge's clusters (the `cluster`
+    column the data layer attaches; items without one are their own cluster) are resampled
+    with all their items in every group, and each rate is a ratio of resampled sums (the
+    group's item count varies with the draw), the pooled row included. `cluster=None` is the
+    legacy bootstrap of independent items within each judge × group cell (fixed n).
 
     Args:
         judgments: A judgments table with gold (the judged runs).
@@ -177,6 +184,7 @@ def verified_accuracy(
             naming none keep their own name) or `split`.
         missing: A correct run without a decision: `error` (raise), `unverified` (d = 0) or
             `verified` (d = 1).
+        cluster: The resampling-unit column (None: independent items, the legacy).
         n_boot: Bootstrap resamples B.
         seed: Seed of the bootstrap.
         level: Confidence level.
@@ -196,13 +204,56 @@ def verified_accuracy(
         out["split"].map(criterion_of).fillna(out["split"]) if by == "criterion" else out["split"]
     )
     frame = pd.DataFrame({"judge": out["judge"], "group": group.to_numpy()})
+    if cluster is not None:
+        unit = clusters.codes(out, cluster)
+        cells = _cluster_cells(frame, values, unit, n_boot=n_boot, seed=seed)
+    else:
+        cells = _item_cells(frame, values, n_boot=n_boot, seed=seed)
+    rows = [_verified_row(*cell, level=level) for cell in cells]
+    return pd.DataFrame(rows, columns=list(VERIFIED_COLUMNS) if rows else None)
+
+
+def _cluster_cells(
+    frame: pd.DataFrame, values: np.ndarray, unit: np.ndarray, *, n_boot: int, seed: int
+) -> list[tuple]:
+    """Per judge × group (then pooled per judge): sums, cluster-bootstrap sums, n.
+
+    Each judge's clusters are resampled once for all its groups; the replicate columns are
+    the group's sums plus its item count (last column), so rates are ratios of sums.
+    """
+    vals = np.column_stack([values, np.ones(len(values))])
+    cells = []
+    for judge, jdx in frame.groupby("judge", sort=True).indices.items():
+        groups = frame["group"].to_numpy()[jdx]
+        names = sorted(set(groups))
+        wide = np.zeros((len(jdx), len(names) * vals.shape[1]))
+        for g, name in enumerate(names):
+            inside = groups == name
+            wide[inside, g * vals.shape[1] : (g + 1) * vals.shape[1]] = vals[jdx][inside]
+        per = clusters.sum_by(wide, pd.factorize(unit[jdx])[0])
+        reps = stats.bootstrap_sums(per, n_boot=n_boot, rng=stats.rng_for(seed, "verified", judge))
+        m = vals.shape[1]
+        blocks = [
+            (per.sum(axis=0)[g * m : (g + 1) * m], reps[:, g * m : (g + 1) * m])
+            for g in range(len(names))
+        ]
+        for name, (tot, rep) in zip(names, blocks, strict=True):
+            cells.append((judge, name, tot[:-1], rep[:, :-1], int(tot[-1]), rep[:, -1]))
+        tot = np.sum([b[0] for b in blocks], axis=0)
+        rep = np.sum([b[1] for b in blocks], axis=0)
+        cells.append((judge, pairwise.POOLED, tot[:-1], rep[:, :-1], int(tot[-1]), rep[:, -1]))
+    return cells
+
+
+def _item_cells(frame: pd.DataFrame, values: np.ndarray, *, n_boot: int, seed: int) -> list[tuple]:
+    """Legacy cells: items resampled independently within each judge × group (fixed n)."""
     cells = []
     for (judge, grp), idx in frame.groupby(["judge", "group"], sort=True).indices.items():
         v = values[idx]
         reps = stats.bootstrap_sums(
             v, n_boot=n_boot, rng=stats.rng_for(seed, "verified", judge, grp)
         )
-        cells.append((judge, grp, v.sum(axis=0), reps, len(v)))
+        cells.append((judge, grp, v.sum(axis=0), reps, len(v), None))
     by_judge: dict[str, list] = {}
     for c in cells:
         by_judge.setdefault(c[0], []).append(c)
@@ -214,10 +265,10 @@ def verified_accuracy(
                 np.sum([m[2] for m in members], axis=0),
                 np.sum([m[3] for m in members], axis=0),
                 sum(m[4] for m in members),
+                None,
             )
         )
-    rows = [_verified_row(*cell, level=level) for cell in cells]
-    return pd.DataFrame(rows, columns=list(VERIFIED_COLUMNS) if rows else None)
+    return cells
 
 
 def _verified_values(out: pd.DataFrame, decisions: pd.DataFrame, *, missing: str) -> np.ndarray:
@@ -255,13 +306,25 @@ def _verified_values(out: pd.DataFrame, decisions: pd.DataFrame, *, missing: str
 
 
 def _verified_row(
-    judge: str, grp: str, sums: np.ndarray, reps: np.ndarray, n: int, *, level: float
+    judge: str,
+    grp: str,
+    sums: np.ndarray,
+    reps: np.ndarray,
+    n: int,
+    reps_n: np.ndarray | None,
+    *,
+    level: float,
 ) -> dict:
-    """Return one `verified_accuracy` row from a cell's sums and bootstrap replicates."""
+    """Return one `verified_accuracy` row from a cell's sums and bootstrap replicates.
+
+    `reps_n`: the cell's item count in each replicate (None: fixed at n, the legacy).
+    """
     row = {"judge": judge, "group": grp}
+    den = n if reps_n is None else reps_n
     for i, name in enumerate(VERIFIED_RATES):
         names = (name, f"{name}_low", f"{name}_high")
-        row |= stats.interval_fields(sums[i] / n, reps[:, i] / n, level=level, names=names)
+        boot = stats.ratio_replicates(reps[:, i], np.broadcast_to(den, reps[:, i].shape))
+        row |= stats.interval_fields(sums[i] / n, boot, level=level, names=names)
     return row | {
         "drop_ca": (sums[0] - sums[1]) / n,
         "drop_oa": (sums[2] - sums[3]) / n,

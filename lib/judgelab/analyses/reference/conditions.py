@@ -4,7 +4,8 @@
   condition for every item; the judge runner fills `meta["references"]` with it.
 - `strategy_conditions` turns prompting strategies of a corpus (LLMBar's Vanilla /
   Reference / Metrics_Reference) into reference conditions of one judge, so accuracy, CA and
-  kappa can be compared per judge × condition (`pairwise.item_outcomes`, `compare_conditions`).
+  kappa can be compared per judge × condition (`pairwise.item_outcomes`, and
+  `reference.compare.compare_conditions`: paired cluster bootstrap, adjusted p-values).
 - `similarity_judgments` is the reference-similarity classifier of spec 001 §4.6 (App. C):
   pairwise, the response more similar to the reference wins (argmax, no threshold; equal
   scores are a tie), as a judgments table that flows through the same metrics as LLM judges.
@@ -17,7 +18,6 @@ from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
-from judgelab.analyses import pairwise
 from judgelab.core import schema
 from judgelab.core.schema import require_columns as _require
 from judgelab.core.text import SIMILARITY
@@ -57,45 +57,6 @@ def strategy_conditions(
     names = {k: v if "=" in v else f"reference={v}" for k, v in strategies.items()}
     out["condition"] = out["prompt"].map(names).astype(str)
     return out.reset_index(drop=True)
-
-
-def compare_conditions(
-    outcomes: pd.DataFrame,
-    *,
-    metric: str = "ca",
-    across: str | None = "split",
-    n_boot: int = 1000,
-    seed: int = 0,
-    level: float = 0.95,
-) -> pd.DataFrame:
-    """Compare every pair of conditions of each judge on the items both judged (paired).
-
-    `pairwise.compare_judges` with conditions in the role of judges: paired bootstrap
-    interval of the difference and an exact McNemar (sign) test on the discordant items.
-
-    Args:
-        outcomes: `pairwise.item_outcomes` output grouped by judge and `condition`.
-        metric: One of a1, a2, ca, oa, cons.
-        across: Group column pooled into an extra row, or None.
-        n_boot: Bootstrap resamples B.
-        seed: Seed of the bootstrap.
-        level: Confidence level.
-
-    Returns:
-        `judge`, `condition_1`, `condition_2`, the other group keys, `sample`, `metric`,
-        `value_1`, `value_2`, `diff`, `ci_low`, `ci_high`, `n_common`, `only_1`, `only_2`,
-        `p_value`.
-    """
-    _require(outcomes, ["judge", "condition"], "compare_conditions")
-    swapped = outcomes.rename(columns={"judge": "_model", "condition": "judge"})
-    cols = ["_model", *[c for c in swapped.columns if c != "_model"]]
-    out = pairwise.compare_judges(
-        swapped[cols], metric=metric, across=across, n_boot=n_boot, seed=seed, level=level
-    )
-    out = out.rename(columns={"judge_1": "condition_1", "judge_2": "condition_2"})
-    out = out.rename(columns={"_model": "judge"})
-    first = ["judge", "condition_1", "condition_2"]
-    return out[first + [c for c in out.columns if c not in first]]
 
 
 def references_from_outputs(judgments: pd.DataFrame, *, judge: str, field: str) -> pd.DataFrame:

@@ -20,6 +20,8 @@ from judgelab.data.catalog.core import (
     sample_names,
     select,
     source_specific,
+    strip_clusters,
+    with_clusters,
 )
 
 __all__ = [
@@ -41,4 +43,6 @@ __all__ = [
     "sample_names",
     "select",
     "source_specific",
+    "strip_clusters",
+    "with_clusters",
 ]

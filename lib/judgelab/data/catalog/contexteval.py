@@ -34,6 +34,7 @@ from judgelab.data.catalog.core import (
     load_items,
     load_judgments,
     load_source,
+    with_clusters,
 )
 from judgelab.data.importers.contexteval_attributes import read_contextual_attributes
 
@@ -93,9 +94,10 @@ def load_ratings(names: Sequence[str], *, fallback: str | None = None) -> Loaded
         return Loaded(loaded.items, loaded.judgments, fallback, ",".join(names), True, reason)
     joined = ",".join(names)
     sample = all(is_sample(s) for s in names)
+    all_items = pd.concat(items, ignore_index=True)
     return Loaded(
-        pd.concat(items, ignore_index=True),
-        pd.concat(judgments, ignore_index=True),
+        all_items,
+        with_clusters(pd.concat(judgments, ignore_index=True), all_items),
         joined,
         joined,
         sample,

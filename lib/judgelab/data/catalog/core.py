@@ -4,6 +4,10 @@ An items *source* is one of:
 - `sample:<name>`: the illustrative fixtures in `data/samples/<name>/items.jsonl`;
 - `<benchmark>`: an imported table, `data/items/<benchmark>.parquet`;
 - a path to a `.parquet` or `.jsonl` items file.
+
+Judgments come back with the `cluster` of their item (the resampling unit, DESIGN §8;
+`core.clusters.attach`), so every analysis resamples clusters by default. The column is
+derived, never stored: `strip_clusters` removes it before a table is written.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from typing import Any, NamedTuple, TypeVar
 
 import pandas as pd
 
-from judgelab.core import paths, schema, tables
+from judgelab.core import clusters, paths, schema, tables
 from judgelab.core.names import safe_name
 from judgelab.data import ingest
 from judgelab.errors import FetchError, UnknownSourceError
@@ -82,7 +86,39 @@ def load_items(source: str) -> pd.DataFrame:
         raise SourceNotFound(f"items source {source!r}: {path} does not exist ({hint})")
     if path.suffix == ".jsonl":
         return read_records(path, "items")
-    return tables.read_items(path)
+    items = tables.read_items(path)
+    if clusters.COLUMN not in items.columns and path.parent == paths.items():
+        # imported before clusters existed: re-derive under its source's rule, in place
+        owner = ingest.owner_of(path)
+        if owner is not None and _refreshed(owner):
+            items = tables.read_items(path)
+    return items
+
+
+def _refreshed(owner: str) -> bool:
+    try:
+        return ingest.refresh(owner)
+    except UnknownSourceError:
+        return False
+
+
+def with_clusters(judgments: pd.DataFrame | None, items: pd.DataFrame) -> pd.DataFrame | None:
+    """Return `judgments` with the `cluster` of their item (None stays None).
+
+    Items without a `cluster` (a sample set, an old table) make each item its own unit.
+    """
+    if judgments is None:
+        return None
+    return clusters.attach(judgments, items)
+
+
+def strip_clusters(judgments: pd.DataFrame) -> pd.DataFrame:
+    """Return `judgments` without the derived `cluster` column (before writing or validating).
+
+    >>> strip_clusters(pd.DataFrame({"item_id": ["1"], "cluster": ["c"]})).columns.tolist()
+    ['item_id']
+    """
+    return judgments.drop(columns=[clusters.COLUMN], errors="ignore")
 
 
 def judgments_path(source: str) -> Path:
@@ -138,7 +174,8 @@ class Loaded(NamedTuple):
 
 
 def _load_sample(name: str) -> tuple[pd.DataFrame, pd.DataFrame | None]:
-    return load_items(name), load_or_none(load_judgments, name)
+    items = load_items(name)
+    return items, with_clusters(load_or_none(load_judgments, name), items)
 
 
 def benchmark_judgments(benchmarks: list[str]) -> list[Path]:
@@ -177,7 +214,7 @@ def _load_imported(name: str) -> tuple[pd.DataFrame, pd.DataFrame | None]:
         if judgment_files
         else None
     )
-    return items, judgments
+    return items, with_clusters(judgments, items)
 
 
 def load_source(

@@ -13,6 +13,7 @@ import pandas as pd
 
 from judgelab.core import paths, tables
 from judgelab.core.names import safe_name
+from judgelab.data import clustering
 from judgelab.data.catalog.core import (
     Loaded,
     is_sample,
@@ -20,8 +21,12 @@ from judgelab.data.catalog.core import (
     load_judgments,
     load_or_none,
     load_source,
+    with_clusters,
 )
 from judgelab.errors import SourceNotFound
+
+#: The resampling unit of the FaithBench pair items: the source document they summarise.
+PAIR_CLUSTER: tuple[str, ...] = ("context",)
 
 
 def load_answers(
@@ -49,9 +54,10 @@ def load_answers(
         judgments.append(jd)
     requested = ",".join(benchmarks)
     if judgments:
+        all_items = pd.concat(items, ignore_index=True)
         return Loaded(
-            pd.concat(items, ignore_index=True),
-            pd.concat(judgments, ignore_index=True),
+            all_items,
+            with_clusters(pd.concat(judgments, ignore_index=True), all_items),
             requested,
             requested,
             any(is_sample(b) for b in benchmarks),
@@ -76,8 +82,13 @@ def benchmark_items(benchmarks: Sequence[str]) -> dict[str, pd.DataFrame | None]
     return {b: load_or_none(load_items, b) for b in benchmarks}
 
 
-def write_pair_items(pair_table: pd.DataFrame) -> str:
+def write_pair_items(pair_table: pd.DataFrame, *, cluster: Sequence[str] = PAIR_CLUSTER) -> str:
     """Write pair items as an imported benchmark (`data/items/<benchmark>.parquet`).
+
+    Args:
+        pair_table: The pair items (`analyses.faithfulness.faithbench_pairs`).
+        cluster: The cluster rule(s) for items without one: by default the source document
+            (`context`; pairs reuse the summaries of one document, so they are dependent).
 
     Returns:
         The benchmark name to pass to `judgelab judge --benchmark`.
@@ -85,10 +96,16 @@ def write_pair_items(pair_table: pd.DataFrame) -> str:
     names = pair_table["benchmark"].unique()
     if len(names) != 1:
         raise ValueError(f"pair items must hold one benchmark, got {list(names)}")
+    pair_table = clustering.with_clusters(pair_table, cluster)
     tables.write_items(pair_table, paths.items() / f"{safe_name('benchmark', names[0])}.parquet")
     return str(names[0])
 
 
 def load_pair_judgments(benchmark: str) -> pd.DataFrame | None:
-    """Return the judgments `judgelab judge` wrote for a pair benchmark (None when none yet)."""
-    return load_or_none(load_judgments, benchmark)
+    """Return the judgments `judgelab judge` wrote for a pair benchmark (None when none yet).
+
+    They carry the `cluster` of their pair item (its source document) when the items exist.
+    """
+    judgments = load_or_none(load_judgments, benchmark)
+    items = load_or_none(load_items, benchmark) if judgments is not None else None
+    return judgments if items is None else with_clusters(judgments, items)

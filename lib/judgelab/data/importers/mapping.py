@@ -29,6 +29,7 @@ from typing import Any
 import pandas as pd
 
 from judgelab.core import schema
+from judgelab.data import clustering
 from judgelab.data.importers.base import Imported, SourceFormatError
 from judgelab.data.importers.mapping_spec import ALL_FIELDS as ALL_FIELDS
 from judgelab.data.importers.mapping_spec import COLUMN_FIELDS as COLUMN_FIELDS
@@ -148,6 +149,8 @@ def import_frame(
     judgments: list[dict[str, Any]] = []
     has_verdict = "verdict" in fields
     benchmark = str(fields["benchmark"].value if fields["benchmark"].column is None else "")
+    unit_of: dict[tuple[str, str], str | None] = {}
+    by_column = "cluster" in fields and fields["cluster"].column is not None
     for pos, (idx, row) in enumerate(df.iterrows()):
         bench = benchmark or _text(rows.get("benchmark", idx, row))
         split = _text(rows.get("split", idx, row, default="default")) or "default"
@@ -164,12 +167,39 @@ def import_frame(
         else:
             _pointwise_item(rows, idx, row, task, {**text, "meta": meta}, key, items)
         items[key]["benchmark"] = bench
+        if by_column:
+            unit_of.setdefault(key, _text(rows.get("cluster", idx, row)))
         if has_verdict:
             rec = _judgment(rows, idx, row, task, slot_of, gold=items[key]["gold"])
             judgments.append({"benchmark": bench, "split": split, "item_id": item_id, **rec})
-    items_df = schema.new_items(list(items.values()))
+    items_df = _with_units(schema.new_items(list(items.values())), fields, unit_of)
     judg_df = schema.new_judgments(judgments) if has_verdict else None
     return Imported(items_df, judg_df)
+
+
+def _with_units(
+    items: pd.DataFrame, fields: dict[str, Any], unit_of: dict[tuple[str, str], str | None]
+) -> pd.DataFrame:
+    """Set the items' `cluster` from the mapping's `cluster` (a rule, or a column's values).
+
+    Without one the column is left out: the registry source's rule (or, for a file import,
+    `item`) is applied by `judgelab.data.ingest`.
+    """
+    f = fields.get("cluster")
+    if f is None:
+        return items
+    if f.column is None:
+        return clustering.with_clusters(items, f.value)
+    raw = [unit_of.get((s, i)) for s, i in zip(items["split"], items["item_id"], strict=True)]
+    given = pd.Series(
+        [
+            None if v is None or v == "" else f"{b}|{s}|column|{v}"
+            for b, s, v in zip(items["benchmark"], items["split"], raw, strict=True)
+        ],
+        index=items.index,
+        dtype="string",
+    )
+    return clustering.with_clusters(items.assign(cluster=given), ("item",))
 
 
 def _pointwise_item(

@@ -23,6 +23,10 @@ for `benchmark`, `task`, `split`, `judge`, `model`, `prompt` and `condition` (wr
     output: judgment_text           # raw judge output (default: the raw verdict value)
     sample: run                     # default 0
     meta: [category, source]        # extra columns kept in items.meta
+    cluster: context                # resampling unit: a rule (item | question | context |
+                                    # meta.<key>, or a list tried in order) or
+                                    # {column: doc_id} (items with one value are one unit);
+                                    # default item (every item independent)
     # pointwise / qa: response, gold (the label), verdict (the judge's label)
 
 `parse_mapping(raw)` validates the mapping's content and `load_mapping(path)` reads it from a
@@ -39,6 +43,7 @@ import yaml
 
 from judgelab.core import schema, tables, yamlsafe
 from judgelab.core.names import safe_name
+from judgelab.data import clustering
 from judgelab.data.importers.base import SourceFormatError
 from judgelab.errors import ChoiceError, check_choice
 
@@ -62,7 +67,7 @@ COLUMN_FIELDS = (
     "order",
     "sample",
 )
-ALL_FIELDS = (*CONSTANT_FIELDS, *COLUMN_FIELDS, "meta")
+ALL_FIELDS = (*CONSTANT_FIELDS, *COLUMN_FIELDS, "meta", "cluster")
 PAIRWISE_VERDICTS = ("A", "B", "1", "2", "pos", "neg", "tie")
 
 
@@ -104,6 +109,8 @@ def _field(key: str, spec: Any, where: str) -> Field | list[str]:
         if not isinstance(spec, list) or not all(isinstance(c, str) for c in spec):
             raise _fail_mapping(where, key, "must be a list of column names")
         return list(spec)
+    if key == "cluster":
+        return _cluster_field(spec, where)
     if isinstance(spec, dict):
         extra = sorted(set(spec) - {"column", "value", "map"})
         if extra or ("column" in spec) == ("value" in spec):
@@ -116,6 +123,18 @@ def _field(key: str, spec: Any, where: str) -> Field | list[str]:
     if key in CONSTANT_FIELDS or not isinstance(spec, str):
         return Field(value=spec)
     return Field(column=spec)
+
+
+def _cluster_field(spec: Any, where: str) -> Field:
+    """Return the `cluster` field: `Field(column=...)` or `Field(value=(rule, ...))`."""
+    if isinstance(spec, dict):
+        if set(spec) != {"column"} or not isinstance(spec["column"], str):
+            raise _fail_mapping(where, "cluster", "a dict must be {column: NAME}")
+        return Field(column=spec["column"])
+    try:
+        return Field(value=clustering.parse_cluster(spec))
+    except ValueError as exc:
+        raise _fail_mapping(where, "cluster", str(exc)) from None
 
 
 def _check_pairwise(out: dict[str, Any], where: str) -> None:

@@ -12,7 +12,7 @@ One module per source paper, as the templates are grouped:
 - `contexteval`: Contextualized Evaluations (`ce_judgement`, `ce_attribute_filter`,
   `ce_relevance_by_value`, `relevance_rating`, `generation`, `first_dict`, `balanced_braces`);
 - `faitheval`: FaithEval answer matching (`faitheval_normalize`, `faitheval_phrase`,
-  `faitheval_option`);
+  `faitheval_letter`, `faitheval_option`);
 - `ragas`: Ragas / AdminRo (`score_0_10`, `rank_choice`, `ragas_faithfulness`,
   `split_sentences`, `context_relevance`).
 
@@ -43,6 +43,7 @@ from judgelab.judges.parsers.contexteval import (
 )
 from judgelab.judges.parsers.faitheval import (
     FAITHEVAL_PHRASES,
+    faitheval_letter,
     faitheval_normalize,
     faitheval_option,
     faitheval_phrase,
@@ -66,6 +67,7 @@ __all__ = [
     "ce_judgement",
     "ce_relevance_by_value",
     "context_relevance",
+    "faitheval_letter",
     "faitheval_normalize",
     "faitheval_option",
     "faitheval_phrase",

@@ -53,6 +53,10 @@ DEFAULT_THRESHOLDS: dict[str, list[float]] = {
     "invalid": [0.02, 0.1],
 }
 
+#: Measures whose light reads their test: not significant at `alpha` -> green; significant ->
+#: graded by magnitude, at least amber (the point estimate alone never makes a light red).
+TESTED = ("self_gap", "answered_gap")
+
 LIGHT_COLOURS = {
     "green": "#1a9850",
     "amber": "#f0a30a",
@@ -95,6 +99,25 @@ def _graded(value: float, how: str) -> float:
     return value
 
 
+def tested_light(graded: str, p_value: float, alpha: float) -> tuple[str, str]:
+    """Return (light, note) of a `TESTED` measure from its magnitude grade and its p-value.
+
+    No p-value: the magnitude grade. p ≥ alpha: green ("not significant"). p < alpha: the
+    magnitude grade, at least amber.
+
+    >>> tested_light("red", 0.2, 0.05)
+    ('green', 'not significant at α = 0.05 (p = 0.2)')
+    >>> tested_light("green", 0.001, 0.05)[0]
+    'amber'
+    """
+    if p_value is None or math.isnan(p_value):
+        return graded, ""
+    if p_value >= alpha:
+        return "green", f"not significant at α = {alpha:g} (p = {p_value:.3g})"
+    light = "amber" if graded == "green" else graded
+    return light, f"significant at α = {alpha:g} (p = {p_value:.3g})"
+
+
 def _rule_text(how: str, measure: str, green: float, amber: float) -> str:
     label = MEASURES[measure][0]
     quantity = {
@@ -104,7 +127,10 @@ def _rule_text(how: str, measure: str, green: float, amber: float) -> str:
     }.get(how, label)
     if how == "higher":
         return f"green: {quantity} ≥ {green:g}; amber: ≥ {amber:g}; red: below"
-    return f"green: {quantity} ≤ {green:g}; amber: ≤ {amber:g}; red: above"
+    rule = f"green: {quantity} ≤ {green:g}; amber: ≤ {amber:g}; red: above"
+    if measure in TESTED:
+        rule += "; green whenever its test is not significant, at least amber when it is"
+    return rule
 
 
 def threshold_table(thresholds: Mapping[str, Sequence[float]]) -> pd.DataFrame:
@@ -134,6 +160,7 @@ def traffic_lights(
     *,
     thresholds: Mapping[str, Sequence[float]] | None = None,
     min_n: int = 30,
+    alpha: float = 0.05,
 ) -> pd.DataFrame:
     """Grade each judge's headline per bias: one row per judge × `LIGHTS` row.
 
@@ -144,6 +171,7 @@ def traffic_lights(
         measures: `collect_measures` / `collect` output.
         thresholds: Threshold key → [green limit, amber limit] (`DEFAULT_THRESHOLDS`).
         min_n: Smallest n graded.
+        alpha: Level of the tests behind the `TESTED` measures' lights (`tested_light`).
 
     Returns:
         `source`, `judge`, `bias`, `measure`, `value`, `ci_low`, `ci_high`, `n`, `graded`
@@ -183,6 +211,11 @@ def traffic_lights(
                 out["light"] = traffic_light(
                     graded, green=green, amber=amber, higher_is_better=how == "higher"
                 )
+                if measure in TESTED:
+                    p = float(r["p_value"]) if "p_value" in r.index else float("nan")
+                    out["light"], why = tested_light(out["light"], p, alpha)
+                    note = r["note"] if isinstance(r["note"], str) else ""
+                    out["note"] = "; ".join(x for x in (note, why) if x)
             rows.append(out)
     cols = ["source", "judge", "bias", "measure", "value", "ci_low", "ci_high", "n", "graded",
             "light", "rule", "note"]  # fmt: skip

@@ -1,0 +1,158 @@
+"""Resampling units: which rows of a table are independent of each other (DESIGN §8).
+
+Items that share a question, a source document or a conversation are not independent: a
+judge that misreads one long document misreads all ten summaries of it. Every source declares
+its unit as a *cluster rule* and the importer writes the items table's `cluster` column from
+it; every bootstrap resamples clusters and every cluster-robust standard error groups by them.
+
+Rules (`derive`):
+
+- ``item`` — each item is its own unit (the default when a source declares nothing);
+- ``question`` / ``context`` — items with the same question / context text;
+- ``meta.<key>`` — items with the same value of one `meta` field (e.g. ``meta.source_id``).
+
+Items where the rule yields nothing (an empty question, a missing meta key) fall back to the
+item itself, never to one cluster for the whole table. Cluster values are prefixed with the
+benchmark (not the split: the same query judged in two settings — ContextEval's splits — is one
+unit); an item that is its own unit is named by benchmark, split and id (its key).
+
+`codes(frame)` turns a frame's `cluster` column into integer codes for the bootstrap (rows
+without a cluster become their own unit: by `item_id` when the frame has one, else by row);
+`sum_by(values, codes)` sums per-row values per unit, the matrix a cluster bootstrap
+resamples (`stats.bootstrap_sums`); `attach(frame, items)` copies the items' clusters onto a
+judgments-like frame by key.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+#: The column that carries the resampling unit.
+COLUMN = "cluster"
+#: Rules a source may declare (plus ``meta.<key>``).
+RULES = ("item", "question", "context")
+KEYS = ("benchmark", "split", "item_id")
+
+
+def check_rule(rule: str) -> str:
+    """Return `rule` if it is a known cluster rule, else raise ValueError naming the choices."""
+    if rule in RULES or (rule.startswith("meta.") and len(rule) > len("meta.")):
+        return rule
+    raise ValueError(f"unknown cluster rule {rule!r}; known: {list(RULES)} or 'meta.<key>'")
+
+
+def _meta_values(meta: pd.Series, key: str) -> np.ndarray:
+    out = []
+    for raw in meta.tolist():
+        try:
+            obj = json.loads(raw) if isinstance(raw, str) and raw else {}
+        except json.JSONDecodeError:
+            obj = {}
+        value = obj.get(key) if isinstance(obj, dict) else None
+        out.append("" if value is None else str(value))
+    return np.array(out, dtype=object)
+
+
+def derive(items: pd.DataFrame, rule: str = "item") -> pd.Series:
+    """Return the cluster of every item under `rule` (see the module docstring).
+
+    >>> it = pd.DataFrame({"benchmark": "b", "split": "s", "item_id": ["1", "2", "3"],
+    ...                    "question": ["q", "q", ""]})
+    >>> derive(it, "question").tolist()
+    ['b|question|q', 'b|question|q', 'b|s|item|3']
+    """
+    check_rule(rule)
+    ids = items["item_id"].astype(str).to_numpy(dtype=object)
+    if rule == "item":
+        values = np.full(len(items), "", dtype=object)
+    elif rule.startswith("meta."):
+        meta = items["meta"] if "meta" in items.columns else pd.Series([None] * len(items))
+        values = _meta_values(meta, rule[len("meta.") :])
+    else:
+        col = items[rule] if rule in items.columns else pd.Series([""] * len(items))
+        values = col.fillna("").astype(str).to_numpy(dtype=object)
+    label = "meta" if rule.startswith("meta.") else rule
+    bench = items["benchmark"].astype(str).to_numpy(dtype=object) + "|"
+    split = items["split"].astype(str).to_numpy(dtype=object) + "|"
+    has = values != ""
+    unit = np.where(
+        has, bench + label + "|" + values.astype(str), bench + split + "item|" + ids.astype(str)
+    )
+    return pd.Series(unit, index=items.index, name=COLUMN)
+
+
+def attach(
+    frame: pd.DataFrame, items: pd.DataFrame, *, keys: Sequence[str] = KEYS
+) -> pd.DataFrame:
+    """Return `frame` with the `cluster` of its item (by key) added or replaced.
+
+    Items without a `cluster` column (or rows without a value) give each item its own unit.
+    Rows of `frame` whose item is absent from `items` get their item as unit.
+    """
+    keys = list(keys)
+    it = items[keys].astype(str).copy()
+    own = it["benchmark"] + "|" + it["split"] + "|item|" + it["item_id"]
+    if COLUMN in items.columns:
+        given = items[COLUMN].astype("string")
+        it[COLUMN] = given.where(given.notna() & (given != ""), own).astype(str).to_numpy()
+    else:
+        it[COLUMN] = own
+    it = it.drop_duplicates(keys)
+    base = frame.drop(columns=[COLUMN], errors="ignore")
+    left = base[keys].astype(str)
+    merged = left.merge(it, on=keys, how="left", validate="many_to_one")
+    fallback = left["benchmark"] + "|" + left["split"] + "|item|" + left["item_id"]
+    out = base.copy()
+    out[COLUMN] = merged[COLUMN].fillna(fallback).to_numpy()
+    return out
+
+
+def codes(frame: pd.DataFrame, column: str | None = COLUMN) -> np.ndarray:
+    """Return integer unit codes per row: by `column`, falling back to `item_id`, then rows.
+
+    `column` None (or absent from `frame`) makes every item (or, without `item_id`, every row)
+    its own unit — the independent-items bootstrap.
+    """
+    n = len(frame)
+    if n == 0:  # an empty frame's row-wise join is a frame, not a Series
+        return np.zeros(0, dtype=np.int64)
+    if column is not None and column in frame.columns:
+        values = frame[column].astype("string")
+        if "item_id" in frame.columns:
+            fallback = "item|" + frame["item_id"].astype(str)
+        else:
+            fallback = pd.Series([f"row|{i}" for i in range(n)], index=frame.index)
+        values = values.where(values.notna() & (values != ""), fallback)
+        return pd.factorize(values.astype(str), sort=True)[0]
+    if "item_id" in frame.columns:
+        keys = [k for k in KEYS if k in frame.columns]
+        joined = frame[keys].astype(str).agg("|".join, axis=1) if keys else frame["item_id"]
+        return pd.factorize(joined, sort=True)[0]
+    return np.arange(n)
+
+
+def sum_by(values: np.ndarray, unit: np.ndarray) -> np.ndarray:
+    """Return per-unit sums of per-row `values` (n × m, or n): the rows a cluster bootstrap draws.
+
+    >>> sum_by(np.array([[1.0, 0.0], [1.0, 1.0], [0.0, 1.0]]), np.array([0, 0, 1])).tolist()
+    [[2.0, 1.0], [0.0, 1.0]]
+    """
+    values = np.asarray(values, dtype=np.float64)
+    flat = values.ndim == 1
+    if flat:
+        values = values[:, None]
+    unit = np.asarray(unit, dtype=np.int64)
+    k = int(unit.max()) + 1 if unit.size else 0
+    out = np.zeros((k, values.shape[1]))
+    np.add.at(out, unit, values)
+    return out[:, 0] if flat else out
+
+
+def count(frame: pd.DataFrame, column: str | None = COLUMN) -> int:
+    """Return the number of resampling units of `frame` (see `codes`)."""
+    c = codes(frame, column)
+    return int(c.max()) + 1 if c.size else 0

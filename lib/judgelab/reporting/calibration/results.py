@@ -1,0 +1,94 @@
+"""Where `make calibrate` leaves its results, how they are read back, and the table shown.
+
+`save(replicates, summary, meta)` writes `summary.csv`, `replicates.parquet` and `meta.json`
+under `paths.reports()/calibration/` (each atomically; a run never leaves half a table);
+`load()` returns them, or None when no full run was made; `table(summary)` is the display:
+one row per check with the after (default) and before (legacy) variants side by side,
+rates in percent with their Monte-Carlo standard errors.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import numpy as np
+import pandas as pd
+
+from judgelab.core import paths, tables
+
+
+class Results(NamedTuple):
+    """A calibration run: its per-replicate rows, the summary table and how it was made."""
+
+    replicates: pd.DataFrame
+    summary: pd.DataFrame
+    meta: dict[str, Any]
+
+
+def folder() -> Path:
+    """The folder `make calibrate` writes to."""
+    return paths.reports() / "calibration"
+
+
+def save(results: Results, where: Path | None = None) -> Path:
+    """Write a run's summary, replicates and meta (atomically); return the folder."""
+    out = where or folder()
+    out.mkdir(parents=True, exist_ok=True)
+    with tables.atomic_path(out / "replicates.parquet") as tmp:
+        results.replicates.to_parquet(tmp, index=False)
+    tables.write_text(out / "summary.csv", results.summary.to_csv(index=False))
+    tables.write_text(out / "meta.json", json.dumps(results.meta, indent=2, sort_keys=True))
+    return out
+
+
+def load(where: Path | None = None) -> Results | None:
+    """Read a saved run back, or None when there is none (or it is incomplete)."""
+    src = where or folder()
+    files = [src / "replicates.parquet", src / "summary.csv", src / "meta.json"]
+    if not all(f.exists() for f in files):
+        return None
+    meta = json.loads(files[2].read_text(encoding="utf-8"))
+    return Results(pd.read_parquet(files[0]), pd.read_csv(files[1]), meta)
+
+
+def _pct(rate: float, se: float) -> str:
+    if rate is None or np.isnan(rate):
+        return "—"
+    return f"{100 * rate:.1f} ± {100 * se:.1f}"
+
+
+def table(summary: pd.DataFrame) -> pd.DataFrame:
+    """Return the display table: check, estimator, then per variant coverage / type-I / power.
+
+    Rates are percent ± Monte-Carlo SE; `ok` says whether the default ("after") variant meets
+    the targets (coverage in [93, 97] %, type-I ≤ 6 %).
+    """
+    rows = []
+    for (family, check), block in summary.groupby(["family", "check"], sort=False):
+        row: dict[str, Any] = {"family": family, "check": check}
+        row["estimator"] = block["estimator"].iloc[0]
+        for variant in ("after", "before"):
+            sub = block[block["variant"] == variant]
+            if sub.empty:
+                continue
+            r = sub.iloc[0]
+            label = "default" if variant == "after" else "legacy"
+            row[f"coverage ({label})"] = _pct(r["coverage"], r["coverage_se"])
+            row[f"type-I ({label})"] = _pct(r["type_i"], r["type_i_se"])
+            row[f"power ({label})"] = _pct(r["power"], r["power_se"])
+            if variant == "after":
+                row["R"] = int(r["reps"])
+                row["ok"] = bool(r["meets_targets"])
+                row["alternative"] = r["effect"]
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def markdown(summary: pd.DataFrame) -> str:
+    """The display table as GitHub markdown (for notes and the README)."""
+    shown = table(summary).astype(str)
+    lines = ["| " + " | ".join(shown.columns) + " |", "|" + "---|" * len(shown.columns)]
+    lines += ["| " + " | ".join(row) + " |" for row in shown.itertuples(index=False)]
+    return "\n".join(lines)

@@ -1,0 +1,48 @@
+"""Planted-truth benchmarks and judges, generated through the real schema (DESIGN §8).
+
+Every generator takes a seeded `numpy.random.Generator`, a `base.Design` (clusters of items
+with a latent intra-cluster correlation) and the parameters it plants, and returns a
+`base.Simulation`: `items` and `judgments` tables in the schema's dtypes that every analysis
+runs on unchanged, the population `truth` of each estimand, and the parameters. The
+calibration harness (`judgelab.reporting.calibration`) runs the library's estimators on them.
+
+One module per analysis family:
+
+- `pairwise` — both presentation orders, position bias, ties, invalid outputs (at random and
+  not at random), repeated samples, several splits (`pairwise_benchmark`, `population`);
+- `length` — heavy-tailed response lengths with a bounded (log-ratio) or unbounded (linear)
+  length bias, documents with a context-length trend, length-controlled win rates;
+- `correctness` — questions answered by several candidate models, judges whose FPR/FNR shift
+  on their own model's (or family's) answers, reference conditions;
+- `juries` — judges with correlated errors (shared item difficulty) and different
+  accuracies, vote rules, self-consistency samples;
+- `contexteval` — queries judged with and without context, WEIRD attribute gaps, ratings;
+- `faithfulness` — source documents with ~10 summaries each, FaithEval multiple-choice
+  answers in several phrasings (some unparseable), prompting strategies.
+"""
+
+from judgelab.simulate import (
+    base,
+    contexteval,
+    correctness,
+    faithfulness,
+    juries,
+    length,
+    pairwise,
+)
+from judgelab.simulate.base import Design, Simulation, expectation, heavy_tailed, sigmoid
+
+__all__ = [
+    "Design",
+    "Simulation",
+    "base",
+    "contexteval",
+    "correctness",
+    "expectation",
+    "faithfulness",
+    "heavy_tailed",
+    "juries",
+    "length",
+    "pairwise",
+    "sigmoid",
+]
