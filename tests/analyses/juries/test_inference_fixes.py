@@ -115,3 +115,20 @@ def test_jury_summary_states_its_in_sample_selection(sim):
     table = juries.jury_table(sim.judgments, size=[1, 3], across=None, n_boot=100)
     summary = juries.jury_summary(table, size=3)
     assert summary["selection"].str.contains("in-sample").all()
+
+
+def test_alpha_replicates_skip_a_stratum_without_units():
+    """A stratum whose units all drop out (e.g. ties coded missing) must not break the bootstrap."""
+    import numpy as np
+
+    from judgelab.analyses.juries import alpha as alpha_mod
+    from judgelab.core import stats
+
+    full = np.array([[0.0, 1.0, 1.0, 0.0], [0.0, 1.0, 0.0, 0.0]])
+    empty = np.zeros((2, 0))
+    groups = [np.arange(4), np.zeros(0, dtype=np.int64)]
+    rngs = [stats.rng_for(0, "a"), stats.rng_for(0, "b")]
+    reps = alpha_mod._alpha_replicates(
+        [full, empty], groups, level_of_measurement="nominal", n_boot=50, rngs=rngs
+    )
+    assert reps.shape == (50,) and np.isfinite(reps).any()

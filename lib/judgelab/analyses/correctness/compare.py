@@ -82,13 +82,16 @@ def two_sides(
     Returns:
         Dicts with `metric`, `<a>`, `<a>_low`, `<a>_high`, `n_<a>`, the same for B, `diff`,
         `diff_low`, `diff_high`, `p_value`, `p_bound`, `n_boot_p`, `n_invalid_<a>`,
-        `n_invalid_<b>`, `n_clusters` (units with rows on both sides).
+        `n_invalid_<b>`, `n_clusters` (resampled units), `n_clusters_both` (units with rows
+        on both sides).
     """
     a, b = names
     cells = confusion_counts(block)
     both = np.hstack([cells * side_a[:, None], cells * ~side_a[:, None]])
     mat = cluster_matrix(block, both, cluster)
-    paired = int(np.sum((mat[:, :6].sum(axis=1) > 0) & (mat[:, 6:].sum(axis=1) > 0)))
+    has_a, has_b = mat[:, :6].sum(axis=1) > 0, mat[:, 6:].sum(axis=1) > 0
+    units = int(np.sum(has_a | has_b))  # resampled units (a question may sit on one side only)
+    paired = int(np.sum(has_a & has_b))
     total = mat.sum(axis=0)
     reps = stats.bootstrap_sums(mat, n_boot=n_boot, rng=rng)
 
@@ -124,7 +127,8 @@ def two_sides(
                 "n_boot_p": pv.n_boot,
                 f"n_invalid_{a}": int(total[4] + total[5]),
                 f"n_invalid_{b}": int(total[10] + total[11]),
-                "n_clusters": paired,
+                "n_clusters": units,
+                "n_clusters_both": paired,
             }
         )
     return out
@@ -146,4 +150,4 @@ def columns(names: tuple[str, str]) -> list[str]:
     sides = [f"{s}{x}" for s in (a, b) for x in ("", "_low", "_high")]
     return ["metric", "invalid_policy", *sides[:3], f"n_{a}", *sides[3:], f"n_{b}", "diff",
             "diff_low", "diff_high", "p_value", "p_bound", "n_boot_p", f"n_invalid_{a}",
-            f"n_invalid_{b}", "n_clusters"]  # fmt: skip
+            f"n_invalid_{b}", "n_clusters", "n_clusters_both"]  # fmt: skip

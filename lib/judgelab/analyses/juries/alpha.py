@@ -129,6 +129,8 @@ def _alpha_replicates(
         n_values = len(RATING_CODES)
         total = np.zeros((n_boot, n_values * n_values))
         for m, g, r in zip(mats, groups, rngs, strict=True):
+            if m.shape[1] == 0:  # a stratum with no unit rated by these judges (e.g. all ties
+                continue  # coded missing) adds nothing to any resample
             contrib = unit_coincidences(m, n_values=n_values).reshape(m.shape[1], -1)
             total += stats.bootstrap_sums(clusters.sum_by(contrib, g), n_boot=n_boot, rng=r)
         return nominal_alpha_from_coincidences(total.reshape(n_boot, n_values, n_values))
