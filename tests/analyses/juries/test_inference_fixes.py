@@ -118,7 +118,7 @@ def test_jury_summary_states_its_in_sample_selection(sim):
 
 
 def test_alpha_replicates_skip_a_stratum_without_units():
-    """A stratum whose units all drop out (e.g. ties coded missing) must not break the bootstrap."""
+    """A stratum whose units all drop out (ties coded missing) must not break the bootstrap."""
     import numpy as np
 
     from judgelab.analyses.juries import alpha as alpha_mod
