@@ -33,7 +33,12 @@ def test_juries_and_agreement_on_llmbar(mirror):
     assert natural["best_jury_ca"] <= natural["best_judge_ca"]  # the paper's claim holds here
     jury = pd.read_csv(out / "jury_table.csv")
     assert jury["ca"].between(0, 1).all()
-    assert (jury["best_member_ca"] >= jury["mean_member_ca"] - 1e-12).all()
+    # cross-fitted by default: the best member is chosen on other folds and scored held out,
+    # so its CA is no longer the in-sample maximum (and may fall below the members' mean)
+    assert (jury["best_member_rule"] == "crossfit").all()
+    assert jury["best_member_ca"].between(0, 1).all()
+    diff = jury["ca"] - jury["best_member_ca"]
+    assert (jury["diff_vs_best"] - diff).abs().max() < 1e-9
     alpha = pd.read_csv(out / "krippendorff_alpha.csv")
     row = alpha[(alpha["pool"] == "Vanilla") & (alpha["split"] == "Natural")].iloc[0]
     assert row["n_judges"] == 6 and row["n_units"] == 100
