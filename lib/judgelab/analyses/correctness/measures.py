@@ -171,16 +171,23 @@ def self_gap(ctx: CardContext) -> list[dict]:
     return rows(sv, headline="fpr")
 
 
+def _answered(ctx: CardContext) -> tuple[pd.DataFrame | None, str]:
+    """Return the judge's graded answers marked by whether it answered right, or None and why."""
+    ctable, why = _graded(ctx)
+    if ctable is None:
+        return None, why
+    if ctx.judge not in ctx.options.judge_candidate:
+        return None, "the judge was not an exam-taker of this source (judge_candidate)"
+    return correctness.mark_answered(ctable, judge_candidate=ctx.options.judge_candidate), ""
+
+
 def _by_answered(ctx: CardContext) -> tuple[pd.DataFrame | None, str]:
     """Return the judge's kappa per answered subset, or None and why (cached per judge)."""
 
     def build() -> tuple[pd.DataFrame | None, str]:
-        ctable, why = _graded(ctx)
-        if ctable is None:
+        marked, why = _answered(ctx)
+        if marked is None:
             return None, why
-        if ctx.judge not in ctx.options.judge_candidate:
-            return None, "the judge was not an exam-taker of this source (judge_candidate)"
-        marked = correctness.mark_answered(ctable, judge_candidate=ctx.options.judge_candidate)
         ka = correctness.kappa_by_answered(marked, **ctx.boot)
         return ka[ka["metric"] == "kappa"], ""
 
@@ -208,12 +215,9 @@ def _gap(ctx: CardContext) -> tuple[pd.DataFrame | None, str]:
     """Return the judge's §4.5 kappa gap with interval and test, or None and why (cached)."""
 
     def build() -> tuple[pd.DataFrame | None, str]:
-        ctable, why = _graded(ctx)
-        if ctable is None:
+        marked, why = _answered(ctx)
+        if marked is None:
             return None, why
-        if ctx.judge not in ctx.options.judge_candidate:
-            return None, "the judge was not an exam-taker of this source (judge_candidate)"
-        marked = correctness.mark_answered(ctable, judge_candidate=ctx.options.judge_candidate)
         gap = correctness.answered_gap(
             marked, metrics=("kappa",), missing_as_error=False, **ctx.boot
         )
