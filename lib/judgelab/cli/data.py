@@ -114,6 +114,12 @@ def _report(report) -> None:
         print(f"wrote {p}")
     print(f"{report.n_items} items, {report.n_judgments} judgments")
     _print_table(report.summary.to_dict("records"))
+    shown = getattr(report, "presentation", None)
+    if shown is not None and len(shown):
+        print("accuracy of valid verdicts by the source's slot shown first (Wilson 95% CI):")
+        _print_table(shown.round(3).to_dict("records"))
+    for note in getattr(report, "notes", ()):
+        print(f"note: {note}")
 
 
 def _cmd_import(args: argparse.Namespace) -> int:
@@ -134,7 +140,10 @@ def _cmd_import(args: argparse.Namespace) -> int:
 def _cmd_import_file(args: argparse.Namespace) -> int:
     from judgelab.data import ingest as imports
 
-    _report(imports.import_mapped_file(args.file, args.mapping, limit=args.limit))
+    report = imports.import_mapped_file(
+        args.file, args.mapping, limit=args.limit, allow_invalid=args.allow_invalid
+    )
+    _report(report)
     return 0
 
 
@@ -154,10 +163,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("name")
     p.add_argument("--limit", type=int, help="keep the first N items of every split")
     p.set_defaults(func=_cmd_import)
-    p = dsub.add_parser("import-file", help="import a CSV/JSONL/JSON/parquet file with a mapping")
-    p.add_argument("file")
+    p = dsub.add_parser(
+        "import-file", help="import CSV/JSONL/JSON/parquet file(s) with a mapping (see docs)"
+    )
+    p.add_argument("file", nargs="+", help="data file(s) or glob pattern(s): one import")
     p.add_argument("--mapping", required=True, metavar="MAPPING.yaml", help="column mapping")
     p.add_argument("--limit", type=int, help="keep the first N items of every split")
+    p.add_argument(
+        "--allow-invalid",
+        action="store_true",
+        help="accept a file whose every verdict is unmapped (kept as invalid)",
+    )
     p.set_defaults(func=_cmd_import_file)
     p = dsub.add_parser("validate", help="check an items/judgments file against the schema")
     p.add_argument("file")

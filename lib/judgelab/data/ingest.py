@@ -35,7 +35,7 @@ import pyarrow.parquet as pq
 from judgelab.core import clusters, paths, schema, tables
 from judgelab.core.names import safe_name
 from judgelab.data import clustering, fetch, sources
-from judgelab.data.importers import Imported, SourceFormatError, summarize
+from judgelab.data.importers import Imported, SourceFormatError, frame_check, reshape, summarize
 from judgelab.data.importers import mapping as mapping_importer
 
 
@@ -48,6 +48,10 @@ class ImportReport(NamedTuple):
     n_items: int
     n_judgments: int
     summary: pd.DataFrame
+    #: Notes and warnings for the user (unmatched records, a verdict frame that looks wrong).
+    notes: tuple[str, ...] = ()
+    #: Accuracy per judge and source slot shown first (file imports with gold), else None.
+    presentation: pd.DataFrame | None = None
 
 
 def resolve_importer(spec: str) -> Callable[[Path, sources.Source], Imported]:
@@ -331,27 +335,52 @@ def import_source(
     )
 
 
-def mapped_file_name(data_file: str | Path, benchmarks: Iterable[str]) -> str:
-    """Name the manifest of a file import by what it describes: its benchmarks and the file.
+def mapped_file_name(data_file: str | Path | list[Path], benchmarks: Iterable[str]) -> str:
+    """Name the manifest of a file import by what it describes: its benchmarks and file(s).
 
     Two files that share a stem (in different folders, or into different benchmarks) get
     different manifests, so neither import ever replaces the other's rows; re-importing the
-    same file replaces what it wrote before.
+    same file (or the same set of files) replaces what it wrote before.
     """
-    where = hashlib.sha256(str(Path(data_file).resolve()).encode()).hexdigest()[:12]
+    files = [Path(data_file)] if isinstance(data_file, (str, Path)) else list(data_file)
+    resolved = "\n".join(sorted(str(Path(f).resolve()) for f in files))
+    where = hashlib.sha256(resolved.encode()).hexdigest()[:12]
     benches = "+".join(sorted(mapping_importer.safe_id(b) for b in benchmarks))[:60]
-    return f"file_{benches}.{mapping_importer.safe_id(Path(data_file).stem)[:30]}.{where}"
+    stem = mapping_importer.safe_id(Path(files[0]).stem)[:30]
+    if len(files) > 1:
+        stem += f"+{len(files) - 1}"
+    return f"file_{benches}.{stem}.{where}"
 
 
 def import_mapped_file(
-    data_file: str | Path, mapping: str | Path | dict[str, Any], *, limit: int | None = None
+    data_file: str | Path | list[str | Path],
+    mapping: str | Path | dict[str, Any],
+    *,
+    limit: int | None = None,
+    allow_invalid: bool = False,
 ) -> ImportReport:
-    """Import one CSV/JSONL/JSON/parquet file with a column mapping (see `importers.mapping`)."""
-    imported = mapping_importer.import_file(data_file, mapping)
+    """Import CSV/JSONL/JSON/parquet file(s) with a column mapping (see `importers.mapping`).
+
+    Args:
+        data_file: A file, a glob pattern, or a list of them: one import, one manifest.
+        mapping: The mapping YAML (or its parsed content).
+        limit: Keep the first `limit` items of every split.
+        allow_invalid: Accept a file whose every verdict is unmapped.
+    """
+    files = reshape.expand(data_file)
+    imported, notes = mapping_importer.import_with_notes(
+        files, mapping, allow_invalid=allow_invalid
+    )
     # the mapping's `cluster` when it gives one, else every item its own unit
     imported = Imported(clustering.with_clusters(imported.items, ("item",)), imported.judgments)
-    name = mapped_file_name(data_file, imported.items["benchmark"].astype(str).unique())
-    return write_imported(limit_imported(imported, limit), name=name, origin=str(data_file))
+    name = mapped_file_name(files, imported.items["benchmark"].astype(str).unique())
+    origin = str(files[0]) if len(files) == 1 else f"{files[0]} (+{len(files) - 1} files)"
+    report = write_imported(limit_imported(imported, limit), name=name, origin=origin)
+    judg = imported.judgments
+    return report._replace(
+        notes=(*notes, *frame_check.frame_warnings(judg)),
+        presentation=frame_check.presentation_accuracy(judg) if judg is not None else None,
+    )
 
 
 def is_imported(name: str) -> bool:

@@ -1,4 +1,4 @@
-"""The YAML mapping of the generic importer: which column of a data file holds what.
+r"""The YAML mapping of the generic importer: which column of a data file holds what.
 
 A field is either a column name, a constant, or a dict `{column: NAME, map: {raw: value}}` /
 `{value: CONSTANT}`. A bare string means a *column* for the per-row fields and a *constant*
@@ -29,12 +29,30 @@ for `benchmark`, `task`, `split`, `judge`, `model`, `prompt` and `condition` (wr
                                     # default item (every item independent)
     # pointwise / qa: response, gold (the label), verdict (the judge's label)
 
+Shapes (docs/importing.md has a worked example of each):
+
+- *Paths*: any column may be a path into nested records, `judgments[1].decision`,
+  `scores.response_a` (`judgelab.data.importers.fieldpath`).
+- *Both orders in one row*: `explode: judgments` makes one row per list element; the
+  element is read at `judgments` (`judgments.decision`) and its 0-based position is the
+  pseudo-column `_index` (e.g. `swapped: {column: _index, map: {0: false, 1: true}}`).
+- *Constants from the file name*: `judge: {filename: 'outputs_(.+)\.jsonl'}` takes the
+  regex's first group (or the group named `value`) from each file's name; several files (a
+  glob) are one import. The pseudo-column `_file` holds the file name.
+- *One record over several files*: `join: {files: {ab: out_ab.jsonl, ba: out_ba.jsonl},
+  on: line}` (or `on: KEY`, or `on: {left: KEY, right: KEY}`) pairs each record with its
+  output in every file (paths relative to the data file); the output is read at `joined`
+  (`joined.verdict`) and the file's name at `_join`.
+- *Per-judgment fields*: `judgment_meta: [run, score]` (or `{name: path}`) is kept on each
+  judgment (`judgments.meta`); item `meta` must agree between the rows of one item.
+
 `parse_mapping(raw)` validates the mapping's content and `load_mapping(path)` reads it from a
 YAML file; errors (`SourceFormatError`) name the file and the mapping key.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -44,6 +62,7 @@ import yaml
 from judgelab.core import schema, tables, yamlsafe
 from judgelab.core.names import safe_name
 from judgelab.data import clustering
+from judgelab.data.importers import fieldpath
 from judgelab.data.importers.base import SourceFormatError
 from judgelab.errors import ChoiceError, check_choice
 
@@ -67,17 +86,30 @@ COLUMN_FIELDS = (
     "order",
     "sample",
 )
-ALL_FIELDS = (*CONSTANT_FIELDS, *COLUMN_FIELDS, "meta", "cluster")
+SHAPE_FIELDS = ("explode", "join", "judgment_meta")
+ALL_FIELDS = (*CONSTANT_FIELDS, *COLUMN_FIELDS, "meta", "cluster", *SHAPE_FIELDS)
+#: Pseudo-columns every record has (file name) or gets (list position, joined file name).
+PSEUDO_COLUMNS = ("_file", "_index", "_join")
 PAIRWISE_VERDICTS = ("A", "B", "1", "2", "pos", "neg", "tie")
 
 
 @dataclass(frozen=True)
 class Field:
-    """One mapped field: a column (optionally with a value map) or a constant."""
+    """One mapped field: a column path (+ value map), a constant, or a file-name capture."""
 
     column: str | None = None
     value: Any = None
     map: dict[str, Any] | None = None
+    filename: re.Pattern[str] | None = None
+
+
+@dataclass(frozen=True)
+class Join:
+    """Output files joined to each record: `{name: path}` and the key (None: by line)."""
+
+    files: dict[str, str]
+    left: str | None = None
+    right: str | None = None
 
 
 def _fail_mapping(where: str, key: str, problem: str) -> SourceFormatError:
@@ -97,32 +129,93 @@ def normalise(value: Any) -> str:
     return str(value).strip()
 
 
-def _fail_mapping(where: str, key: str, problem: str) -> SourceFormatError:
-    return SourceFormatError(where, f"mapping key '{key}': {problem}")
+def _path(where: str, key: str, path: Any) -> str:
+    try:
+        fieldpath.parse(path)
+    except ValueError as exc:
+        raise _fail_mapping(where, key, str(exc)) from None
+    return path
 
 
-def _field(key: str, spec: Any, where: str) -> Field | list[str]:
-    """Return one mapped field: a list of meta columns, a column or a constant."""
-    if key == "meta":
-        if isinstance(spec, str):
-            spec = [spec]
-        if not isinstance(spec, list) or not all(isinstance(c, str) for c in spec):
-            raise _fail_mapping(where, key, "must be a list of column names")
-        return list(spec)
+def _paths(where: str, key: str, spec: Any) -> dict[str, str]:
+    """Return `{name: path}` of `meta` / `judgment_meta` (a path list names itself)."""
+    if isinstance(spec, str):
+        spec = [spec]
+    if isinstance(spec, list) and all(isinstance(c, str) for c in spec):
+        spec = {c: c for c in spec}
+    if not isinstance(spec, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in spec.items()
+    ):
+        raise _fail_mapping(where, key, "must be a list of columns or a mapping name: column")
+    return {name: _path(where, key, p) for name, p in spec.items()}
+
+
+def _filename_pattern(where: str, key: str, pattern: Any) -> re.Pattern[str]:
+    try:
+        rx = re.compile(str(pattern))
+    except re.error as exc:
+        raise _fail_mapping(where, key, f"filename pattern {pattern!r}: {exc}") from None
+    if rx.groups < 1:
+        raise _fail_mapping(where, key, f"filename pattern {pattern!r} needs a (capture group)")
+    return rx
+
+
+def _field(key: str, spec: Any, where: str) -> Any:
+    """Return one mapped field: meta paths, a column, a constant or a shape option."""
+    if key in ("meta", "judgment_meta"):
+        return _paths(where, key, spec)
     if key == "cluster":
         return _cluster_field(spec, where)
+    if key == "explode":
+        if not isinstance(spec, str):
+            raise _fail_mapping(where, key, "must be the path of a list column")
+        return _path(where, key, spec)
+    if key == "join":
+        return _join(spec, where)
     if isinstance(spec, dict):
-        extra = sorted(set(spec) - {"column", "value", "map"})
-        if extra or ("column" in spec) == ("value" in spec):
-            raise _fail_mapping(where, key, "a dict needs exactly one of column/value (+ map)")
+        extra = sorted(set(spec) - {"column", "value", "map", "filename"})
+        given = [k for k in ("column", "value", "filename") if k in spec]
+        if extra or len(given) != 1:
+            raise _fail_mapping(
+                where, key, "a dict needs exactly one of column/value/filename (+ map)"
+            )
         vmap = spec.get("map")
         if vmap is not None and not isinstance(vmap, dict):
             raise _fail_mapping(where, key, "map must be a mapping of raw value: value")
         vmap = None if vmap is None else {normalise(k): v for k, v in vmap.items()}
-        return Field(column=spec.get("column"), value=spec.get("value"), map=vmap)
+        column = spec.get("column")
+        if column is not None:
+            _path(where, key, column)
+        rx = _filename_pattern(where, key, spec["filename"]) if "filename" in spec else None
+        return Field(column=column, value=spec.get("value"), map=vmap, filename=rx)
     if key in CONSTANT_FIELDS or not isinstance(spec, str):
         return Field(value=spec)
-    return Field(column=spec)
+    return Field(column=_path(where, key, spec))
+
+
+def _join(spec: Any, where: str) -> Join:
+    """Return the `join` option: output files by name, aligned by line or joined on a key."""
+    if isinstance(spec, dict) and True in spec:  # YAML 1.1 reads a bare `on:` key as True
+        spec = {("on" if k is True else k): v for k, v in spec.items()}
+    if not isinstance(spec, dict) or set(spec) - {"files", "on"} or "files" not in spec:
+        raise _fail_mapping(where, "join", "must be {files: {name: path, ...}, on: line | KEY}")
+    files = spec["files"]
+    if (
+        not isinstance(files, dict)
+        or not files
+        or not all(isinstance(k, str) and isinstance(v, str) for k, v in files.items())
+    ):
+        raise _fail_mapping(where, "join", "files must map a name to a file path")
+    on = spec.get("on", "line")
+    if on == "line":
+        return Join(dict(files))
+    if isinstance(on, str):
+        return Join(dict(files), _path(where, "join", on), _path(where, "join", on))
+    if isinstance(on, dict) and set(on) == {"left", "right"}:
+        return Join(
+            dict(files), _path(where, "join", on["left"]), _path(where, "join", on["right"])
+        )
+    raise _fail_mapping(where, "join", "on must be line, a key path or {left: KEY, right: KEY}")
 
 
 def _cluster_field(spec: Any, where: str) -> Field:
@@ -211,7 +304,10 @@ __all__ = [
     "COLUMN_FIELDS",
     "CONSTANT_FIELDS",
     "PAIRWISE_VERDICTS",
+    "PSEUDO_COLUMNS",
+    "SHAPE_FIELDS",
     "Field",
+    "Join",
     "load_mapping",
     "normalise",
     "parse_mapping",

@@ -1,0 +1,155 @@
+"""Every worked example of docs/importing.md runs: files written, command run, table checked.
+
+A section's fenced blocks are read in order: ```` ```LANG file=PATH ```` writes a file,
+```` ```console ```` holds the `judgelab data import-file` command, and ```` ```text judgments ````
+(the judgments' columns, fixed-width), ```` ```text error ```` (a fragment of the error) or
+```` ```text note ```` (a fragment of a summary note) is what must come out.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from judgelab.cli import main as cli
+from judgelab.core import tables
+from judgelab.data import ingest
+from judgelab.data.importers import SourceFormatError
+from judgelab.data.importers.frame_check import frame_warnings, presentation_accuracy
+
+DOC = Path(__file__).resolve().parents[3] / "docs" / "importing.md"
+FENCE = re.compile(r"^```([^\n]*)\n(.*?)^```", re.S | re.M)
+
+
+def _sections() -> dict[str, list[tuple[str, str]]]:
+    text = DOC.read_text(encoding="utf-8")
+    out: dict[str, list[tuple[str, str]]] = {}
+    for part in re.split(r"^##+ ", text, flags=re.M)[1:]:
+        title = part.splitlines()[0].strip()
+        out[title] = [(m.group(1).strip(), m.group(2)) for m in FENCE.finditer(part)]
+    return out
+
+
+SECTIONS = _sections()
+RUNNABLE = {t: b for t, b in SECTIONS.items() if any(info == "console" for info, _ in b)}
+
+
+def _fixed_width(block: str) -> pd.DataFrame:
+    lines = [ln for ln in block.splitlines() if ln.strip()]
+    starts = [m.start() for m in re.finditer(r"\S+", lines[0])]
+    names = lines[0].split()
+    rows = []
+    for ln in lines[1:]:
+        cuts = [*starts, None]
+        rows.append([ln[a:b].strip() for a, b in zip(cuts[:-1], cuts[1:], strict=True)])
+    return pd.DataFrame(rows, columns=names)
+
+
+def _shown(df: pd.DataFrame, columns: list[str]) -> list[tuple[str, ...]]:
+    def cell(v) -> str:
+        return "<NA>" if v is None or (not isinstance(v, str) and pd.isna(v)) else str(v)
+
+    return sorted(tuple(cell(v) for v in row) for row in df[columns].astype(object).to_numpy())
+
+
+def _run(blocks: list[tuple[str, str]], where: Path):
+    """Write the section's files; return (report or exception, expected blocks)."""
+    command = None
+    for info, body in blocks:
+        m = re.match(r"\S+ file=(\S+)", info)
+        if m:
+            p = where / m.group(1)
+            p.parent.mkdir(parents=True, exist_ok=True)
+            p.write_text(body, encoding="utf-8")
+        elif info == "console":
+            command = shlex.split(body.strip().lstrip("$ "))
+    assert command[:3] == ["judgelab", "data", "import-file"], command
+    args = command[3:]
+    mapping = args[args.index("--mapping") + 1]
+    files = [a for i, a in enumerate(args) if a != "--mapping" and args[i - 1] != "--mapping"]
+    try:
+        return ingest.import_mapped_file(
+            [str(where / f) for f in files], where / mapping, allow_invalid=False
+        )
+    except SourceFormatError as exc:
+        return exc
+
+
+def test_the_page_has_an_example_of_every_shape():
+    titles = " ".join(SECTIONS)
+    for shape in ("Nested", "Both orders", "file name", "several files", "judgment_meta"):
+        assert shape in titles
+    assert len(RUNNABLE) >= 7
+
+
+@pytest.mark.parametrize("title", sorted(RUNNABLE))
+def test_worked_example(title, tmp_path):
+    blocks = RUNNABLE[title]
+    out = _run(blocks, tmp_path)
+    expected = {info: body for info, body in blocks if info.startswith("text")}
+    if "text error" in expected:
+        assert isinstance(out, SourceFormatError), f"expected an error, imported {out}"
+        for line in expected["text error"].strip().splitlines():
+            assert line.strip() in str(out).replace(str(tmp_path) + "/", "")
+        return
+    assert not isinstance(out, Exception), str(out)
+    want = _fixed_width(expected["text judgments"])
+    got = pd.concat([tables.read_judgments(p) for p in out.judgment_paths], ignore_index=True)
+    assert _shown(got, list(want.columns)) == sorted(map(tuple, want.to_numpy().tolist()))
+
+
+def _slot_judge_files(where: Path) -> tuple[Path, Path]:
+    """20 items, both presentations, a judge naming the slot, right on 18 of each 20."""
+    lines = []
+    for i in range(20):
+        gold = 1 + i % 2
+        for swapped in (False, True):
+            right = i not in ((3, 12) if swapped else (5, 14))
+            slot = gold if right else 3 - gold
+            lines.append(
+                f'{{"id": "q{i}", "r1": "a{i}", "r2": "b{i}", "gold": {gold}, '
+                f'"swapped": {str(swapped).lower()}, "winner": "{slot}"}}'
+            )
+    data = where / "slots.jsonl"
+    data.write_text("\n".join(lines) + "\n")
+    mapping = where / "slots.yaml"
+    mapping.write_text(
+        "benchmark: slot_demo\njudge: slot-judge\nitem_id: id\nresponse_1: r1\n"
+        "response_2: r2\ngold: gold\nswapped: swapped\n"
+        'verdict: {column: winner, map: {"1": A, "2": B}}\n'
+    )
+    return data, mapping
+
+
+def test_the_wrong_frame_note_of_section_7(tmp_path, capsys):
+    note = SECTIONS["7c. Verdicts in the wrong frame"]
+    fragment = next(body for info, body in note if info == "text note").strip()
+    data, mapping = _slot_judge_files(tmp_path)
+    report = ingest.import_mapped_file(data, mapping)
+    assert any(fragment in n for n in report.notes), report.notes
+    # mapped right (slots as slots), the same file reads 0.9 in both presentations, no note
+    mapping.write_text(mapping.read_text().replace('{"1": A, "2": B}', '{"1": "1", "2": "2"}'))
+    report = ingest.import_mapped_file(data, mapping)
+    assert report.notes == ()
+    acc = report.presentation.set_index("shown_first")["accuracy"]
+    assert acc.round(3).to_dict() == {"1": 0.9, "2": 0.9}
+    # the CLI prints the per-presentation table and the notes
+    assert cli.main(["data", "import-file", str(data), "--mapping", str(mapping)]) == 0
+    assert "by the source's slot shown first" in capsys.readouterr().out
+
+
+def test_reversed_map_is_reported_as_reversed(tmp_path):
+    data, mapping = _slot_judge_files(tmp_path)
+    mapping.write_text(mapping.read_text().replace('{"1": A, "2": B}', '{"1": "2", "2": "1"}'))
+    report = ingest.import_mapped_file(data, mapping)
+    assert len(report.notes) == 1 and "looks reversed" in report.notes[0]
+    assert "accuracy 0.100 (n=20)" in report.notes[0]
+
+
+def test_frame_checks_stay_quiet_on_small_or_gold_free_imports():
+    assert frame_warnings(None) == []
+    assert presentation_accuracy(pd.DataFrame({"judge": []})).empty
