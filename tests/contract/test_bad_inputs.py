@@ -210,6 +210,38 @@ CASES: list[tuple[str, str, str, list[str]]] = [
      ["{d}/m.yaml", "anchors and aliases"]),
     ("jsonl_nested_too_deep", "data import-file", "a JSON record nested 5,000 deep",
      ["{d}/j.jsonl", "line 1", "nested too deeply"]),
+    # --- issue 21: the importer's shapes (paths, explode, file names, joins, meta) ---
+    ("mapping_bad_path", "data import-file", "verdict path eval..verdict",
+     ["{d}/m.yaml", "mapping key 'verdict'", "eval..verdict"]),
+    ("path_absent_everywhere", "data import-file", "eval.verdikt in no record",
+     ["{d}/j.jsonl", "column 'eval.verdikt'", "absent from every record", "verdict, why"]),
+    ("explode_not_a_list", "data import-file", "judgments is an object on line 2",
+     ["{d}/j.jsonl", "line 2", "column 'judgments'", "expected a list"]),
+    ("filename_no_match", "data import-file", "judge=(.+) against j.jsonl",
+     ["{d}/j.jsonl", "mapping key 'judge'", "does not match"]),
+    ("filename_no_group", "data import-file", "a file-name pattern without a group",
+     ["{d}/m.yaml", "mapping key 'judge'", "capture group"]),
+    ("glob_no_match", "data import-file", "a pattern that matches no file",
+     ["{d}/nope/*.jsonl", "no file matches"]),
+    ("join_line_count", "data import-file", "an output file one line short",
+     ["{d}/out_b.jsonl", "join by line", "1 records here but 2"]),
+    ("join_unknown_key", "data import-file", "output key q9 is not an item",
+     ["{d}/out_a.jsonl", "line 2", "column 'qid'", "join key 'q9'"]),
+    ("join_duplicate_key", "data import-file", "output key q1 twice",
+     ["{d}/out_a.jsonl", "line 2", "join key 'q1' repeats line 1"]),
+    ("join_missing_file", "data import-file", "a joined file that is absent",
+     ["{d}/out_b.jsonl", "file not found"]),
+    ("join_bad_spec", "data import-file", "join.files is a list",
+     ["{d}/m.yaml", "mapping key 'join'", "files must map a name"]),
+    ("judgment_meta_not_paths", "data import-file", "judgment_meta: 5",
+     ["{d}/m.yaml", "mapping key 'judgment_meta'"]),
+    ("all_verdicts_invalid", "data import-file", "every verdict outside the map",
+     ["{d}/j.csv", "column 'winner'", "all 3 verdicts are invalid", "'A'", "'B'",
+      "--allow-invalid"]),
+    ("item_question_differs", "data import-file", "q1's question differs in row 2",
+     ["{d}/j.csv", "row 2", "column 'instruction'", "differs from", "row 1"]),
+    ("item_meta_differs", "data import-file", "a per-judgment value mapped as item meta",
+     ["{d}/j.csv", "row 2", "meta.judge", "judgment_meta"]),
 ]  # fmt: skip
 
 # What a failure writes on purpose (globs under the output root), by case.
@@ -492,6 +524,90 @@ BUILDERS["mapping_latin1"] = _import_case(
 )
 BUILDERS["mapping_bad_verdict_map"] = _import_case(
     PAIR_CSV, mapping=PAIR_MAPPING.replace("'[[A]]': A", "'[[A]]': first")
+)
+
+# issue 21: the importer's shapes
+NESTED = (
+    '{"id": "q1", "r": ["a", "b"], "eval": {"verdict": "A", "why": "x"}, '
+    '"judgments": [{"d": "A"}, {"d": "B"}]}\n'
+    '{"id": "q2", "r": ["c", "d"], "eval": {"verdict": "B", "why": "y"}, '
+    '"judgments": {"d": "A"}}\n'
+)
+NESTED_MAPPING = (
+    "benchmark: demo\nitem_id: id\nresponse_1: r[0]\nresponse_2: r[1]\nverdict: eval.verdict\n"
+)
+
+
+def _files_case(files: dict[str, str], mapping: str, args: list[str]):
+    def build(d: Path):
+        for name, text in files.items():
+            (d / name).parent.mkdir(parents=True, exist_ok=True)
+            (d / name).write_text(text, encoding="utf-8")
+        (d / "m.yaml").write_text(mapping, encoding="utf-8")
+        return ["data", "import-file", *[str(d / a) for a in args], "--mapping", str(d / "m.yaml")]
+
+    return build
+
+
+ITEMS2 = '{"id": "q1", "r1": "a", "r2": "b"}\n{"id": "q2", "r1": "c", "r2": "d"}\n'
+JOIN_MAPPING = (
+    "benchmark: demo\nitem_id: id\nresponse_1: r1\nresponse_2: r2\n"
+    "join: {files: {a: out_a.jsonl, b: out_b.jsonl}, on: line}\n"
+    "swapped: {column: _join, map: {a: false, b: true}}\nverdict: joined.v\n"
+)
+KEYED = JOIN_MAPPING.replace("on: line", "on: {left: id, right: qid}")
+OUT2 = '{"qid": "q1", "v": "A"}\n{"qid": "q2", "v": "B"}\n'
+
+BUILDERS["mapping_bad_path"] = _import_case(
+    NESTED, name="j.jsonl", mapping=NESTED_MAPPING.replace("eval.verdict", "eval..verdict")
+)
+BUILDERS["path_absent_everywhere"] = _import_case(
+    NESTED, name="j.jsonl", mapping=NESTED_MAPPING.replace("eval.verdict", "eval.verdikt")
+)
+BUILDERS["explode_not_a_list"] = _import_case(
+    NESTED,
+    name="j.jsonl",
+    mapping=NESTED_MAPPING.replace("eval.verdict", "judgments.d") + "explode: judgments\n",
+)
+BUILDERS["filename_no_match"] = _import_case(
+    NESTED, name="j.jsonl", mapping=NESTED_MAPPING + "judge: {filename: 'judge=(.+)'}\n"
+)
+BUILDERS["filename_no_group"] = _import_case(
+    NESTED, name="j.jsonl", mapping=NESTED_MAPPING + "judge: {filename: 'j.jsonl'}\n"
+)
+BUILDERS["glob_no_match"] = _files_case({}, NESTED_MAPPING, ["nope/*.jsonl"])
+BUILDERS["join_line_count"] = _files_case(
+    {"items.jsonl": ITEMS2, "out_a.jsonl": OUT2, "out_b.jsonl": OUT2.splitlines()[0] + "\n"},
+    JOIN_MAPPING,
+    ["items.jsonl"],
+)
+BUILDERS["join_unknown_key"] = _files_case(
+    {"items.jsonl": ITEMS2, "out_a.jsonl": OUT2.replace("q2", "q9"), "out_b.jsonl": OUT2},
+    KEYED,
+    ["items.jsonl"],
+)
+BUILDERS["join_duplicate_key"] = _files_case(
+    {"items.jsonl": ITEMS2, "out_a.jsonl": OUT2.replace("q2", "q1"), "out_b.jsonl": OUT2},
+    KEYED,
+    ["items.jsonl"],
+)
+BUILDERS["join_missing_file"] = _files_case(
+    {"items.jsonl": ITEMS2, "out_a.jsonl": OUT2}, JOIN_MAPPING, ["items.jsonl"]
+)
+BUILDERS["join_bad_spec"] = _files_case(
+    {"items.jsonl": ITEMS2},
+    JOIN_MAPPING.replace("{a: out_a.jsonl, b: out_b.jsonl}", "[out_a.jsonl]"),
+    ["items.jsonl"],
+)
+BUILDERS["judgment_meta_not_paths"] = _import_case(
+    PAIR_CSV, mapping=PAIR_MAPPING + "judgment_meta: 5\n"
+)
+BUILDERS["all_verdicts_invalid"] = _import_case(
+    PAIR_CSV.replace("[[A]]", "A").replace("[[B]]", "B")
+)
+BUILDERS["item_question_differs"] = _import_case(_csv_row(2, "Say hi", "Say hello"))
+BUILDERS["item_meta_differs"] = _import_case(
+    _csv_row(2, "gpt-4", "gpt-4o"), mapping=PAIR_MAPPING + "meta: [judge]\n"
 )
 
 
