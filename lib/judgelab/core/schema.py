@@ -125,9 +125,9 @@ JUDGMENTS = TableSpec(
         Column("request_key", "str"),
         Column("created_at", "datetime"),
         # Optional, from imports (docs/importing.md): per-judgment fields of the source (a run
-        # label, a score) as a JSON object, and the source's own slot shown first ("1"/"2",
-        # or "pos"/"neg"), beside the gold-relative `order`.
-        Column("meta", "json", required=False),
+        # label, a score) as a JSON object (not `meta`, so a merge with items keeps both), and
+        # the source's own slot shown first ("1"/"2", or "pos"/"neg"), beside `order`.
+        Column("judgment_meta", "json", required=False),
         Column("shown_first", "str", required=False),
     ),
 )
@@ -423,18 +423,18 @@ def new_judgments(rows: list[dict[str, Any]] | pd.DataFrame) -> pd.DataFrame:
     """Build a judgments table from rows, filling missing columns with nulls and defaults.
 
     Defaults: `condition=""`, `order=0`, `sample=0`, and null for every other missing column
-    the schema requires (optional ones, `meta` and `shown_first`, are kept only when given;
-    a dict `meta` is stored as a JSON string, keys sorted).
+    the schema requires (optional ones, `judgment_meta` and `shown_first`, are kept only
+    when given; a dict `judgment_meta` is stored as a JSON string, keys sorted).
     """
     df = pd.DataFrame(rows) if not isinstance(rows, pd.DataFrame) else rows.copy()
     defaults: dict[str, Any] = {"condition": "", "order": 0, "sample": 0}
     for col in JUDGMENTS.columns:
         if col.required and col.name not in df.columns:
             df[col.name] = defaults.get(col.name, None)
-    if "meta" in df.columns:
-        df["meta"] = [
+    if "judgment_meta" in df.columns:
+        df["judgment_meta"] = [
             json.dumps(m, sort_keys=True, ensure_ascii=False) if isinstance(m, dict) else m
-            for m in df["meta"].astype(object)
+            for m in df["judgment_meta"].astype(object)
         ]
     df = df[[c for c in JUDGMENTS.names if c in df.columns]]
     validate_judgments(df)

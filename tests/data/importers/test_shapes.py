@@ -60,7 +60,7 @@ def test_parquet_struct_and_list_columns_explode(tmp_path):
         ["q1", "2", "A"],
         ["q2", "1", "B"],
     ]
-    assert [json.loads(m) for m in j["meta"]] == [
+    assert [json.loads(m) for m in j["judgment_meta"]] == [
         {"position": 0},
         {"position": 1},
         {"position": 0},

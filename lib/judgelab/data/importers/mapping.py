@@ -101,7 +101,7 @@ def import_records(
             where.append(rec)
     rows.check_found(records)
     if not allow_invalid:
-        _check_some_valid(rows, judgments, where)
+        _check_some_valid(rows, judgments, where, task)
     items_df = _with_units(schema.new_items(list(items.rows.values())), fields, unit_of)
     judg_df = schema.new_judgments(judgments) if "verdict" in fields else None
     return Imported(items_df, judg_df)
@@ -120,7 +120,9 @@ def _item_key(rows: Rows, rec: Record, fields: dict[str, Any]) -> ItemKey:
     return bench, split, item_id
 
 
-def _check_some_valid(rows: Rows, judgments: list[dict[str, Any]], where: list[Record]) -> None:
+def _check_some_valid(
+    rows: Rows, judgments: list[dict[str, Any]], where: list[Record], task: str
+) -> None:
     """Raise when every verdict of a data file is unmapped or empty (unless allowed)."""
     by_file: dict[str, list[int]] = {}
     for i, rec in enumerate(where):
@@ -135,10 +137,15 @@ def _check_some_valid(rows: Rows, judgments: list[dict[str, Any]], where: list[R
                 raw.append(value)
         examples = ", ".join(repr(v if v is None else v[:60]) for v in raw[:3])
         f = rows.fields["verdict"]
-        how = "the verdict map" if f.map is not None else "A/B/tie, 1/2, pos/neg"
+        if f.map is not None:
+            why = "none is in the verdict map"
+        elif task == "pairwise":
+            why = "none reads as A/B/tie, 1/2 or pos/neg"
+        else:
+            why = "every one is empty"
         raise SourceFormatError(
             file,
-            f"all {len(idx)} verdicts are invalid: none is in {how} (e.g. {examples}); "
+            f"all {len(idx)} verdicts are invalid: {why} (e.g. {examples}); "
             "fix the mapping, or pass --allow-invalid if that is expected",
             column=rows.column("verdict") or "verdict",
         )
@@ -187,7 +194,7 @@ def _judgment(
         "output": output,
     }
     if "judgment_meta" in fields:
-        out["meta"] = {
+        out["judgment_meta"] = {
             n: jsonable(rows.resolve(rec, p)) for n, p in fields["judgment_meta"].items()
         }
     if out["model"] is None and "model" not in fields:

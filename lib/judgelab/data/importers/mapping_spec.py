@@ -44,7 +44,7 @@ Shapes (docs/importing.md has a worked example of each):
   output in every file (paths relative to the data file); the output is read at `joined`
   (`joined.verdict`) and the file's name at `_join`.
 - *Per-judgment fields*: `judgment_meta: [run, score]` (or `{name: path}`) is kept on each
-  judgment (`judgments.meta`); item `meta` must agree between the rows of one item.
+  judgment (`judgments.judgment_meta`); item `meta` must agree between an item's rows.
 
 `parse_mapping(raw)` validates the mapping's content and `load_mapping(path)` reads it from a
 YAML file; errors (`SourceFormatError`) name the file and the mapping key.

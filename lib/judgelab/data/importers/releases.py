@@ -13,6 +13,7 @@ from typing import Any
 
 import pandas as pd
 
+from judgelab.data import fetch
 from judgelab.data.importers.base import SourceFormatError
 from judgelab.data.importers.records import read_records
 
@@ -67,8 +68,18 @@ def cell_text(value: Any) -> str | None:
 
 
 def registry_files(root: Path, source: Any, pattern: str) -> list[tuple[str, Path]]:
-    """Return `(registry path, file)` of every source file whose path matches `pattern`."""
-    return [(f.path, root / f.path) for f in source.files if re.search(pattern, f.path)]
+    """Return `(path, file)` of every source file whose registry path matches `pattern`.
+
+    `path` is relative to `root`: the registry path, or for a Hugging Face glob the file name
+    it resolved to (`fetch.local_path`), so split names like `data/train-00000-of-00001-<hash>`
+    keep their meaning.
+    """
+    out = []
+    for f in source.files:
+        if re.search(pattern, f.path):
+            path = fetch.local_path(source, f, root)
+            out.append((path.relative_to(root).as_posix(), path))
+    return out
 
 
 __all__ = [
