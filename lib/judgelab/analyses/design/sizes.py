@@ -1,0 +1,381 @@
+"""Closed-form sample sizes for judge studies: items, clusters, orders, repeats, human labels.
+
+Every function returns a `Size`: the number of independent units a normal-approximation
+formula asks for, inflated by the design effects of the study's dependence, with the
+formula and its assumptions spelled out. The design effect, relative to one judgment on each
+of n independent items, is
+
+    deff = w + (m − 1)·ICC,   w = (1 + (k − 1)·ρ_r)/k · [(1 + ρ_o)/2 with both orders]
+
+- m is the mean cluster size (items sharing a source document or question) and ICC the
+  correlation of two judgments on *different* items of one cluster, on the scale of one
+  judgment (Kish 1965 for w = 1); `n_clusters = ⌈n_items / m⌉`;
+- w is the variance of an item's mean outcome relative to one judgment: k repeated samples
+  correlated ρ_r, and both presentation orders correlated ρ_o (ρ_o < 0 for "picked A" when
+  the judge is consistent, which is why both orders pay off most for position bias).
+  Averaging orders or repeats shrinks only w: the clustering term stays.
+
+Formulas (z_x the standard normal quantile; two-sided tests at α; power 1 − β):
+
+- rate interval of full width w: `n = z²_{1−α/2} p(1−p) / (w/2)²`;
+- one-sample proportion test p₀ → p₁: `n = [(z_{1−α/2}√(p₀q₀) + z_{1−β}√(p₁q₁)) / (p₁ − p₀)]²`;
+- two proportions (groups of relative size r = n₂/n₁):
+  `n₁ = [z_{1−α/2}√(p̄q̄(1 + 1/r)) + z_{1−β}√(p₁q₁ + p₂q₂/r)]² / (p₁ − p₂)²`;
+- paired difference of two judges (McNemar, discordant share ψ, difference d):
+  `n = [z_{1−α/2}√ψ + z_{1−β}√(ψ − d²)]² / d²` (Connor 1987);
+- logistic slope β per SD of a covariate, event rate p: `n = (z_{1−α/2} + z_{1−β})² /
+  (p(1−p)β²)` (Hsieh, Bloch & Larsen 1998, one covariate);
+- Cohen's κ interval of width w: `n = z² p_o(1 − p_o) / ((1 − p_e)² (w/2)²)` (the
+  large-sample SE of κ with p_e treated as known);
+- prediction-powered mean with N judge labels and n human labels, judge-human correlation
+  ρ: `n = z² σ_Y² (1 − ρ²) / ((w/2)² − z² ρ² σ_Y² / N)` (PPI++ with the tuned λ ≈ ρσ_Y/σ_f;
+  Angelopoulos et al. 2023), against `z² σ_Y² / (w/2)²` for humans alone.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from scipy import stats as sps
+
+
+@dataclass(frozen=True)
+class Size:
+    """What a formula asks for: units, the design effect applied, and how it was derived."""
+
+    target: str
+    n: int  # independent units (items, or human labels), design effects applied
+    n_clusters: int | None
+    deff: float
+    formula: str
+    assumptions: dict[str, float | int | str] = field(default_factory=dict)
+
+
+def z(p: float) -> float:
+    """Return the standard normal quantile at `p`."""
+    return float(sps.norm.ppf(p))
+
+
+def _check_prob(name: str, p: float, *, open_: bool = True) -> None:
+    ok = 0.0 < p < 1.0 if open_ else 0.0 <= p <= 1.0
+    if not ok:
+        raise ValueError(f"{name} must be in {'(0, 1)' if open_ else '[0, 1]'}, got {p}")
+
+
+def design_effect(
+    cluster_size: float = 1.0,
+    icc: float = 0.0,
+    *,
+    repeats: int = 1,
+    repeat_corr: float = 1.0,
+    both_orders: bool = False,
+    order_corr: float = 0.0,
+) -> float:
+    """Return the variance inflation relative to one judgment per independent item.
+
+    >>> round(design_effect(5, 0.25), 3)
+    2.0
+    >>> round(design_effect(both_orders=True, order_corr=-0.5), 3)
+    0.25
+    >>> round(design_effect(5, 0.25, both_orders=True, order_corr=-0.5), 3)
+    1.25
+    """
+    if cluster_size < 1 or not -1.0 < icc < 1.0 or repeats < 1:
+        raise ValueError("cluster_size >= 1, icc in (-1, 1) and repeats >= 1 are needed")
+    if not -1.0 <= order_corr <= 1.0 or not -1.0 <= repeat_corr <= 1.0:
+        raise ValueError("correlations must be in [-1, 1]")
+    within = (1.0 + (repeats - 1) * repeat_corr) / repeats
+    if both_orders:
+        within *= (1.0 + order_corr) / 2.0
+    return within + (cluster_size - 1.0) * icc
+
+
+def _sized(
+    target: str, n_raw: float, deff: float, cluster_size: float, formula: str, **assume
+) -> Size:
+    n = max(1, math.ceil(n_raw * deff - 1e-9))
+    n_clusters = math.ceil(n / cluster_size) if cluster_size > 1 else None
+    return Size(target, n, n_clusters, deff, formula, {k: v for k, v in assume.items()})
+
+
+def rate_width(
+    p: float, width: float, *, level: float = 0.95, deff: float = 1.0, cluster_size: float = 1
+) -> Size:
+    """Items for an interval of full `width` around a rate near `p`."""
+    _check_prob("p", p)
+    if not 0 < width < 1:
+        raise ValueError(f"width must be in (0, 1), got {width}")
+    n = z(0.5 + level / 2) ** 2 * p * (1 - p) / (width / 2) ** 2
+    return _sized(
+        "rate_width", n, deff, cluster_size, "z² p(1−p)/(w/2)²", p=p, width=width, level=level
+    )
+
+
+def one_proportion(
+    p0: float,
+    p1: float,
+    *,
+    alpha: float = 0.05,
+    power: float = 0.8,
+    deff: float = 1.0,
+    cluster_size: float = 1,
+    target: str = "one_proportion",
+) -> Size:
+    """Units to detect a rate `p1` against `p0` (two-sided test at `alpha`)."""
+    _check_prob("p0", p0)
+    _check_prob("p1", p1)
+    if p0 == p1:
+        raise ValueError("p1 must differ from p0")
+    za, zb = z(1 - alpha / 2), z(power)
+    n = ((za * math.sqrt(p0 * (1 - p0)) + zb * math.sqrt(p1 * (1 - p1))) / (p1 - p0)) ** 2
+    return _sized(
+        target,
+        n,
+        deff,
+        cluster_size,
+        "[(z_{1−α/2}√(p₀q₀) + z_{1−β}√(p₁q₁))/(p₁−p₀)]²",
+        p0=p0,
+        p1=p1,
+        alpha=alpha,
+        power=power,
+    )
+
+
+def position_bias(
+    delta: float,
+    *,
+    alpha: float = 0.05,
+    power: float = 0.8,
+    cluster_size: float = 1,
+    icc: float = 0.0,
+    both_orders: bool = True,
+    order_corr: float = 0.0,
+    repeats: int = 1,
+    repeat_corr: float = 1.0,
+) -> Size:
+    """Items to detect |P(A) − 0.5| ≥ `delta` (one judgment per order per item if both)."""
+    deff = design_effect(
+        cluster_size,
+        icc,
+        repeats=repeats,
+        repeat_corr=repeat_corr,
+        both_orders=both_orders,
+        order_corr=order_corr,
+    )
+    size = one_proportion(
+        0.5,
+        0.5 + abs(delta),
+        alpha=alpha,
+        power=power,
+        deff=deff,
+        cluster_size=cluster_size,
+        target="position_bias",
+    )
+    size.assumptions.update(icc=icc, cluster_size=cluster_size, both_orders=str(both_orders))
+    size.assumptions.update(order_corr=order_corr, repeats=repeats)
+    return size
+
+
+def two_proportions(
+    p1: float,
+    p2: float,
+    *,
+    ratio: float = 1.0,
+    alpha: float = 0.05,
+    power: float = 0.8,
+    deff: float = 1.0,
+    target: str = "two_proportions",
+) -> Size:
+    """Units in the first group (the second has `ratio` times as many) to detect p1 ≠ p2."""
+    _check_prob("p1", p1)
+    _check_prob("p2", p2)
+    if p1 == p2 or ratio <= 0:
+        raise ValueError("p1 must differ from p2 and ratio be positive")
+    za, zb = z(1 - alpha / 2), z(power)
+    pbar = (p1 + ratio * p2) / (1 + ratio)
+    num = za * math.sqrt(pbar * (1 - pbar) * (1 + 1 / ratio)) + zb * math.sqrt(
+        p1 * (1 - p1) + p2 * (1 - p2) / ratio
+    )
+    n = num**2 / (p1 - p2) ** 2
+    return _sized(
+        target,
+        n,
+        deff,
+        1,
+        "[z√(p̄q̄(1+1/r)) + z_{1−β}√(p₁q₁+p₂q₂/r)]²/(p₁−p₂)²",
+        p1=p1,
+        p2=p2,
+        ratio=ratio,
+        alpha=alpha,
+        power=power,
+    )
+
+
+def self_preference(
+    fpr_other: float,
+    shift: float,
+    *,
+    share_self: float,
+    negative_rate: float,
+    alpha: float = 0.05,
+    power: float = 0.8,
+    deff: float = 1.0,
+) -> Size:
+    """Graded answers to detect a judge's FPR on its own model's wrong answers `shift` higher.
+
+    `share_self` is the share of answers from the judge's own model, `negative_rate` the
+    share of answers that are wrong (FPR is measured on those). Returns total answers.
+    """
+    _check_prob("share_self", share_self)
+    _check_prob("negative_rate", negative_rate)
+    ratio = (1 - share_self) / share_self
+    per_self = two_proportions(
+        min(fpr_other + shift, 0.999), fpr_other, ratio=ratio, alpha=alpha, power=power, deff=deff
+    )
+    n = per_self.n / (share_self * negative_rate)
+    return _sized(
+        "self_preference",
+        n,
+        1.0,
+        1,
+        per_self.formula + " ÷ (share_self · negative_rate)",
+        fpr_other=fpr_other,
+        shift=shift,
+        share_self=share_self,
+        negative_rate=negative_rate,
+        deff=deff,
+    )
+
+
+def judge_difference(
+    diff: float,
+    discordant: float,
+    *,
+    alpha: float = 0.05,
+    power: float = 0.8,
+    deff: float = 1.0,
+    cluster_size: float = 1,
+) -> Size:
+    """Items to detect a paired accuracy difference `diff` between two judges (McNemar)."""
+    if not 0 < abs(diff) < discordant <= 1:
+        raise ValueError(f"need 0 < |diff| < discordant <= 1, got {diff}, {discordant}")
+    za, zb = z(1 - alpha / 2), z(power)
+    n = (za * math.sqrt(discordant) + zb * math.sqrt(discordant - diff**2)) ** 2 / diff**2
+    return _sized(
+        "judge_difference",
+        n,
+        deff,
+        cluster_size,
+        "[z_{1−α/2}√ψ + z_{1−β}√(ψ−d²)]²/d²",
+        diff=diff,
+        discordant=discordant,
+        alpha=alpha,
+        power=power,
+    )
+
+
+def length_slope(
+    log_odds_per_sd: float,
+    *,
+    rate: float = 0.5,
+    alpha: float = 0.05,
+    power: float = 0.8,
+    deff: float = 1.0,
+    cluster_size: float = 1,
+) -> Size:
+    """Judgments to detect a length log-odds slope per SD of log length ratio."""
+    _check_prob("rate", rate)
+    if log_odds_per_sd == 0:
+        raise ValueError("the slope must be non-zero")
+    n = (z(1 - alpha / 2) + z(power)) ** 2 / (rate * (1 - rate) * log_odds_per_sd**2)
+    return _sized(
+        "length_slope",
+        n,
+        deff,
+        cluster_size,
+        "(z_{1−α/2}+z_{1−β})²/(p(1−p)β²)",
+        slope=log_odds_per_sd,
+        rate=rate,
+        alpha=alpha,
+        power=power,
+    )
+
+
+def kappa_width(p_o: float, p_e: float, width: float, *, level: float = 0.95) -> Size:
+    """Human labels for a Cohen's κ interval of full `width` (agreement p_o, chance p_e)."""
+    _check_prob("p_o", p_o)
+    _check_prob("p_e", p_e)
+    n = z(0.5 + level / 2) ** 2 * p_o * (1 - p_o) / ((1 - p_e) ** 2 * (width / 2) ** 2)
+    return _sized(
+        "kappa_width", n, 1.0, 1, "z² p_o(1−p_o)/((1−p_e)²(w/2)²)", p_o=p_o, p_e=p_e, width=width
+    )
+
+
+def error_rate_width(rate: float, width: float, prevalence: float, *, level: float = 0.95) -> Size:
+    """Human labels for an FPR/FNR interval of `width` (only `prevalence` of labels count)."""
+    _check_prob("prevalence", prevalence)
+    base = rate_width(rate, width, level=level)
+    return _sized(
+        "error_rate_width",
+        base.n / prevalence,
+        1.0,
+        1,
+        "z² r(1−r)/(w/2)² ÷ prevalence",
+        rate=rate,
+        width=width,
+        prevalence=prevalence,
+    )
+
+
+def ppi_labels(
+    width: float,
+    *,
+    var_y: float,
+    corr: float,
+    n_total: int,
+    level: float = 0.95,
+    deff: float = 1.0,
+) -> tuple[Size, Size]:
+    """Human labels for a mean of width `width`: (prediction-powered, humans alone).
+
+    The PPI size is None-like (n = n_total + 1) when even infinitely many judge labels
+    cannot reach the width with humans on every item.
+    """
+    if not -1 <= corr <= 1 or var_y <= 0 or n_total < 2:
+        raise ValueError("need corr in [-1, 1], var_y > 0 and n_total >= 2")
+    zz, h2 = z(0.5 + level / 2) ** 2, (width / 2) ** 2
+    classical = _sized(
+        "human_only", zz * var_y / h2, deff, 1, "z² σ²/(w/2)²", var_y=var_y, width=width
+    )
+    room = h2 - zz * corr**2 * var_y / n_total
+    n = zz * var_y * (1 - corr**2) / room if room > 0 else float(n_total + 1)
+    ppi = _sized(
+        "ppi_labels",
+        n,
+        deff,
+        1,
+        "z² σ²(1−ρ²)/((w/2)² − z²ρ²σ²/N)",
+        var_y=var_y,
+        corr=corr,
+        n_total=n_total,
+        width=width,
+    )
+    return ppi, classical
+
+
+__all__ = [
+    "Size",
+    "design_effect",
+    "error_rate_width",
+    "judge_difference",
+    "kappa_width",
+    "length_slope",
+    "one_proportion",
+    "position_bias",
+    "ppi_labels",
+    "rate_width",
+    "self_preference",
+    "two_proportions",
+    "z",
+]
