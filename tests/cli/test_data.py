@@ -13,8 +13,21 @@ def test_list_shows_sources(tiny_registry, capsys):
     assert cli.main(["data", "list"]) == 0
     out = capsys.readouterr().out
     line = next(x for x in out.splitlines() if x.startswith("tinypairs"))
-    # kind, licence, size unknown, 1 file, not cached, in the mirror, not imported, unit = item
-    assert line.split() == ["tinypairs", "corpus", "MIT", "?", "1", "no", "yes", "no", "item", "-"]
+    # kind, licence, size unknown, 1 file, not cached, in the mirror, not imported, unit = item,
+    # no Hugging Face commit pinned
+    assert line.split() == [
+        "tinypairs",
+        "corpus",
+        "MIT",
+        "?",
+        "1",
+        "no",
+        "yes",
+        "no",
+        "item",
+        "-",
+        "-",
+    ]
     assert "contextualjudgebench" in out
 
 

@@ -155,3 +155,57 @@ def test_no_written_file_contains_the_key(tmp_path, judgelab_home, monkeypatch):
     failed = results[-1]
     assert "failing on purpose" in Path(failed.ipynb).read_text()
     print(f"\nsecrets: scanned {len(files)} files ({', '.join(sorted(kinds))}); no key found")
+
+
+HF_TOKEN = "hf_" + "dummySECRETtoken9f8e7d6c5b4a3928"
+
+
+def test_hf_token_is_written_nowhere_by_hugging_face_fetches(
+    tmp_path, judgelab_home, monkeypatch, capsys
+):
+    """Gated downloads with `HF_TOKEN`, and failures with it set: the token stays in memory."""
+    from judgelab.cli import main as cli
+    from judgelab.data import fetch, sources
+    from judgelab.testing.hub_server import FakeHub
+
+    monkeypatch.setenv("HF_TOKEN", HF_TOKEN)
+    (tmp_path / "hfgated.yaml").write_text(
+        "name: hfgated\nkind: benchmark\ntitle: t\nlicence: MIT\nhomepage: https://x.org\n"
+        'origin: {type: huggingface, repo: org/gated, revision: main, prefix: ""}\n'
+        'mirror_dir: hfgated\nimporter: "judgelab.data.importers.seeds:import_bffbench"\n'
+        "files:\n  - {path: data/train-*.parquet}\n  - {path: README.md}\n"
+    )
+    monkeypatch.setenv("JUDGELAB_SOURCES", str(tmp_path))
+    messages = []
+    with FakeHub() as hub:
+        monkeypatch.setenv("HF_ENDPOINT", hub.url)
+        sha = hub.commit(
+            "org/gated", {"data/train-0-of-1-ab.parquet": b"P" * 500, "README.md": b"r"}
+        )
+        hub.gated["org/gated"] = HF_TOKEN
+        assert cli.main(["data", "fetch", "hfgated"]) == 0  # the token is accepted
+        assert all(sent for _, _, sent in hub.requests)  # and sent with every request
+        # Failures while the token is set: a refused token, a missing file, a bad download.
+        (fetch.cache_root(sources.get_source("hfgated")) / "README.md").unlink()
+        for status in (401, 404):
+            hub.status[f"datasets/org/gated/resolve/{sha}/README.md"] = status
+            assert cli.main(["data", "fetch", "hfgated"]) == 1
+        hub.status.clear()
+        hub.override["README.md"] = b"other"  # a size mismatch against the lock record
+        assert cli.main(["data", "fetch", "hfgated"]) == 2
+        monkeypatch.setenv("HF_TOKEN", HF_TOKEN + "x")  # a token the Hub refuses
+        with pytest.raises(fetch.FetchError) as info:
+            fetch.ensure_local(sources.get_source("hfgated"))
+        messages.append(str(info.value))
+    out = capsys.readouterr()
+    messages += [out.out, out.err]
+    assert "HF_TOKEN was not accepted" in out.err and "size mismatch" in out.err
+    files = [p for p in judgelab_home.rglob("*") if p.is_file()]
+    assert fetch.lock_path() in files
+    needles = [
+        HF_TOKEN.encode(),
+        HF_TOKEN.encode("utf-16-le"),
+        base64.b64encode(HF_TOKEN.encode()),
+    ]
+    assert [str(p) for p in files if any(n in p.read_bytes() for n in needles)] == []
+    assert [m for m in messages if HF_TOKEN in m] == []

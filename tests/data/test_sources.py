@@ -74,6 +74,10 @@ def test_parse_and_urls(tmp_path):
         (lambda t: t.replace("path: y.json", "path: ../y.json"), r"key 'files\[1\]\.path'"),
         (lambda t: t.replace("sha256: null", "sha256: abc"), r"files\[0\]\.sha256"),
         (lambda t: t.replace("name: demo", "name: other"), r"must equal the file stem"),
+        (
+            lambda t: t.replace("{path: a b/x.json", "{path: 'a b/*.json'"),
+            r"files\[0\]\.path': glob 'a b/\*\.json' needs a huggingface origin",
+        ),
     ],
 )
 def test_validation_errors_name_file_and_key(tmp_path, edit, pattern):
@@ -95,3 +99,14 @@ def test_duplicate_name_across_dirs_is_an_error(tmp_path):
     _write(tmp_path / "b", GOOD)
     with pytest.raises(sources.RegistryError, match="already defined"):
         sources.load_registry(extra_dirs=[tmp_path / "a", tmp_path / "b"])
+
+
+def test_globs_are_hugging_face_only_and_have_no_origin_path(tmp_path):
+    hf = GOOD.replace("type: github", "type: huggingface").replace(
+        "{path: a b/x.json", "{path: d/*.json"
+    )
+    src = sources.parse_source(_write(tmp_path, hf))
+    assert [f.is_pattern for f in src.files] == [True, False]
+    with_origin_path = hf.replace("{path: y.json", "{path: 'y?.json'")
+    with pytest.raises(sources.RegistryError, match=r"files\[1\]\.path.*no origin_path"):
+        sources.parse_source(_write(tmp_path, with_origin_path))

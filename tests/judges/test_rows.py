@@ -41,5 +41,7 @@ def test_detail_rows_and_empty_tables():
     detail = rows.detail_row(key, request_key="k", status="pending", note="no cached response")
     assert list(detail) == rows.DETAIL_COLUMNS
     built = rows.built([], [detail])
-    assert built.judgments.empty and list(built.judgments.columns) == [c.name for c in schema.JUDGMENTS.columns if c.required]
+    assert built.judgments.empty and list(built.judgments.columns) == [
+        c.name for c in schema.JUDGMENTS.columns if c.required
+    ]
     assert built.details["status"].tolist() == ["pending"]

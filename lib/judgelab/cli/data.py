@@ -77,6 +77,7 @@ def _cmd_list(args: argparse.Namespace) -> int:
             "imported": "yes" if imports.is_imported(s.name) else "no",
             "cluster": rule,
             "clusters": n,
+            "pinned": (fetch.pinned(s) or "-")[:12],
         }
         for s in registry.values()
         for rule, n in [unit(s.name)]
@@ -105,7 +106,10 @@ def _cmd_fetch(args: argparse.Namespace) -> int:
         return EXIT_BAD_INPUT
     except fetch.FetchError as exc:
         return _fetch_failed(exc)
-    print(f"ok: {len(source.files)} files of {source.name} verified in {root}")
+    commit = fetch.pinned(source) if fetch.mirror_root(source) is None else None
+    o = source.origin
+    at = f" ({o['repo']} {o['revision']} = commit {commit})" if commit else ""
+    print(f"ok: {len(source.files)} files of {source.name} verified in {root}{at}")
     return 0
 
 

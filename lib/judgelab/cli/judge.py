@@ -9,6 +9,7 @@ from pathlib import Path
 
 EXIT_BAD_INPUT = 2
 EXIT_INCOMPLETE = 1
+EXIT_FETCH = 1  # a registry source could not be obtained (as `judgelab data fetch`)
 EXIT_INTERRUPTED = 130  # issue 19 item 20b: Ctrl-C ends with one line, as shells expect
 INTERRUPTED = (
     "interrupted: every answer received so far is kept in the request cache and the "
@@ -21,8 +22,8 @@ def _items_source(benchmark: str) -> str:
     """Return `--benchmark` with a relative items file made absolute against the cwd.
 
     A `.parquet`/`.jsonl` path given on the command line is read from where the command runs,
-    as `data validate` and `data import-file` read theirs; a benchmark or `sample:` name is
-    passed through unchanged.
+    as `data validate` and `data import-file` read theirs; a registry source, benchmark or
+    `sample:` name is passed through unchanged (a registry source is imported on first use).
     """
     path = Path(benchmark).expanduser()
     if path.suffix in (".parquet", ".jsonl") and not path.is_absolute():
@@ -34,7 +35,7 @@ def _cmd_judge(args: argparse.Namespace) -> int:
     from judgelab import judges
     from judgelab.core.names import safe_name
     from judgelab.data import catalog
-    from judgelab.errors import UnsafeNameError
+    from judgelab.errors import ChecksumError, FetchError, UnsafeNameError
     from judgelab.judges import offline
     from judgelab.judges import store as judges_store
 
@@ -48,7 +49,7 @@ def _cmd_judge(args: argparse.Namespace) -> int:
             from dataclasses import replace
 
             spec = replace(spec, deadline_s=args.deadline_s)
-        items = catalog.load_items(_items_source(args.benchmark))
+        items = catalog.load_benchmark_items(_items_source(args.benchmark))
         for bench in judges_store.benchmarks(items):  # refused before anything is requested
             safe_name("benchmark", bench, where=f"items {args.benchmark}")
         safe_name("judge", spec.judge_id, where=f"judge {args.judge}")
@@ -78,6 +79,9 @@ def _cmd_judge(args: argparse.Namespace) -> int:
     ) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    except FetchError as exc:  # the registry source named by --benchmark could not be had
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT if isinstance(exc, ChecksumError) else EXIT_FETCH
     except KeyboardInterrupt:  # issue 19 item 20b: no traceback
         print(INTERRUPTED, file=sys.stderr)
         return EXIT_INTERRUPTED
@@ -115,7 +119,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--benchmark",
         required=True,
         metavar="NAME",
-        help="an imported benchmark, sample:<set>, or an items .parquet/.jsonl path",
+        help="a registry source (imported on first use), an imported benchmark, sample:<set>, "
+        "or an items .parquet/.jsonl path",
     )
     p.add_argument(
         "--split", action="append", metavar="S", help="only request these splits (repeatable)"

@@ -1,53 +1,64 @@
 """Get a source's files onto this machine, verified: from the mirror or from the public origin.
 
-`ensure_local(source)` returns a folder holding every registry file at its relative path:
+`ensure_local(source)` returns a folder holding every registry file; `local_path` says where
+one file lies in it (its registry path, or for a Hugging Face glob the name it resolved to):
 
 - With `JUDGELAB_MIRROR=DIR` set, that folder is `DIR/<mirror_dir>`. Every file must exist
-  and match the registry's size and sha256 (or the lock file's, see below); nothing is ever
-  written into the mirror.
-- Otherwise files are downloaded into `paths.benchmarks()/<name>/<path>`. Each download
-  streams into `<path>.part` beside the target, resumes a partial `.part` with an HTTP Range
-  request, is checked against the expected size and sha256, and only then renamed into place
-  (`os.replace`). A verified file is never downloaded again. A mismatch deletes the `.part`
-  and raises `ChecksumError` naming the file, the URL, and the expected and actual hashes.
+  (a glob must match exactly one file there) and match the registry's size and sha256 (or
+  the lock file's, see below); nothing is ever written into the mirror.
+- Otherwise files are downloaded into `paths.benchmarks()/<name>/`. A GitHub or URL origin
+  streams each file into `<path>.part` beside the target, resumes a partial `.part` with an
+  HTTP Range request, checks it against the expected size and sha256, and only then renames
+  it into place (`os.replace`). A mismatch deletes the `.part` and raises `ChecksumError`
+  naming the file, the URL, and the expected and actual hashes.
+- A Hugging Face origin goes through `judgelab.data.hub` (`huggingface_hub`): the registry
+  revision (e.g. `main`) is resolved to its commit on first download and pinned in the lock
+  file, and every later download asks for that commit, so a file changed upstream under the
+  same path is never picked up silently (a 40-hex revision is used as is). Globs resolve
+  against the repository's file list at the pinned commit, to exactly one file, which is
+  stored under its resolved name. Files are staged in `paths.benchmarks()/.hf-cache/<name>/`,
+  verified (registry sha256, else the lock record, else the Hub's LFS sha256), then moved
+  into place with `os.replace`: the destination never holds a partial file.
 
-Files whose sha256 is null in the registry (nobody here has seen them) are trusted on first
-use: the first verified download records sha256 + size in
-`paths.benchmarks()/sources.lock.json` (written atomically), and every later fetch or mirror
-read must match that record. Delete the record to accept a new upstream version on purpose.
+A verified file is never downloaded again. Files whose sha256 is unknown are trusted on first
+use: the first verified download records sha256 + size in `paths.benchmarks()/sources.lock.json`
+(`judgelab.data.lockfile`), and every later fetch or mirror read must match that record.
+Delete a record (for a Hugging Face source also its `sources` entry, which holds the pinned
+commit) to accept a new upstream version on purpose. `JUDGELAB_OFFLINE` forbids any network.
 
 A Hugging Face token, when needed for gated data, is read only from `HF_TOKEN` and sent only
-to huggingface.co (never forwarded on redirects, never logged or stored).
+to the Hub (never forwarded on redirects, never logged or stored).
 """
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
 import http.client
-import json
 import os
 import socket
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from judgelab import __version__
-from judgelab.core import paths, tables
+from judgelab.core import paths
+from judgelab.data import hub, lockfile
+from judgelab.data.lockfile import LOCK_NAME as LOCK_NAME
+from judgelab.data.lockfile import lock_path as lock_path
+from judgelab.data.lockfile import read_lock as read_lock
+from judgelab.data.lockfile import sha256_file as sha256_file
 from judgelab.data.sources import Source, SourceFile, file_url
 from judgelab.errors import ChecksumError as ChecksumError
 from judgelab.errors import FetchError as FetchError
 
-LOCK_NAME = "sources.lock.json"
 CHUNK = 1 << 20
 DEFAULT_TIMEOUT = 60.0
-
-try:  # POSIX advisory locks keep two processes from writing the same .part file.
-    import fcntl
-except ImportError:  # pragma: no cover - Windows
-    fcntl = None  # type: ignore[assignment]
+_TEMPORARY = (".part", ".lck", ".incomplete")
+_check = lockfile.check
+_locked = lockfile.locked
+_lock_key = lockfile.key
+_record_lock = lockfile.record_file
+expected = lockfile.expected
 
 
 def cache_root(source: Source) -> Path:
@@ -59,92 +70,6 @@ def mirror_root(source: Source) -> Path | None:
     """Return the mirror folder of `source` when `JUDGELAB_MIRROR` is set, else None."""
     m = paths.mirror()
     return None if m is None else m / source.mirror_dir
-
-
-def lock_path() -> Path:
-    """Return the lock file that records trust-on-first-use hashes."""
-    return paths.benchmarks() / LOCK_NAME
-
-
-def read_lock() -> dict[str, dict[str, Any]]:
-    """Return the lock records, keyed `"<source>/<path>"` -> {sha256, size, url}."""
-    p = lock_path()
-    if not p.exists():
-        return {}
-    try:
-        data = json.loads(p.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise FetchError(f"{p}: unreadable lock file ({exc}); fix or delete it") from None
-    if not isinstance(data, dict) or not isinstance(data.get("files", {}), dict):
-        raise FetchError(f"{p}: lock file must be an object with a 'files' mapping")
-    return dict(data.get("files", {}))
-
-
-def _lock_key(source: Source, f: SourceFile) -> str:
-    return f"{source.name}/{f.path}"
-
-
-def expected(source: Source, f: SourceFile) -> tuple[str | None, int | None, str]:
-    """Return the (sha256, size, where-from) a file must match: registry, else lock, else none."""
-    if f.sha256 is not None:
-        return f.sha256, f.size, "registry"
-    rec = read_lock().get(_lock_key(source, f))
-    if rec is not None:
-        return rec.get("sha256"), rec.get("size"), f"lock file {lock_path()}"
-    return None, f.size, "registry (size only)" if f.size is not None else "nothing"
-
-
-_HASH_MEMO: dict[tuple[str, int, int], str] = {}
-
-
-def sha256_file(path: Path) -> str:
-    """Return the hex sha256 of a file (memoised per path, size and mtime in this process)."""
-    st = path.stat()
-    memo_key = (str(path.resolve()), st.st_size, st.st_mtime_ns)
-    if memo_key in _HASH_MEMO:
-        return _HASH_MEMO[memo_key]
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(CHUNK), b""):
-            h.update(block)
-    _HASH_MEMO[memo_key] = h.hexdigest()
-    return _HASH_MEMO[memo_key]
-
-
-def _check(path: Path, label: str, sha: str | None, size: int | None, where: str) -> str:
-    """Verify size then sha256 of an existing file; return its sha256."""
-    actual_size = path.stat().st_size
-    if size is not None and actual_size != size:
-        raise ChecksumError(
-            f"{label}: size mismatch at {path}: expected {size} bytes ({where}), got {actual_size}"
-        )
-    actual = sha256_file(path)
-    if sha is not None and actual != sha:
-        raise ChecksumError(
-            f"{label}: sha256 mismatch at {path}: expected {sha} ({where}), got {actual}"
-        )
-    return actual
-
-
-@contextlib.contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a+b") as fh:
-        if fcntl is not None:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            if fcntl is not None:
-                fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
-
-
-def _record_lock(source: Source, f: SourceFile, sha: str, size: int, url: str) -> None:
-    with _locked(lock_path().with_name(LOCK_NAME + ".lck")):
-        files = read_lock()
-        files[_lock_key(source, f)] = {"sha256": sha, "size": size, "url": url}
-        text = json.dumps({"version": 1, "files": dict(sorted(files.items()))}, indent=2)
-        tables.write_text(lock_path(), text + "\n")
 
 
 def _request(url: str, *, start: int) -> urllib.request.Request:
@@ -252,6 +177,42 @@ def _fetch_file(source: Source, f: SourceFile, root: Path, *, timeout: float) ->
     return dest
 
 
+def is_hub(source: Source) -> bool:
+    """Return True when `source` comes from a Hugging Face dataset (fetched via `hub`)."""
+    return source.origin["type"] == "huggingface"
+
+
+pinned = hub.pinned
+
+
+def local_path(source: Source, f: SourceFile, root: Path) -> Path:
+    """Return where file `f` of `source` lies under `root` (a mirror or the download cache).
+
+    A plain registry path lies at `root / f.path`. A glob lies under the name it resolved to:
+    in the download cache the one the lock recorded; in a mirror (or a cache without a
+    record) the one file under `root` the glob matches. Importers read files through this.
+
+    Raises:
+        FetchError: The glob matches no file or several (the message lists them).
+    """
+    if not f.is_pattern:
+        return root / f.path
+    resolved = read_lock().get(_lock_key(source, f), {}).get("resolved")
+    if resolved and (root == cache_root(source) or (root / resolved).is_file()):
+        return root / resolved
+    hits = sorted(
+        p.relative_to(root).as_posix()
+        for p in root.glob(f.path)
+        if p.is_file() and not p.name.endswith(_TEMPORARY)
+    )
+    if len(hits) != 1:
+        raise FetchError(
+            f"source {source.name!r}, file {f.path}: the pattern must match exactly one file in "
+            f"{root}, it matches {len(hits)}: {hub.short_list(hits)}"
+        )
+    return root / hits[0]
+
+
 def _check_mirror(source: Source, root: Path) -> Path:
     if not root.is_dir():
         raise FetchError(
@@ -259,8 +220,11 @@ def _check_mirror(source: Source, root: Path) -> Path:
             f"(JUDGELAB_MIRROR={paths.mirror()}, mirror_dir={source.mirror_dir!r})"
         )
     for f in source.files:
-        p = root / f.path
         label = f"source {source.name!r}, mirror file {f.path}"
+        try:
+            p = local_path(source, f, root)
+        except FetchError as exc:
+            raise FetchError(f"{label}: missing from the mirror ({exc})") from None
         if not p.is_file():
             raise FetchError(f"{label}: missing from the mirror ({p})")
         sha, size, where = expected(source, f)
@@ -283,7 +247,9 @@ def ensure_local(
 
     Raises:
         FetchError: A file is missing from the mirror, or a URL answers an HTTP error, cannot
-            be reached, or sends a truncated body (the message names the file and URL).
+            be reached, or sends a truncated body; a Hugging Face repo, revision or file is
+            not found or refused, or a glob matches no file or several (the message names
+            the source, the file and the URL or repo and revision).
         ChecksumError: A file's size or sha256 differs from the registry or lock record.
     """
     mroot = mirror_root(source)
@@ -293,7 +259,14 @@ def ensure_local(
         return _check_mirror(source, mroot)
     root = cache_root(source)
     root.mkdir(parents=True, exist_ok=True)
+    hs = hub.HubSource(source, timeout=timeout, offline=offline()) if is_hub(source) else None
     for f in source.files:
+        if hs is not None:
+            path, downloaded = hub.fetch_file(hs, f, root)
+            if progress:
+                how = f"downloaded at commit {hs.commit()}" if downloaded else "cached"
+                progress(f"{source.name}: {f.path} -> {path.relative_to(root)} ({how})")
+            continue
         if progress:
             state = "cached" if (root / f.path).exists() else f"downloading {file_url(source, f)}"
             progress(f"{source.name}: {f.path} ({state})")
@@ -307,13 +280,15 @@ def is_cached(source: Source) -> bool:
     This is a cheap check (existence and size); `ensure_local` verifies the hashes.
     """
     root = cache_root(source)
+    records = read_lock()
     for f in source.files:
-        p = root / f.path
+        rec = records.get(_lock_key(source, f), {})
+        if f.is_pattern and not rec.get("resolved"):
+            return False
+        p = root / rec.get("resolved", f.path)
         if not p.is_file():
             return False
-        size = f.size
-        if size is None:
-            size = read_lock().get(_lock_key(source, f), {}).get("size")
+        size = f.size if f.size is not None else rec.get("size")
         if size is not None and p.stat().st_size != size:
             return False
     return bool(source.files)
@@ -322,4 +297,9 @@ def is_cached(source: Source) -> bool:
 def in_mirror(source: Source) -> bool:
     """Return True when `JUDGELAB_MIRROR` is set and holds every file of `source` (no hashing)."""
     root = mirror_root(source)
-    return root is not None and all((root / f.path).is_file() for f in source.files)
+    if root is None:
+        return False
+    try:
+        return all(local_path(source, f, root).is_file() for f in source.files)
+    except FetchError:
+        return False

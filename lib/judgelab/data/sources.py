@@ -23,6 +23,12 @@ lives under `JUDGELAB_MIRROR`, and which importer turns it into tables::
 the origin base + `prefix` + (`origin_path` or `path`). A null sha256 means nobody here has
 seen the file: the first verified download records it in a lock file (see `judgelab.data.fetch`).
 
+Hugging Face sources go through `judgelab.data.hub`: a branch `revision` (e.g. `main`) is
+pinned to its commit on first download, and a `path` may be a glob (`data/train-*.parquet`,
+`*` never crosses a `/`) that must match exactly one file of the repository at that commit;
+the file keeps its resolved name locally (`fetch.local_path` finds it). Globs need a
+`huggingface` origin (the only one that can list files) and no `origin_path`.
+
 `cluster` declares which items are dependent (DESIGN §8): a rule of
 `judgelab.core.clusters` (`item`, `question`, `context`, `meta.<key>`), or a list of rules
 tried in order per item (the first that yields a value wins, e.g. `[meta.question_idx,
@@ -60,6 +66,7 @@ _ORIGIN_KEYS = ("type", "repo", "revision", "prefix", "base")
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_\-]*$")
 _IMPORTER = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
+GLOB_CHARS = "*?["
 
 
 @dataclass(frozen=True)
@@ -70,6 +77,11 @@ class SourceFile:
     origin_path: str | None = None
     sha256: str | None = None
     size: int | None = None
+
+    @property
+    def is_pattern(self) -> bool:
+        """True when `path` is a glob resolved against the origin's file list (Hugging Face)."""
+        return any(c in self.path for c in GLOB_CHARS)
 
 
 @dataclass(frozen=True)
@@ -149,6 +161,25 @@ def _parse_file(yaml_file: Path, index: int, entry: Any) -> SourceFile:
     return SourceFile(path=path, origin_path=origin_path, sha256=sha, size=size)
 
 
+def _parse_files(yaml_file: Path, files_raw: Any, origin_type: str) -> list[SourceFile]:
+    if not isinstance(files_raw, list):
+        raise _fail(yaml_file, "files", "must be a list")
+    files = [_parse_file(yaml_file, i, e) for i, e in enumerate(files_raw)]
+    seen: set[str] = set()
+    for i, f in enumerate(files):
+        if f.is_pattern and (origin_type != "huggingface" or f.origin_path is not None):
+            raise _fail(
+                yaml_file,
+                f"files[{i}].path",
+                f"glob {f.path!r} needs a huggingface origin (which lists files) and no "
+                "origin_path",
+            )
+        if f.path in seen:
+            raise _fail(yaml_file, f"files[{i}].path", f"duplicate path {f.path!r}")
+        seen.add(f.path)
+    return files
+
+
 def parse_source(yaml_file: Path) -> Source:
     """Read and validate one registry YAML; raise `RegistryError` naming the file and key."""
     yaml_file = Path(yaml_file)
@@ -194,15 +225,7 @@ def parse_source(yaml_file: Path) -> Source:
     if not isinstance(prefix, str):
         raise _fail(yaml_file, "origin.prefix", "must be a string")
     origin = {**origin, "prefix": prefix}
-    files_raw = raw.get("files") or []
-    if not isinstance(files_raw, list):
-        raise _fail(yaml_file, "files", "must be a list")
-    files = [_parse_file(yaml_file, i, e) for i, e in enumerate(files_raw)]
-    seen: set[str] = set()
-    for i, f in enumerate(files):
-        if f.path in seen:
-            raise _fail(yaml_file, f"files[{i}].path", f"duplicate path {f.path!r}")
-        seen.add(f.path)
+    files = _parse_files(yaml_file, raw.get("files") or [], origin["type"])
     options = raw.get("options") or {}
     if not isinstance(options, dict):
         raise _fail(yaml_file, "options", "must be a mapping")

@@ -95,6 +95,25 @@ def load_items(source: str) -> pd.DataFrame:
     return items
 
 
+def load_benchmark_items(source: str) -> pd.DataFrame:
+    """Load the items a judge runs on, importing a registry source on first use.
+
+    `source` is a registry name (fetched, verified and imported unless its tables are on disk,
+    as notebooks do: `ingest.ensure_imported`; every items table it wrote is loaded), else
+    whatever `load_items` accepts: an imported benchmark, `sample:<set>` or an items file.
+    """
+    if is_sample(source) or Path(source).suffix in (".parquet", ".jsonl"):
+        return load_items(source)
+    try:
+        ingest.ensure_imported(source)
+    except UnknownSourceError:  # not a registry source: a benchmark table (a file import)
+        return load_items(source)
+    files = [f for f in ingest.imported_files(source) if f.parent == paths.items()]
+    if not files:
+        return load_items(source)
+    return pd.concat([tables.read_items(f) for f in files], ignore_index=True)
+
+
 def _refreshed(owner: str) -> bool:
     try:
         return ingest.refresh(owner)
