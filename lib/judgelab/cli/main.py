@@ -14,7 +14,12 @@ from judgelab import __version__
 
 EXIT_BAD_INPUT = 2
 # Modules that add subcommands: each defines `register(subparsers)`.
-SUBCOMMAND_MODULES = ("judgelab.cli.data", "judgelab.cli.judge", "judgelab.cli.card")
+SUBCOMMAND_MODULES = (
+    "judgelab.cli.data",
+    "judgelab.cli.judge",
+    "judgelab.cli.card",
+    "judgelab.cli.plan",
+)
 
 
 def _cmd_run(args: argparse.Namespace) -> int:

@@ -9,6 +9,7 @@
 - `reproduction` (with `comparison`, `peers`) — which published numbers judgelab reproduces.
 - `calibration` — coverage, type-I error and power of every estimator on planted truth
   (`make calibrate`, notebook 15).
+- `design_check` — the study planner's closed forms against the simulator (notebook 17).
 - `card` — the judge report card (measures registered by the analysis families, lights, HTML).
 """
 
@@ -16,6 +17,7 @@ from judgelab.reporting import (
     calibration,
     card,
     comparison,
+    design_check,
     figures,
     index,
     notebook,
@@ -29,6 +31,7 @@ __all__ = [
     "calibration",
     "card",
     "comparison",
+    "design_check",
     "figures",
     "index",
     "notebook",

@@ -4,9 +4,9 @@
 (clustered items, a judge-correlated item effect, both orders), reads the planner's inputs
 (ICC, order correlation, cluster size) from one large pilot draw with `design.pilot`, asks
 `design.position_bias_plan` for the items that give the target power, then draws `reps`
-benchmarks of that size and counts how often a cluster-robust z test rejects P(A) = 0.5
-(and, at δ = 0, how often it rejects wrongly). One random order per item is checked by
-keeping one order of each simulated item at random.
+benchmarks of that size and counts how often a cluster-robust test (t with G − 1 df)
+rejects P(A) = 0.5 (and, at δ = 0, how often it rejects wrongly). One random order per
+item is checked by keeping one order of each simulated item at random.
 """
 
 from __future__ import annotations
@@ -41,14 +41,15 @@ def _picked_a(j: pd.DataFrame) -> pd.DataFrame:
     return j.assign(a=a.astype(float))
 
 
-def cluster_z_rejects(j: pd.DataFrame, *, alpha: float = 0.05) -> bool:
-    """Two-sided cluster-robust z test of P(A) = 0.5 (ratio estimator, linearised SE)."""
+def cluster_t_rejects(j: pd.DataFrame, *, alpha: float = 0.05) -> bool:
+    """Two-sided cluster-robust test of P(A) = 0.5 (ratio estimator, linearised SE, t_{G−1})."""
     g = _picked_a(j).groupby("cluster", sort=False)["a"]
     s, n = g.sum().to_numpy(), g.size().to_numpy(float)
     k = len(n)
     p = s.sum() / n.sum()
     var = k / (k - 1) * float(((s - p * n) ** 2).sum()) / n.sum() ** 2
-    return bool(abs(p - 0.5) / math.sqrt(var) > sps.norm.ppf(1 - alpha / 2)) if var > 0 else False
+    crit = sps.t.ppf(1 - alpha / 2, k - 1)
+    return bool(abs(p - 0.5) / math.sqrt(var) > crit) if var > 0 else False
 
 
 def _one_order(j: pd.DataFrame, rng: np.random.Generator) -> pd.DataFrame:
@@ -84,7 +85,7 @@ def position_bias_check(
             for scenario, params in (("alternative", alt), ("null", null)):
                 rng = rng_for(seed, "design-check", row["design"], scenario, r)
                 j = simpw.pairwise_benchmark(rng, design, params).judgments
-                hits[scenario] += cluster_z_rejects(j if both else _one_order(j, rng), alpha=alpha)
+                hits[scenario] += cluster_t_rejects(j if both else _one_order(j, rng), alpha=alpha)
         sim_power, type1 = hits["alternative"] / reps, hits["null"] / reps
         rows.append(
             {
@@ -164,4 +165,4 @@ def rate_width_check(
     return pd.DataFrame(rows)
 
 
-__all__ = ["cluster_z_rejects", "params_for", "position_bias_check", "rate_width_check"]
+__all__ = ["cluster_t_rejects", "params_for", "position_bias_check", "rate_width_check"]

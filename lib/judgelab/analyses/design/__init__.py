@@ -5,7 +5,7 @@
 hold, `judgelab.reporting.design_check` checks it against the simulator.
 """
 
-from judgelab.analyses.design import pilot, planner, sizes
+from judgelab.analyses.design import pilot, planner, plots, sizes, tables
 from judgelab.analyses.design.planner import (
     human_labels_plan,
     judges_plan,
@@ -19,8 +19,10 @@ __all__ = [
     "judges_plan",
     "pilot",
     "planner",
+    "plots",
     "position_bias_plan",
     "power_curve",
     "rate_plan",
     "sizes",
+    "tables",
 ]

@@ -152,4 +152,37 @@ def agreement(judge: np.ndarray, human: np.ndarray) -> dict[str, Any]:
     return {"p_o": p_o, "p_e": p_e, "n": int(m.sum())}
 
 
-__all__ = ["agreement", "anova_icc", "cluster_shape", "paired", "position", "rate"]
+def labels(judgments: pd.DataFrame, items: pd.DataFrame, positive: str) -> pd.DataFrame:
+    """Per judge, what its labels say about a human-label study (gold = the human label).
+
+    Returns judge, n, human_rate (share of `positive` gold), judge_rate, p_o, p_e, corr (the
+    φ coefficient of judge and human `positive`), var_y (human_rate·(1 − human_rate)), fpr
+    (judge positive on human negatives) and fnr, over valid verdicts on items with gold.
+    """
+    require_columns(judgments, ["judge", "verdict", "valid", *_ITEM], "labels pilot")
+    gold = items[[*_ITEM, "gold"]].dropna(subset=["gold"])
+    j = judgments[judgments["valid"].astype(bool)].merge(gold, on=_ITEM, how="inner")
+    rows = []
+    for judge, g in j.groupby("judge", sort=True):
+        f = (g["verdict"].astype(str) == positive).to_numpy(float)
+        y = (g["gold"].astype(str) == positive).to_numpy(float)
+        both = f.std() > 0 and y.std() > 0
+        agree = agreement(f, y)
+        rows.append(
+            {
+                "judge": judge,
+                "n": len(g),
+                "human_rate": y.mean(),
+                "judge_rate": f.mean(),
+                "p_o": agree["p_o"],
+                "p_e": agree["p_e"],
+                "corr": float(np.corrcoef(f, y)[0, 1]) if both else float("nan"),
+                "var_y": y.mean() * (1 - y.mean()),
+                "fpr": float(f[y == 0].mean()) if (y == 0).any() else float("nan"),
+                "fnr": float(1 - f[y == 1].mean()) if (y == 1).any() else float("nan"),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+__all__ = ["agreement", "anova_icc", "cluster_shape", "labels", "paired", "position", "rate"]

@@ -35,10 +35,14 @@ def to_frame(rows: Iterable[tuple[str, Size, int | None]]) -> pd.DataFrame:
                 "n_judgments": None if per is None else s.n * per,
                 "deff": round(s.deff, 4),
                 "formula": s.formula,
-                "assumes": ", ".join(f"{k}={v}" for k, v in s.assumptions.items()),
+                "assumes": ", ".join(f"{k}={_fmt(v)}" for k, v in s.assumptions.items()),
             }
         )
     return pd.DataFrame(out, columns=list(COLUMNS))
+
+
+def _fmt(v: Any) -> str:
+    return f"{v:.4g}" if isinstance(v, float) else str(v)
 
 
 def _get(pilot: Mapping[str, Any] | None, key: str, given: Any, default: Any) -> Any:

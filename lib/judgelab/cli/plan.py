@@ -1,0 +1,148 @@
+"""`judgelab plan`: how many items, orders, repeats and human labels a judge study needs.
+
+    judgelab plan position-bias --delta 0.05 --pilot llmbar --judge GPT-4.Vanilla
+    judgelab plan rate --width 0.1 --p 0.8 --icc 0.3 --cluster-size 5
+    judgelab plan labels --width 0.1 --pilot umass_llm_eval_triviaqa --judge GPT-4.umass
+    judgelab plan judges --diff 0.05 --discordant 0.2
+
+With `--pilot SOURCE` (a registry source, `sample:<set>` or an imported benchmark) the
+variances, ICC and correlations are read from that source's judgments (`--judge` picks one
+judge); stated values (`--icc`, `--order-corr`, ...) override the pilot's. The pilot's
+figures are printed first, then one row per design alternative (notebook 17 has the curves).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+EXIT_BAD_INPUT = 2
+
+
+def _floats(text: str) -> list[float]:
+    return [float(x) for x in text.split(",") if x.strip()]
+
+
+def _pilot(args: argparse.Namespace):
+    """Return (judgments of the chosen judge, items) of `--pilot`, or (None, None)."""
+    if not args.pilot:
+        return None, None
+    from judgelab.data import catalog
+
+    loaded = catalog.load_source(args.pilot)
+    j = loaded.judgments
+    if j is None or j.empty:
+        raise ValueError(f"pilot {args.pilot!r} has no judgments")
+    if args.judge:
+        if args.judge not in set(j["judge"]):
+            known = ", ".join(sorted(set(j["judge"]))[:20])
+            raise ValueError(f"pilot {args.pilot!r} has no judge {args.judge!r} (has: {known})")
+        j = j[j["judge"] == args.judge]
+    return j, loaded.items
+
+
+def _show(title: str, figures: dict) -> None:
+    print(title)
+    for k, v in figures.items():
+        print(f"  {k}: {round(v, 4) if isinstance(v, float) else v}")
+
+
+def _plan(args: argparse.Namespace):
+    from judgelab.analyses import design
+
+    judgments, items = _pilot(args)
+    if args.target == "position-bias":
+        fig = design.pilot.position(judgments) if judgments is not None else None
+        if fig:
+            _show(f"pilot {args.pilot} ({args.judge or 'all judges'}):", fig)
+        return design.position_bias_plan(
+            args.delta,
+            pilot=fig,
+            icc=args.icc,
+            cluster_size=args.cluster_size,
+            order_corr=args.order_corr,
+            alpha=args.alpha,
+            power=args.power,
+            repeats=[int(k) for k in _floats(args.repeats)],
+        )
+    if args.target == "rate":
+        fig = design.pilot.rate(judgments) if judgments is not None else None
+        if fig:
+            _show(f"pilot {args.pilot} ({args.judge or 'all judges'}):", fig)
+        return design.rate_plan(
+            _floats(args.width), p=args.p, pilot=fig, icc=args.icc, cluster_size=args.cluster_size
+        )
+    if args.target == "labels":
+        kw = dict(p_o=0.8, p_e=0.5, error_rate=0.1, prevalence=0.5, var_y=0.25, corr=0.6)
+        if judgments is not None:
+            lab = design.pilot.labels(judgments, items, args.positive).iloc[0]
+            _show(f"pilot {args.pilot} ({lab['judge']}):", lab.to_dict())
+            kw = dict(
+                p_o=lab["p_o"],
+                p_e=lab["p_e"],
+                error_rate=lab["fpr"],
+                prevalence=1 - lab["human_rate"],
+                var_y=lab["var_y"],
+                corr=lab["corr"],
+            )
+        if args.corr is not None:
+            kw["corr"] = args.corr
+        width = _floats(args.width)[0]
+        return design.human_labels_plan(width, n_total=args.n_total, **kw)
+    fig = None
+    if judgments is not None and args.judges:
+        a, b = args.judges.split(",")
+        fig = design.pilot.paired(judgments, a, b)
+        _show(f"pilot {args.pilot} ({a} vs {b}):", fig)
+    return design.judges_plan(
+        _floats(args.diff),
+        discordant=args.discordant,
+        pilot=fig,
+        alpha=args.alpha,
+        power=args.power,
+    )
+
+
+def _cmd_plan(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    from judgelab.errors import FetchError, JudgelabError
+
+    try:
+        table = _plan(args)
+    except (ValueError, KeyError, JudgelabError, FetchError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    with pd.option_context("display.width", 200, "display.max_colwidth", 60):
+        print(table.drop(columns=["formula"]).to_string(index=False))
+    print("formulas: " + "; ".join(sorted(set(table["formula"]))))
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the `plan` command to the top-level parser."""
+    p = sub.add_parser(
+        "plan",
+        help="items, orders, repeats and human labels a judge study needs (notebook 17)",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("target", choices=["position-bias", "rate", "labels", "judges"])
+    p.add_argument("--pilot", help="source whose judgments give the variances (else assumed)")
+    p.add_argument("--judge", help="the pilot's judge to read")
+    p.add_argument("--judges", help="two pilot judges A,B (target judges)")
+    p.add_argument("--delta", type=float, default=0.05, help="|P(A) - 0.5| to detect")
+    p.add_argument("--width", default="0.2,0.1,0.05", help="full interval width(s), comma list")
+    p.add_argument("--diff", default="0.02,0.05,0.1", help="accuracy difference(s) to detect")
+    p.add_argument("--discordant", type=float, default=0.2, help="share of items judged apart")
+    p.add_argument("--p", type=float, help="the rate's expected value (default: pilot or 0.5)")
+    p.add_argument("--icc", type=float, help="intra-cluster correlation (one judgment's scale)")
+    p.add_argument("--cluster-size", type=float, help="mean items per cluster")
+    p.add_argument("--order-corr", type=float, help="effective correlation of the two orders")
+    p.add_argument("--repeats", default="1", help="samples per judgment to compare, e.g. 1,3")
+    p.add_argument("--corr", type=float, help="judge-human correlation (labels)")
+    p.add_argument("--n-total", type=int, default=1000, help="items with judge labels (labels)")
+    p.add_argument("--positive", default="Correct", help="the positive label (labels)")
+    p.add_argument("--alpha", type=float, default=0.05, help="two-sided test level")
+    p.add_argument("--power", type=float, default=0.8, help="power to reach")
+    p.set_defaults(func=_cmd_plan)

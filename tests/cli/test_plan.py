@@ -1,0 +1,43 @@
+"""`judgelab plan`: stated assumptions and pilots from the labelled samples."""
+
+from __future__ import annotations
+
+from judgelab.cli import main as cli
+
+
+def test_plan_position_bias_from_a_sample_pilot(capsys):
+    rc = cli.main(
+        ["plan", "position-bias", "--pilot", "sample:contextualjudgebench", "--delta", "0.1"]
+    )
+    out = capsys.readouterr().out
+    assert rc == 0
+    assert "order_corr" in out and "both orders" in out and "one random order" in out
+
+
+def test_plan_rate_with_stated_assumptions(capsys):
+    rc = cli.main(
+        ["plan", "rate", "--width", "0.1", "--p", "0.5", "--icc", "0.25", "--cluster-size", "5"]
+    )
+    out = capsys.readouterr().out
+    assert rc == 0
+    # 385 independent items; deff 2 with clusters of 5 at ICC 0.25 -> 769 items, 154 clusters
+    assert " 385 " in out and " 769 " in out and " 154" in out
+
+
+def test_plan_labels_from_a_sample_and_bad_input(capsys):
+    rc = cli.main(
+        [
+            "plan",
+            "labels",
+            "--pilot",
+            "sample:nfl_correctness",
+            "--judge",
+            "GPT-4.umass",
+            "--width",
+            "0.2",
+        ]
+    )
+    out = capsys.readouterr().out
+    assert rc == 0 and "PPI with 1000 judge labels" in out and "Cohen's κ" in out
+    rc = cli.main(["plan", "labels", "--pilot", "sample:nfl_correctness", "--judge", "nobody"])
+    assert rc == 2 and "no judge 'nobody'" in capsys.readouterr().err
