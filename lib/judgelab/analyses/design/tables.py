@@ -67,15 +67,19 @@ def rate_plans(pilots: pd.DataFrame, widths: Sequence[float], **kwargs) -> pd.Da
 
 
 def label_plans(labels: pd.DataFrame, width: float, n_total: int, **kwargs) -> pd.DataFrame:
-    """`planner.human_labels_plan` for each judge of a `pilot.labels` table."""
+    """`planner.human_labels_plan` for each judge of a `pilot.labels` table.
+
+    A rate the pilot saw as 0 or 1 (no false positive among few negatives) is planned at
+    1 % / 99 %, since a width cannot be planned for a rate with no variance.
+    """
     frames = []
-    for _, row in labels.dropna(subset=["corr"]).iterrows():
+    for _, row in labels.dropna(subset=["corr", "fpr"]).iterrows():
         plan = planner.human_labels_plan(
             width,
-            p_o=row["p_o"],
-            p_e=row["p_e"],
-            error_rate=row["fpr"],
-            prevalence=1 - row["human_rate"],
+            p_o=_inside(row["p_o"]),
+            p_e=_inside(row["p_e"]),
+            error_rate=_inside(row["fpr"]),
+            prevalence=_inside(1 - row["human_rate"]),
             var_y=row["var_y"],
             corr=row["corr"],
             n_total=n_total,
@@ -83,6 +87,10 @@ def label_plans(labels: pd.DataFrame, width: float, n_total: int, **kwargs) -> p
         )
         frames.append(plan.assign(judge=row["judge"]))
     return _judge_first(pd.concat(frames, ignore_index=True)) if frames else pd.DataFrame()
+
+
+def _inside(p: float, eps: float = 0.01) -> float:
+    return float(min(max(p, eps), 1 - eps))
 
 
 def _judge_first(df: pd.DataFrame) -> pd.DataFrame:
