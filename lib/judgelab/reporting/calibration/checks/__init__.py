@@ -15,6 +15,7 @@ FAMILIES = (
     "juries",
     "contexteval",
     "faithfulness",
+    "grounding",
 )
 
 

@@ -1,0 +1,218 @@
+"""Label-budget curves: how wide each method's interval is, and how often it covers, at n labels.
+
+For a table where every item carries a human label (UMass TriviaQA judges, say), the truth is
+the all-human value (the mean of every human label, or its win-rate ratio), and a study with a
+budget of n labels is replayed `reps` times: n items drawn at random without replacement
+(whole clusters, drawn in random order until n items are reached, when `cluster_col` is
+given) keep their human label, the rest keep only the judge's. Each replay runs every method
+of `compare` and the curve reports, per budget × method, the mean interval width and the
+coverage of the truth, each with its Monte-Carlo standard error, and the replays behind them.
+
+The truth is a finite-population value while the intervals target the super-population
+mean; at budgets near the table's size the human-only intervals therefore over-cover.
+Budgets below 2 or above n_items − 2 are left out (PPI needs unlabelled items).
+
+Without clusters the replays are one matrix product (a labelled-mask matrix times the
+per-item moment rows) and one vectorised `ppi.solve`; with clusters each replay runs its own
+cluster bootstrap (`n_boot` replicates).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from judgelab.analyses.grounding import methods as _methods
+from judgelab.analyses.grounding import ppi
+from judgelab.core import inference, stats
+from judgelab.errors import check_choice
+
+#: Columns of a budget curve.
+COLUMNS = (
+    "budget",
+    "method",
+    "reps",
+    "n_labelled",
+    "mean_width",
+    "width_se",
+    "coverage",
+    "coverage_se",
+    "mean_estimate",
+    "rmse",
+    "truth",
+    "interval",
+)
+
+
+def _masks(rng: np.random.Generator, units: np.ndarray, budget: int, reps: int) -> np.ndarray:
+    """Return (reps × n) 0/1 labelled masks: `budget` items, or whole units up to `budget`."""
+    n_units = int(units.max()) + 1
+    if n_units == len(units):
+        keys = rng.random((reps, len(units)))
+        chosen = np.argpartition(keys, budget - 1, axis=1)[:, :budget]
+        mask = np.zeros((reps, len(units)))
+        np.put_along_axis(mask, chosen, 1.0, axis=1)
+        return mask
+    sizes = np.bincount(units, minlength=n_units)
+    order = np.argsort(rng.random((reps, n_units)), axis=1)
+    before = np.cumsum(sizes[order], axis=1) - sizes[order]
+    take = np.zeros((reps, n_units), dtype=bool)
+    np.put_along_axis(take, order, before < budget, axis=1)
+    return take[:, units].astype(np.float64)
+
+
+def _intervals(
+    fits: dict, sums: np.ndarray, *, binary: dict[str, bool], ratio: bool, level: float
+) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """Return {method: (θ, low, high)} over replays: z, or Wilson for 0/1 rates."""
+    z = ppi.z_quantile(level)
+    wilson = ppi.wilson_counts(sums, 1 + int(ratio), ratio=ratio)
+    out = {}
+    for method in ppi.METHODS:
+        theta, var = fits[method][0], fits[method][1]
+        if binary.get(method, False):
+            low, high = stats.wilson_interval(*wilson[method], level=level)
+        else:
+            se = np.sqrt(np.where(var >= 0, var, np.nan))
+            low, high = theta - z * se, theta + z * se
+        out[method] = (theta, low, high)
+    return out
+
+
+def _bootstrapped(
+    masks: np.ndarray,
+    lab_rows: np.ndarray,
+    unl_rows: np.ndarray,
+    units: np.ndarray,
+    k: int,
+    *,
+    lam: float | str,
+    ratio: bool,
+    level: float,
+    n_boot: int,
+    bootstrap_ci: str,
+    rng: np.random.Generator,
+) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """Return {method: (θ, low, high)} over replays, each with its own cluster bootstrap."""
+    reps, df = len(masks), int(units.max())
+    out = {m: (np.empty(reps), np.empty(reps), np.empty(reps)) for m in ppi.METHODS}
+    for r, mask in enumerate(masks):
+        rows = mask[:, None] * lab_rows + (1.0 - mask[:, None]) * unl_rows
+        point = ppi.all_methods(rows.sum(axis=0)[None], k, lam=lam, ratio=ratio)
+        boot = ppi.bootstrap_methods(rows, units, k, lam=lam, ratio=ratio, n_boot=n_boot, rng=rng)
+        for method in ppi.METHODS:
+            theta = point[method][0][0]
+            low, high, _ = ppi.boot_interval(
+                theta, boot[method][0], level=level, ci=bootstrap_ci, df=df
+            )
+            out[method][0][r], out[method][1][r], out[method][2][r] = theta, low, high
+    return out
+
+
+def _summary(budget: int, n_lab: float, fits: dict, truth: float, how: str) -> list[dict]:
+    rows = []
+    for method, (theta, low, high) in fits.items():
+        reps = len(theta)
+        width = high - low
+        covered = np.where(np.isfinite(width), (low <= truth) & (truth <= high), False)
+        cov = float(covered.mean())
+        ok = np.isfinite(width)
+        rows.append(
+            {
+                "budget": budget,
+                "method": method,
+                "reps": reps,
+                "n_labelled": n_lab,
+                "mean_width": float(width[ok].mean()) if ok.any() else np.nan,
+                "width_se": float(width[ok].std(ddof=1) / np.sqrt(ok.sum()))
+                if ok.sum() > 1
+                else np.nan,
+                "coverage": cov,
+                "coverage_se": inference.mc_se(cov, reps),
+                "mean_estimate": float(np.nanmean(theta)),
+                "rmse": float(np.sqrt(np.nanmean((theta - truth) ** 2))),
+                "truth": truth,
+                "interval": how,
+            }
+        )
+    return rows
+
+
+def budget_curve(
+    df: pd.DataFrame,
+    judge_col: str,
+    human_col: str,
+    *,
+    cluster_col: str | None = None,
+    budgets: Sequence[int] = (25, 50, 100, 200, 400, 800),
+    reps: int = 200,
+    seed: int = 0,
+    truth: float | None = None,
+    level: float = 0.95,
+    lambda_: float | str = "tuned",
+    kind: str = "auto",
+    ties: str = "half",
+    outcomes: Sequence[str] = _methods.OUTCOMES,
+    n_boot: int = 500,
+    bootstrap_ci: str = "t",
+) -> pd.DataFrame:
+    """Return interval width and coverage of every method at each label budget (replayed).
+
+    Args:
+        df: One row per item, every item with its human label.
+        judge_col: The judge's label.
+        human_col: The human label.
+        cluster_col: Resampling unit: labels are drawn by whole clusters and intervals come
+            from the cluster bootstrap; None: items independent, z / Wilson intervals.
+        budgets: Numbers of human labels (out-of-range budgets are left out).
+        reps: Replays per budget.
+        seed: Seed of the draws (each budget draws from `rng_for(seed, budget)`).
+        truth: The value intervals should cover (default: the all-human value).
+        level: Confidence level.
+        lambda_: λ of the `ppi` method ("tuned" or a fixed float).
+        kind: Label kind (`methods.KINDS`).
+        ties: Pairwise tie rule.
+        outcomes: Pairwise labels for A wins, B wins, tie.
+        n_boot: Bootstrap replicates per replay (clustered tables only).
+        bootstrap_ci: Bootstrap interval, `t` or `percentile` (clustered tables only).
+
+    Returns:
+        One row per budget × method with `COLUMNS`.
+    """
+    lam = ppi.check_lambda(lambda_)
+    check_choice("bootstrap_ci", bootstrap_ci, ppi.BOOTSTRAP_CIS)
+    f, y, ratio = _methods.label_arrays(
+        df, judge_col, human_col, kind=kind, ties=ties, outcomes=outcomes
+    )
+    f, y, _ = ppi.prepare(f, y)
+    if not np.isfinite(y).all():
+        raise ValueError("budget_curve needs a human label on every item")
+    k, n = f.shape[1], len(f)
+    units = ppi.unit_codes(None if cluster_col is None else df[cluster_col].to_numpy(object), n)
+    how = "bootstrap" if cluster_col is not None and units.max() + 1 < n else "z"
+    if truth is None:
+        truth = float(y[:, 0].sum() / (y[:, 1].sum() if ratio else n))
+    binary = {"classical": ratio or ppi.is_binary(y), "naive": ratio or ppi.is_binary(f)}
+    shift = 0.0 if any(binary.values()) else float(np.median(f))  # centred, as `estimates`
+    lab_rows = ppi.moment_rows(y - shift, f - shift, np.ones(n, bool))
+    unl_rows = ppi.moment_rows(y - shift, f - shift, np.zeros(n, bool))
+    rows: list[dict[str, Any]] = []
+    for budget in sorted({int(b) for b in budgets if 2 <= int(b) <= n - 2}):
+        rng = stats.rng_for(seed, "grounding.budget", budget)
+        masks = _masks(rng, units, budget, reps)
+        if how == "bootstrap":
+            fits = _bootstrapped(masks, lab_rows, unl_rows, units, k, lam=lam, ratio=ratio,
+                                 level=level, n_boot=n_boot, bootstrap_ci=bootstrap_ci,
+                                 rng=rng)  # fmt: skip
+        else:
+            sums = masks @ lab_rows + (1.0 - masks) @ unl_rows
+            methods = ppi.all_methods(sums, k, lam=lam, ratio=ratio)
+            fits = _intervals(methods, sums, binary=binary, ratio=ratio, level=level)
+        fits = {m: tuple(v + shift for v in fit) for m, fit in fits.items()}
+        n_lab = float(masks.sum(axis=1).mean())
+        label = f"bootstrap_{bootstrap_ci}" if how == "bootstrap" else "z/wilson"
+        rows.extend(_summary(budget, n_lab, fits, truth, label))
+    return pd.DataFrame(rows, columns=list(COLUMNS))
