@@ -53,6 +53,7 @@ def test_collector_pairwise_with_only_some_measures(pairwise_tables):
         "agreement_human",
         "fpr",
         "fnr",
+        "pass_rate_grounded",
         "self_gap",
         "kappa_answered",
         "answered_gap",

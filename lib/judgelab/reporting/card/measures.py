@@ -15,6 +15,7 @@ import pandas as pd
 
 from judgelab.analyses import registry
 from judgelab.analyses.correctness import measures as _correctness  # noqa: F401  (registers)
+from judgelab.analyses.grounding import measures as _grounding  # noqa: F401  (registers)
 from judgelab.analyses.juries import measures as _juries  # noqa: F401  (registers)
 from judgelab.analyses.length import measures as _length  # noqa: F401  (registers)
 from judgelab.analyses.pairwise import measures as _pairwise  # noqa: F401  (registers)
@@ -33,6 +34,7 @@ ORDER = (
     "agreement_human",
     "fpr",
     "fnr",
+    "pass_rate_grounded",
     "consistency",
     "pos_a_rate",
     "p_longer",
