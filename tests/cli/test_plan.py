@@ -41,3 +41,10 @@ def test_plan_labels_from_a_sample_and_bad_input(capsys):
     assert rc == 0 and "PPI with 1000 judge labels" in out and "Cohen's κ" in out
     rc = cli.main(["plan", "labels", "--pilot", "sample:nfl_correctness", "--judge", "nobody"])
     assert rc == 2 and "no judge 'nobody'" in capsys.readouterr().err
+
+
+def test_plan_length_and_self_preference(capsys):
+    assert cli.main(["plan", "length", "--slope", "0.2"]) == 0
+    assert " 785 " in capsys.readouterr().out  # (1.96 + 0.8416)² / (0.25 · 0.04) = 784.9
+    assert cli.main(["plan", "self-preference"]) == 0
+    assert "self_preference" in capsys.readouterr().out

@@ -4,6 +4,8 @@
     judgelab plan rate --width 0.1 --p 0.8 --icc 0.3 --cluster-size 5
     judgelab plan labels --width 0.1 --pilot umass_llm_eval_triviaqa --judge GPT-4.umass
     judgelab plan judges --diff 0.05 --discordant 0.2
+    judgelab plan length --slope 0.2 --p 0.5
+    judgelab plan self-preference --fpr 0.2 --shift 0.1 --share-self 0.2 --negative-rate 0.3
 
 With `--pilot SOURCE` (a registry source, `sample:<set>` or an imported benchmark) the
 variances, ICC and correlations are read from that source's judgments (`--judge` picks one
@@ -89,6 +91,25 @@ def _plan(args: argparse.Namespace):
             kw["corr"] = args.corr
         width = _floats(args.width)[0]
         return design.human_labels_plan(width, n_total=args.n_total, **kw)
+    if args.target == "length":
+        from judgelab.analyses.design import planner
+
+        s = design.sizes.length_slope(
+            args.slope, rate=args.p or 0.5, alpha=args.alpha, power=args.power
+        )
+        return planner.to_frame([(f"log-odds {args.slope:g} per SD of log length ratio", s, 1)])
+    if args.target == "self-preference":
+        from judgelab.analyses.design import planner
+
+        s = design.sizes.self_preference(
+            args.fpr,
+            args.shift,
+            share_self=args.share_self,
+            negative_rate=args.negative_rate,
+            alpha=args.alpha,
+            power=args.power,
+        )
+        return planner.to_frame([(f"FPR {args.fpr:g} → {args.fpr + args.shift:g} on own", s, 1)])
     fig = None
     if judgments is not None and args.judges:
         a, b = args.judges.split(",")
@@ -127,7 +148,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("target", choices=["position-bias", "rate", "labels", "judges"])
+    p.add_argument(
+        "target",
+        choices=["position-bias", "rate", "labels", "judges", "length", "self-preference"],
+    )
     p.add_argument("--pilot", help="source whose judgments give the variances (else assumed)")
     p.add_argument("--judge", help="the pilot's judge to read")
     p.add_argument("--judges", help="two pilot judges A,B (target judges)")
@@ -143,6 +167,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--corr", type=float, help="judge-human correlation (labels)")
     p.add_argument("--n-total", type=int, default=1000, help="items with judge labels (labels)")
     p.add_argument("--positive", default="Correct", help="the positive label (labels)")
+    p.add_argument("--slope", type=float, default=0.2, help="length log-odds per SD (length)")
+    p.add_argument("--fpr", type=float, default=0.2, help="FPR on others' answers")
+    p.add_argument("--shift", type=float, default=0.1, help="FPR shift on its own answers")
+    p.add_argument("--share-self", type=float, default=0.2, help="share of own-model answers")
+    p.add_argument("--negative-rate", type=float, default=0.3, help="share of wrong answers")
     p.add_argument("--alpha", type=float, default=0.05, help="two-sided test level")
     p.add_argument("--power", type=float, default=0.8, help="power to reach")
     p.set_defaults(func=_cmd_plan)

@@ -92,3 +92,10 @@ def test_bad_inputs_are_refused():
     ):
         with pytest.raises(ValueError):
             call()
+
+
+def test_self_preference_counts_all_answers_needed():
+    # FPR 0.2 vs 0.3 on own answers (20 % of answers, 30 % of them wrong)
+    s = sizes.self_preference(0.2, 0.1, share_self=0.2, negative_rate=0.3)
+    per_self = sizes.two_proportions(0.3, 0.2, ratio=4.0)
+    assert s.n == math.ceil(per_self.n / (0.2 * 0.3))

@@ -244,7 +244,7 @@ def self_preference(
         shift=shift,
         share_self=share_self,
         negative_rate=negative_rate,
-        deff=deff,
+        design_effect=deff,
     )
 
 
