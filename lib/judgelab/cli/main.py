@@ -19,6 +19,7 @@ SUBCOMMAND_MODULES = (
     "judgelab.cli.judge",
     "judgelab.cli.card",
     "judgelab.cli.plan",
+    "judgelab.cli.runs",
 )
 
 

@@ -10,6 +10,8 @@
 - `calibration` — coverage, type-I error and power of every estimator on planted truth
   (`make calibrate`, notebook 15).
 - `design_check` — the study planner's closed forms against the simulator (notebook 17).
+- `provenance` — what made a run (code, versions, lock, data revisions, seeds);
+  `runs_diff` — what differs between two runs, numbers included.
 - `card` — the judge report card (measures registered by the analysis families, lights, HTML).
 """
 
@@ -24,7 +26,9 @@ from judgelab.reporting import (
     params,
     peers,
     pipeline,
+    provenance,
     reproduction,
+    runs_diff,
 )
 
 __all__ = [
@@ -38,5 +42,7 @@ __all__ = [
     "params",
     "peers",
     "pipeline",
+    "provenance",
     "reproduction",
+    "runs_diff",
 ]

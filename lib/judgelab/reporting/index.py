@@ -91,11 +91,14 @@ def _row(rec: dict[str, Any], base: Path) -> str:
     params = html.escape(yaml.safe_dump(rec.get("parameters", {}), sort_keys=True).strip())
     n_params = len(rec.get("parameters", {}))
     err = f'<div class="err">{html.escape(rec["error"])}</div>' if rec.get("error") else ""
+    code = (rec.get("provenance") or {}).get("code") or {}
+    commit = (code.get("commit") or "")[:10] + ("+dirty" if code.get("dirty") else "")
     return (
         f'<tr class="{status}"><td>{html.escape(rec["notebook"])}</td>'
         f'<td>{html.escape(rec["run"])}</td><td class="status">{status}{err}</td>'
         f"<td>{rec.get('seconds') or 0:.1f}</td>"
         f"<td>{html.escape(rec.get('started_at') or '')}</td>"
+        f"<td><code>{html.escape(commit)}</code></td>"
         f"<td>{' · '.join(links)}</td><td>{figs}</td><td><details><summary>{n_params} "
         f"parameters</summary><pre>{params}</pre></details></td></tr>"
     )
@@ -132,6 +135,7 @@ pre {{ margin: 0; font-size: 11px; }}
 <h1>judgelab reports</h1>
 <p>{len(rows)} runs, {n_failed} failed. Generated {generated}.</p>
 <table><thead><tr><th>notebook</th><th>run</th><th>status</th><th>seconds</th><th>started</th>
+<th>commit</th>
 <th>report</th><th>figures</th><th>parameters</th></tr></thead>
 <tbody>
 {chr(10).join(rows)}

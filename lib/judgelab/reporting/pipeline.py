@@ -8,6 +8,7 @@ of each run (parameters, status, failing cell, seconds, figures) sits beside it,
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import json
 import os
@@ -26,7 +27,7 @@ from judgelab.core.names import check_inside, safe_name
 from judgelab.errors import ParamsError as ParamsError
 from judgelab.errors import RunInProgress as RunInProgress
 from judgelab.errors import UnsafeNameError
-from judgelab.reporting import stopping
+from judgelab.reporting import provenance, stopping
 from judgelab.reporting.index import load_records as load_records
 from judgelab.reporting.index import write_index
 from judgelab.reporting.params import NOTEBOOK_RE as NOTEBOOK_RE
@@ -57,6 +58,8 @@ class RunResult:
     html: str | None
     figures: list[str] = field(default_factory=list)
     error: str | None = None
+    #: Code, versions, lock, data revisions and seeds (`reporting.provenance`).
+    provenance: dict[str, Any] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -90,7 +93,7 @@ def _kernel_env() -> Iterator[None]:
                 os.environ[key] = value
 
 
-def _export_html(ipynb: Path, target: Path) -> None:
+def _export_html(ipynb: Path, target: Path, footer: str = "") -> None:
     import nbformat
     from nbconvert import HTMLExporter
     from nbconvert.preprocessors import TagRemovePreprocessor
@@ -103,6 +106,9 @@ def _export_html(ipynb: Path, target: Path) -> None:
         TagRemovePreprocessor(remove_input_tags={"parameters"}, enabled=True), enabled=True
     )
     body, _ = exporter.from_notebook_node(nb)
+    if footer:
+        at = body.rfind("</body>")
+        body = body[:at] + footer + body[at:] if at >= 0 else body + footer
     tables.write_text(target, body)
 
 
@@ -234,13 +240,17 @@ def _run_locked(
     html_path = out_dir / f"{run_name}.html"
     fig_dir = _clear_figures(stem, run_name)
     started = datetime.now(UTC)
+    prov = provenance.collect(_effective(stem, params))
     t0 = time.perf_counter()
     error = _execute(nb_path, ipynb, params, timeout_s)
     seconds = time.perf_counter() - t0
     html_out = None
     if html_export:
+        footer = provenance.footer_html(
+            {"parameters": params, "provenance": prov, "seconds": seconds}
+        )
         try:
-            _export_html(ipynb, html_path)
+            _export_html(ipynb, html_path, footer)
             html_out = str(html_path)
         except Exception as exc:  # a broken notebook must not stop the pipeline
             error = error or f"HTML export: {type(exc).__name__}: {exc}"
@@ -256,9 +266,23 @@ def _run_locked(
         html=html_out,
         figures=sorted(str(p) for p in fig_dir.glob("*")) if fig_dir.exists() else [],
         error=error,
+        provenance=prov,
     )
     _write_record(result)
     return result
+
+
+def _effective(notebook: str, params: dict[str, Any]) -> dict[str, Any]:
+    """Return the notebook's declared defaults overridden by `params` (what the run used)."""
+    out: dict[str, Any] = {}
+    try:
+        declared = declared_parameters(notebook)
+    except Exception:  # noqa: BLE001 - provenance must never fail a run
+        declared = {}
+    for name, spec in declared.items():
+        with contextlib.suppress(ValueError, SyntaxError, TypeError):
+            out[name] = ast.literal_eval(str(spec.get("default")))
+    return {**out, **params}
 
 
 def _write_record(result: RunResult) -> None:
