@@ -87,6 +87,35 @@ class Outputs:
         return figures.save(fig_or_ax, name, notebook=self.notebook, run=self.run, formats=formats)
 
 
+#: Largest table (in bytes of its data) shown whole; itables shows a sample of bigger ones
+#: and says so. The full table is always in the run's CSV.
+TABLE_MAX_BYTES = "64KB"
+_INTERACTIVE: dict[str, bool] = {}
+
+
+def interactive_tables(max_bytes: str = TABLE_MAX_BYTES) -> bool:
+    """Show every DataFrame the notebook displays as a sortable, searchable table.
+
+    itables in offline mode: its DataTables bundle is embedded in the notebook once, so
+    the tables work in JupyterLab and in the exported HTML with no CDN. Only in an IPython
+    kernel (a no-op elsewhere, and without itables). Returns True when active.
+    """
+    try:
+        import itables
+        from IPython import get_ipython
+    except ImportError:
+        return False
+    if get_ipython() is None:
+        return False
+    if not _INTERACTIVE.get("on"):
+        itables.options.maxBytes = max_bytes
+        itables.options.classes = "display compact"
+        itables.init_notebook_mode(all_interactive=True, connected=False)
+        _INTERACTIVE["on"] = True
+    return True
+
+
 def outputs(notebook: str, run: str = "default") -> Outputs:
-    """Return the writer of one notebook run's tables and figures."""
+    """Return the writer of one run's tables and figures; turn on `interactive_tables`."""
+    interactive_tables()
     return Outputs(notebook, run)
