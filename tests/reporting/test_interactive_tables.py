@@ -90,3 +90,23 @@ def test_exported_table_sorts_and_filters(tmp_path: Path, monkeypatch):
     assert r["before"][:3] == ["pear", "apple", "kiwi"]
     assert r["after"][:3] == ["apple", "kiwi", "pear"]  # one click on the header sorts
     assert r["filtered"] == ["kiwi"]
+
+
+def test_notebooks_for_readers_hide_their_code_in_html(tmp_path: Path, monkeypatch):
+    import nbformat
+
+    root = tmp_path / "proj"
+    nb_path = write_notebook(
+        root / "notebooks" / "91_card.ipynb",
+        'run: str = "default"  # run name',
+        ["secret_sauce = 6 * 7\nprint('the answer is', secret_sauce)"],
+    )
+    nb = nbformat.read(nb_path, as_version=4)
+    nb.metadata["judgelab"] = {"hide_input": True}
+    nbformat.write(nb, nb_path)
+    monkeypatch.setenv("JUDGELAB_PROJECT", str(root))
+    res = pipeline.run_notebook("91_card")
+    assert res.ok, res.error
+    page = Path(res.html).read_text(encoding="utf-8")
+    assert "the answer is 42" in page and "secret_sauce" not in page
+    assert "secret_sauce" in Path(res.ipynb).read_text(encoding="utf-8")  # the .ipynb keeps it

@@ -101,6 +101,12 @@ def _export_html(ipynb: Path, target: Path, footer: str = "") -> None:
     nb = nbformat.read(ipynb, as_version=4)
     templates = Path(str(resources.files("judgelab") / "resources" / "nbconvert"))
     exporter = HTMLExporter(template_name="judgelab", extra_template_basedirs=[str(templates)])
+    # Pages for readers, not coders (the report card): notebook metadata
+    # `judgelab.hide_input` leaves the code out of the HTML (the .ipynb keeps it).
+    if (nb.metadata.get("judgelab") or {}).get("hide_input"):
+        exporter.exclude_input = True
+        exporter.exclude_input_prompt = True
+        exporter.exclude_output_prompt = True
     # The defaults cell is long and superseded by the injected cell, which shows what ran.
     exporter.register_preprocessor(
         TagRemovePreprocessor(remove_input_tags={"parameters"}, enabled=True), enabled=True
