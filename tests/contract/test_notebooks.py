@@ -173,3 +173,11 @@ def test_outputs_go_through_one_object_per_run(nb: Path):
         assert text.count(f'notebook.outputs("{nb.stem}", run)') == 1, (
             f'{nb.name}: one `out = notebook.outputs("{nb.stem}", run)` per notebook'
         )
+
+
+@pytest.mark.parametrize("nb", NOTEBOOKS, ids=lambda p: p.stem)
+def test_every_cell_has_an_id(nb: Path):
+    """nbformat warns (MissingIDFieldWarning) on every read of a cell without an id."""
+    cells = json.loads(nb.read_text(encoding="utf-8"))["cells"]
+    missing = [i for i, c in enumerate(cells) if not c.get("id")]
+    assert not missing, f"{nb.name}: cells without an id: {missing}"
