@@ -10,6 +10,7 @@
 - `calibration` — coverage, type-I error and power of every estimator on planted truth
   (`make calibrate`, notebook 15).
 - `design_check` — the study planner's closed forms against the simulator (notebook 17).
+- `explore` — the items behind a number: the cases of an outcome category, expandable.
 - `provenance` — what made a run (code, versions, lock, data revisions, seeds);
   `runs_diff` — what differs between two runs, numbers included.
 - `card` — the judge report card (measures registered by the analysis families, lights, HTML).
@@ -20,6 +21,7 @@ from judgelab.reporting import (
     card,
     comparison,
     design_check,
+    explore,
     figures,
     index,
     notebook,
@@ -36,6 +38,7 @@ __all__ = [
     "card",
     "comparison",
     "design_check",
+    "explore",
     "figures",
     "index",
     "notebook",

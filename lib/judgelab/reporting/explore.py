@@ -1,0 +1,207 @@
+"""The items behind a number: the cases of an outcome category, readable one by one.
+
+`cases(judgments, items, category)` returns one row per (judge, item, condition, sample)
+that falls in `category`, with what a reader needs to judge the judge: the question, an
+excerpt of the context, both responses (or the one graded), gold, and each order's verdict
+and raw output. `examples(...)` draws a seeded handful and `show(...)` renders them as
+expandable rows (`<details>`: they open in JupyterLab and in static HTML alike, no script),
+after a one-line-per-case summary table (interactive where `notebook.interactive_tables`
+is on).
+
+Categories (`CATEGORIES`):
+
+- pairwise, both orders: `flipped` (a different response picked when the order was
+  swapped), `consistently_wrong` (the worse response in both orders), `consistently_right`;
+- pairwise, any order: `longer_worse` (picked the worse response, which was the longer);
+- pointwise with gold: `false_positive` (said Correct / Consistent where gold is the other
+  label), `false_negative`, `invalid` (an unparseable verdict, raw output kept).
+"""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+import pandas as pd
+
+from judgelab.core import lengths
+
+CATEGORIES = (
+    "flipped",
+    "consistently_wrong",
+    "consistently_right",
+    "longer_worse",
+    "false_positive",
+    "false_negative",
+    "invalid",
+)
+PAIRWISE = ("flipped", "consistently_wrong", "consistently_right", "longer_worse")
+POINTWISE = ("false_positive", "false_negative", "invalid")
+POSITIVE = ("Correct", "Consistent", "yes", "Yes", "pass", "true", "True", "1")
+KEY = ["benchmark", "split", "item_id"]
+EXCERPT = 400
+
+
+def _missing(value: Any) -> bool:
+    try:
+        return value is None or bool(pd.isna(value))
+    except (TypeError, ValueError):
+        return False
+
+
+def _clip(text: Any, n: int = EXCERPT) -> str:
+    if _missing(text):
+        return ""
+    s = str(text)
+    return s if len(s) <= n else s[: n - 1] + "…"
+
+
+def _wide(judgments: pd.DataFrame) -> pd.DataFrame:
+    """One row per (judge, item, condition, sample) with order 0 and 1 side by side."""
+    keys = ["judge", *KEY, "condition", "sample"]
+    cols = ["verdict", "chosen", "valid", "output"]
+    parts = []
+    for order in (0, 1):
+        j = judgments[judgments["order"] == order][keys + cols]
+        parts.append(j.rename(columns={c: f"{c}_{order}" for c in cols}))
+    return parts[0].merge(parts[1], on=keys, how="outer")
+
+
+def _pairwise(judgments: pd.DataFrame, items: pd.DataFrame, category: str) -> pd.DataFrame:
+    w = _wide(judgments).merge(items, on=KEY, how="inner")
+    c0, c1 = w["chosen_0"], w["chosen_1"]
+    both = c0.isin(["pos", "neg"]) & c1.isin(["pos", "neg"])
+    if category == "flipped":
+        keep = both & (c0 != c1)
+    elif category == "consistently_wrong":
+        keep = both & (c0 == "neg") & (c1 == "neg")
+    elif category == "consistently_right":
+        keep = both & (c0 == "pos") & (c1 == "pos")
+    else:  # longer_worse
+        pos = lengths.counts(w["response_pos"].fillna(""), "words")
+        neg = lengths.counts(w["response_neg"].fillna(""), "words")
+        keep = ((c0 == "neg") | (c1 == "neg")) & (neg > pos)
+    return w[keep.fillna(False).to_numpy(dtype=bool)]
+
+
+def _pointwise(judgments: pd.DataFrame, items: pd.DataFrame, category: str) -> pd.DataFrame:
+    w = judgments.merge(items, on=KEY, how="inner").rename(
+        columns={"verdict": "verdict_0", "output": "output_0", "valid": "valid_0"}
+    )
+    said = w["verdict_0"].astype(str).isin(POSITIVE)
+    gold = w["gold"].astype(str).isin(POSITIVE)
+    valid = w["valid_0"].astype(bool)
+    keep = {
+        "false_positive": valid & said & ~gold & w["gold"].notna(),
+        "false_negative": valid & ~said & gold,
+        "invalid": ~valid,
+    }[category]
+    return w[keep.to_numpy(dtype=bool)]
+
+
+def cases(
+    judgments: pd.DataFrame,
+    items: pd.DataFrame,
+    category: str,
+    *,
+    judge: str | None = None,
+    split: str | None = None,
+    condition: str | None = None,
+) -> pd.DataFrame:
+    """Return every case of `category` (see the module docstring), optionally narrowed."""
+    if category not in CATEGORIES:
+        raise ValueError(f"unknown category {category!r}; known: {', '.join(CATEGORIES)}")
+    j = judgments
+    for col, want in (("judge", judge), ("split", split), ("condition", condition)):
+        if want is not None:
+            j = j[j[col] == want]
+    it = items.drop(columns=[c for c in ("cluster",) if c in items.columns])
+    pairwise = bool((it["task"] == "pairwise").any())
+    if pairwise and category == "invalid":
+        out = _invalid_pairs(j, it)
+    elif pairwise and category in PAIRWISE:
+        out = _pairwise(j, it, category)
+    elif not pairwise and category in POINTWISE:
+        out = _pointwise(j, it, category)
+    else:  # the category does not apply to this task
+        out = it.iloc[0:0]
+    return out.assign(category=category).reset_index(drop=True)
+
+
+def _invalid_pairs(judgments: pd.DataFrame, items: pd.DataFrame) -> pd.DataFrame:
+    w = _wide(judgments).merge(items, on=KEY, how="inner")
+    bad = ~(w["valid_0"].fillna(True).astype(bool) & w["valid_1"].fillna(True).astype(bool))
+    return w[bad.to_numpy(dtype=bool)]
+
+
+def examples(found: pd.DataFrame, n: int = 5, *, seed: int = 0) -> pd.DataFrame:
+    """Return a seeded handful (`n`) of the cases, in a stable order."""
+    if len(found) <= n:
+        return found
+    return found.sample(n=n, random_state=seed).sort_index()
+
+
+def summary(found: pd.DataFrame) -> pd.DataFrame:
+    """One line per case: judge, split, item, verdicts per order, gold, question excerpt."""
+    cols = [
+        c for c in ("judge", "split", "item_id", "verdict_0", "verdict_1", "gold") if c in found
+    ]
+    out = found[cols].copy()
+    out["question"] = [
+        _clip(q, 80) for q in found.get("question", pd.Series("", index=found.index))
+    ]
+    return out.reset_index(drop=True)
+
+
+def _block(title: str, text: Any) -> str:
+    if _missing(text) or str(text) == "":
+        return ""
+    return (
+        f"<div style='margin:4px 0'><b>{html.escape(title)}</b>"
+        f"<pre style='white-space:pre-wrap;margin:2px 0'>{html.escape(_clip(text))}</pre></div>"
+    )
+
+
+def _case_html(r: pd.Series) -> str:
+    head = (
+        f"{r.get('judge', '')} · {r.get('split', '')} · item {r.get('item_id', '')} · "
+        f"{r.get('category', '')}"
+    )
+    parts = [
+        _block("Question", r.get("question")),
+        _block("Context (excerpt)", r.get("context")),
+        _block("Response (better, gold)", r.get("response_pos")),
+        _block("Response (worse)", r.get("response_neg")),
+        _block("Response graded", r.get("response")),
+        _block("Gold", r.get("gold")),
+    ]
+    for order in (0, 1):
+        verdict = r.get(f"verdict_{order}")
+        if f"verdict_{order}" not in r.index:
+            continue
+        label = f"Order {order} ({'better shown first' if order == 0 else 'worse shown first'})"
+        if "response_pos" not in r.index or _missing(r.get("response_pos")):
+            label = "Judgment"
+        parts.append(_block(f"{label}: verdict {verdict}", r.get(f"output_{order}")))
+    return (
+        "<details style='border:1px solid #ccc;margin:4px 0;padding:4px 8px'>"
+        f"<summary>{html.escape(head)}</summary>{''.join(parts)}</details>"
+    )
+
+
+def cases_html(found: pd.DataFrame) -> str:
+    """Return the cases as expandable rows (static HTML, no script)."""
+    if found.empty:
+        return "<p><i>No case in this category.</i></p>"
+    return "".join(_case_html(r) for _, r in found.iterrows())
+
+
+def show(found: pd.DataFrame) -> None:
+    """Display the summary table, then each case as an expandable row."""
+    from IPython.display import HTML, display
+
+    display(summary(found))
+    display(HTML(cases_html(found)))
+
+
+__all__ = ["CATEGORIES", "cases", "cases_html", "examples", "show", "summary"]

@@ -1,0 +1,73 @@
+"""The items behind a number: outcome categories, a seeded handful, expandable HTML."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from judgelab.core import schema
+from judgelab.reporting import explore
+
+
+def _pairwise():
+    items = schema.new_items(
+        [
+            dict(benchmark="b", split="s", item_id=str(i), task="pairwise", question=f"q{i}",
+                 response_pos="short good", response_neg="a much longer but worse answer",
+                 gold="pos", meta={})
+            for i in range(4)
+        ]
+    )  # fmt: skip
+    picks = {"0": ("pos", "neg"), "1": ("neg", "neg"), "2": ("pos", "pos"), "3": ("neg", None)}
+    rows = []
+    for item, (c0, c1) in picks.items():
+        for order, c in ((0, c0), (1, c1)):
+            verdict = None if c is None else ("A" if (c == "pos") == (order == 0) else "B")
+            rows.append(dict(benchmark="b", split="s", item_id=item, judge="J", order=order,
+                             verdict=verdict, valid=c is not None, chosen=c,
+                             correct=c == "pos", output=f"raw {item}/{order} <b>"))  # fmt: skip
+    return items, schema.new_judgments(rows)
+
+
+@pytest.mark.parametrize(
+    ("category", "expected"),
+    [
+        ("flipped", ["0"]),
+        ("consistently_wrong", ["1"]),
+        ("consistently_right", ["2"]),
+        ("longer_worse", ["0", "1", "3"]),
+        ("invalid", ["3"]),
+        ("false_positive", []),  # a pointwise category: no case in pairwise data
+    ],
+)
+def test_pairwise_categories(category, expected):
+    items, judgments = _pairwise()
+    found = explore.cases(judgments, items, category)
+    assert sorted(found["item_id"]) == expected
+
+
+def test_pointwise_categories_and_unknown():
+    items = schema.new_items(
+        [dict(benchmark="b", split="s", item_id=str(i), task="pointwise", question="q",
+              response="r", gold=g, meta={}) for i, g in enumerate(["Correct", "Incorrect"])]
+    )  # fmt: skip
+    judgments = schema.new_judgments(
+        [dict(benchmark="b", split="s", item_id=str(i), judge="J", verdict=v, valid=v is not None,
+              output=str(v)) for i, v in enumerate(["Incorrect", "Correct"])]
+    )  # fmt: skip
+    assert explore.cases(judgments, items, "false_positive")["item_id"].tolist() == ["1"]
+    assert explore.cases(judgments, items, "false_negative")["item_id"].tolist() == ["0"]
+    with pytest.raises(ValueError, match="unknown category"):
+        explore.cases(judgments, items, "weird")
+
+
+def test_examples_are_seeded_and_html_is_escaped_and_expandable():
+    items, judgments = _pairwise()
+    found = explore.cases(judgments, items, "longer_worse")
+    a = explore.examples(found, 2, seed=1)
+    assert a["item_id"].tolist() == explore.examples(found, 2, seed=1)["item_id"].tolist()
+    page = explore.cases_html(a)
+    assert page.count("<details") == 2 and "&lt;b&gt;" in page and "<b>\n" not in page
+    assert "Order 1 (worse shown first)" in page
+    assert list(explore.summary(a).columns)[:3] == ["judge", "split", "item_id"]
+    assert "No case" in explore.cases_html(pd.DataFrame())
