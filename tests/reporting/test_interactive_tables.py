@@ -8,30 +8,15 @@ resource, the table is a DataTable, clicking a header sorts it, the search box f
 
 from __future__ import annotations
 
-import json
 import re
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from judgelab.reporting import notebook, pipeline
+from judgelab.testing.browser import CDN, CHROMIUM, probe
 from judgelab.testing.notebooks import write_notebook
 
-CHROMIUM = next(
-    (p for p in (shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome")) if p),
-    None,
-)
-CDN = ("https://cdnjs.cloudflare.com/",)  # the nbconvert template's require.js / MathJax
-
-HEAD = """<script>window.__jl = {errors: [], failed: []};
-window.addEventListener('error', function (e) { var t = e.target;
-  if (t && t !== window && (t.src || t.href)) { window.__jl.failed.push(t.src || t.href); }
-  else { window.__jl.errors.push(String(e.message || e)); } }, true);
-(function () { var o = console.error; console.error = function () {
-  window.__jl.errors.push('console.error: ' + Array.prototype.join.call(arguments, ' '));
-  return o.apply(console, arguments); }; })();</script>"""
 BODY = """<script>
 window.addEventListener('load', function () { setTimeout(function () {
   var r = window.__jl, done = function () { var pre = document.createElement('pre');
@@ -74,16 +59,7 @@ def test_exported_table_sorts_and_filters(tmp_path: Path, monkeypatch):
     assert res.ok, res.error
     page = Path(res.html).read_text(encoding="utf-8")
     assert not re.search(r"""<(script|link)[^>]+(src|href)=["']https?://(?!cdnjs)""", page)
-    page = re.sub(r"<head>", "<head>" + HEAD, page, count=1).replace("</body>", BODY + "</body>")
-    target = tmp_path / "page.html"
-    target.write_text(page, encoding="utf-8")
-    cmd = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-           f"--user-data-dir={tmp_path / 'profile'}", "--virtual-time-budget=15000",
-           "--dump-dom", target.as_uri()]  # fmt: skip
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
-    found = re.search(r'<pre id="jl-probe">(.*?)</pre>', done.stdout, re.S)
-    assert found, f"probe did not report: {done.stderr[-1500:]}"
-    r = json.loads(found.group(1).replace("&quot;", '"').replace("&amp;", "&"))
+    r = probe(Path(res.html), BODY, tmp_path / "profile")
     assert r["errors"] == [], r["errors"]
     assert [u for u in r["failed"] if not u.startswith(CDN)] == []
     assert r["is_datatable"] and r["has_search"]

@@ -184,7 +184,7 @@ def _case_html(r: pd.Series) -> str:
             label = "Judgment"
         parts.append(_block(f"{label}: verdict {verdict}", r.get(f"output_{order}")))
     return (
-        "<details style='border:1px solid #ccc;margin:4px 0;padding:4px 8px'>"
+        "<details class='jl-case' style='border:1px solid #ccc;margin:4px 0;padding:4px 8px'>"
         f"<summary>{html.escape(head)}</summary>{''.join(parts)}</details>"
     )
 

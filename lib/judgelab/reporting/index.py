@@ -13,6 +13,7 @@ from typing import Any
 import yaml
 
 from judgelab.core import paths, tables
+from judgelab.reporting import landing
 
 
 def _rel(path: str, base: Path) -> str:
@@ -121,6 +122,21 @@ def write_index() -> Path:
         records.append(rec)
     n_failed = sum(1 for r in records if r["status"] != "ok")
     generated = datetime.now(UTC).isoformat(timespec="seconds")
+    failed = "".join(
+        f"<li><b>{html.escape(r['notebook'])} / {html.escape(r['run'])}</b>: "
+        f"{html.escape((r.get('error') or '')[:300])}</li>"
+        for r in records
+        if r["status"] != "ok"
+    )
+    failed_html = (
+        f'<div class="jl-failed"><h2>Failed runs</h2><ul>{failed}</ul></div>' if failed else ""
+    )
+    analyses = "".join(
+        landing.analysis_card(r, base)
+        for r in sorted(records, key=lambda r: r["notebook"])
+        if r["run"] == "default" and r["notebook"] != landing.CARD
+    )
+    cards = landing.cards_table(records, base)
     page = f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>judgelab reports</title>
 <style>
@@ -131,14 +147,22 @@ tr.failed td.status {{ background: #fdd; font-weight: bold; }}
 tr.ok td.status {{ background: #dfd; }}
 pre {{ margin: 0; font-size: 11px; }}
 .err {{ font-weight: normal; font-size: 11px; }}
+{landing.STYLE}
 </style></head><body>
 <h1>judgelab reports</h1>
-<p>{len(rows)} runs, {n_failed} failed. Generated {generated}.</p>
-<table><thead><tr><th>notebook</th><th>run</th><th>status</th><th>seconds</th><th>started</th>
-<th>commit</th>
+<p>{len(rows)} runs, {n_failed} failed. Generated {generated}.
+<input id="jl-search" type="search" placeholder="filter analyses and runs"></p>
+{failed_html}
+<h2>Analyses</h2>
+{analyses}
+<h2>Report cards</h2>
+{cards}
+<h2>All runs</h2>
+<table id="jl-runs"><thead><tr><th>notebook</th><th>run</th><th>status</th><th>seconds</th>
+<th>started</th><th>commit</th>
 <th>report</th><th>figures</th><th>parameters</th></tr></thead>
 <tbody>
 {chr(10).join(rows)}
-</tbody></table></body></html>
+</tbody></table>{landing.SCRIPT}</body></html>
 """
     return tables.write_text(base / "index.html", page)
