@@ -82,8 +82,59 @@ def _headline_table(notebook: str, folder: Path) -> tuple[str, pd.DataFrame] | N
     return None
 
 
+def _grounding(folder: Path) -> list[str]:
+    """Notebook 16: what PPI++ buys at the smallest budgets, and the judge-only miss rate."""
+    p = folder / "umass_summary.csv"
+    if not p.is_file():
+        return []
+    df = pd.read_csv(p).set_index(["budget", "method"])
+    out = []
+    for budget in sorted({b for b, _ in df.index})[:2]:
+        if (budget, "ppi") in df.index and (budget, "classical") in df.index:
+            ppi, cls = df.loc[(budget, "ppi")], df.loc[(budget, "classical")]
+            out.append(
+                f"{budget} human labels: PPI++ interval width {ppi['mean_width']:.3f} (coverage "
+                f"{ppi['coverage']:.3f}) vs humans alone {cls['mean_width']:.3f} "
+                f"({cls['coverage']:.3f}), over {int(ppi['n_pairs'])} judge × model pairs"
+            )
+    naive = df.xs("naive", level="method") if "naive" in df.index.get_level_values(1) else None
+    if naive is not None and len(naive):
+        out.append(f"judge-only interval covers the human value {naive['coverage'].iloc[0]:.3f}")
+    return out
+
+
+def _design(folder: Path) -> list[str]:
+    """Notebook 17: items for the position-bias target, one order vs both, per judge."""
+    p = folder / "position_plans.csv"
+    if not p.is_file():
+        return []
+    df = pd.read_csv(p)
+    out = []
+    for judge, g in list(df.groupby("judge", sort=True))[:2]:
+        by = g.set_index("design")["n"]
+        if {"one random order", "both orders"} <= set(by.index):
+            said = dict(
+                kv.split("=", 1) for kv in str(g["assumes"].iloc[0]).split(", ") if "=" in kv
+            )
+            target = ""
+            if {"p0", "p1", "power"} <= set(said):
+                delta = abs(float(said["p1"]) - float(said["p0"]))
+                target = f" (power {float(said['power']):g} to detect δ = {delta:g})"
+            out.append(
+                f"{judge}: {int(by['both orders'])} items with both orders vs "
+                f"{int(by['one random order'])} with one random order{target}"
+            )
+    return out
+
+
+#: Analyses whose headline is not a table of intervals.
+CURATED = {"16_human_grounding": _grounding, "17_study_design": _design}
+
+
 def findings(notebook: str, folder: Path, k: int = 2) -> list[str]:
     """Return up to `k` headline lines (highest and lowest estimate) from the run's tables."""
+    if notebook in CURATED:
+        return CURATED[notebook](folder)
     found = _headline_table(notebook, folder)
     if found is None:
         return []
