@@ -23,11 +23,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import unquote, urlsplit
+
+from judgelab.testing.loopback import LoopbackServer
 
 
 def git_oid(body: bytes) -> str:
@@ -35,7 +35,7 @@ def git_oid(body: bytes) -> str:
     return hashlib.sha1(b"blob %d\0" % len(body) + body).hexdigest()  # noqa: S324
 
 
-class FakeHub:
+class FakeHub(LoopbackServer):
     """Serve dataset repositories (commits of `path -> bytes`, and branches) on loopback."""
 
     def __init__(self, *, lfs_suffixes: tuple[str, ...] = (".parquet",)):
@@ -46,15 +46,16 @@ class FakeHub:
         self.override: dict[str, bytes] = {}
         self.lfs_suffixes = lfs_suffixes
         self.requests: list[tuple[str, str, bool]] = []
-        self._server: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
+        super().__init__()
+
+    def handler_class(self) -> type[BaseHTTPRequestHandler]:
+        """Return the Hub handler bound to this server."""
+        return _make_handler(self)
 
     @property
     def url(self) -> str:
         """Return `http://127.0.0.1:<port>` (no trailing slash, as `HF_ENDPOINT` is written)."""
-        if self._server is None:
-            raise RuntimeError("server not started")
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
+        return f"http://127.0.0.1:{self.port}"
 
     def commit(self, repo: str, files: dict[str, bytes], *, branch: str = "main") -> str:
         """Add a commit holding exactly `files` to `repo`, move `branch` to it; return its id."""
@@ -67,37 +68,6 @@ class FakeHub:
     def count(self, method: str, fragment: str = "") -> int:
         """Return how many `method` requests had `fragment` in their path."""
         return sum(1 for m, p, _ in self.requests if m == method and fragment in p)
-
-    def start(self) -> FakeHub:
-        """Start serving in a daemon thread."""
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _make_handler(self))
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        )
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        """Stop serving and close the socket."""
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-            self._thread = None
-
-    def __enter__(self) -> FakeHub:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
 
     # ---------------------------------------------------------------- what a request sees
 

@@ -13,14 +13,14 @@ unless `honour_range` is False (then 200 with the whole body, as some servers do
 
 from __future__ import annotations
 
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
+from judgelab.testing.loopback import LoopbackServer
 
-class StaticServer:
+
+class StaticServer(LoopbackServer):
     """Serve a dict of `path -> bytes` on loopback; a context manager that stops on exit."""
 
     def __init__(self, files: dict[str, bytes] | None = None, *, honour_range: bool = True):
@@ -31,15 +31,16 @@ class StaticServer:
         self.status: dict[str, int] = {}
         self.honour_range = honour_range
         self.requests: list[tuple[str, str | None]] = []
-        self._server: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
+        super().__init__()
+
+    def handler_class(self) -> type[BaseHTTPRequestHandler]:
+        """Return the file-serving handler bound to this server."""
+        return _make_handler(self)
 
     @property
     def base_url(self) -> str:
         """Return `http://127.0.0.1:<port>/`."""
-        if self._server is None:
-            raise RuntimeError("server not started")
-        return f"http://127.0.0.1:{self._server.server_address[1]}/"
+        return f"http://127.0.0.1:{self.port}/"
 
     def url(self, path: str) -> str:
         """Return the URL of `path` on this server."""
@@ -48,38 +49,6 @@ class StaticServer:
     def count(self, path: str) -> int:
         """Return how many requests asked for `path`."""
         return sum(1 for p, _ in self.requests if p == path.lstrip("/"))
-
-    def start(self) -> StaticServer:
-        """Start serving in a daemon thread."""
-        handler = _make_handler(self)
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        )
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        """Stop serving and close the socket."""
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-            self._thread = None
-
-    def __enter__(self) -> StaticServer:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
 
 
 def _parse_range(header: str, size: int) -> tuple[int, int] | None:
