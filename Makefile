@@ -13,18 +13,35 @@ export JUDGELAB_MIRROR
 export MPLBACKEND := Agg
 
 .DEFAULT_GOAL := help
-.PHONY: help env figures test lint format bench calibrate clean clean-cache
+.PHONY: help env lock figures test lint format bench calibrate clean clean-cache
 
 help: ## Show the targets with one-line help
 	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | \
 		awk 'BEGIN {FS = ":.*?## "}; {printf "  make %-12s %s\n", $$1, $$2}'
 
-$(STAMP): pyproject.toml
+# The environment is locked (uv.lock): `uv sync --frozen` installs exactly the locked versions.
+# uv comes from PATH, else from PyPI into the venv. Should uv be unable to reach its index
+# (e.g. only a pip mirror is configured), pip installs the same locked versions instead.
+UV ?= $(or $(shell command -v uv 2>/dev/null),$(BIN)/uv)
+PIP := $(BIN)/python -m pip --disable-pip-version-check
+
+$(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+
+$(BIN)/uv: | $(BIN)/python
+	$(PIP) install --quiet uv
+
+$(STAMP): pyproject.toml uv.lock | $(BIN)/python $(if $(filter $(BIN)/uv,$(UV)),$(BIN)/uv)
+	UV_PROJECT_ENVIRONMENT=$(VENV) $(UV) sync --frozen --inexact --extra dev --python $(BIN)/python \
+	|| { echo "uv sync failed: installing the locked versions with pip"; \
+	  $(UV) export --frozen --extra dev --no-hashes --no-emit-project --quiet -o $(VENV)/locked.txt \
+	  && $(PIP) install --quiet -r $(VENV)/locked.txt && $(PIP) install --quiet --no-deps -e .; }
 	@touch $(STAMP)
 
 env: $(STAMP) ## Create .venv and install judgelab with its dev extras
+
+lock: | $(BIN)/python $(if $(filter $(BIN)/uv,$(UV)),$(BIN)/uv) ## Refresh uv.lock after a pyproject.toml change (LOCK_ARGS=--upgrade: newest allowed versions)
+	$(UV) lock $(LOCK_ARGS)
 
 figures: $(STAMP) ## Execute every notebook with params/<nb>/default.yaml; writes reports/index.html
 	$(BIN)/judgelab reproduce --runs default

@@ -96,3 +96,53 @@ def test_layout_exists():
         assert (ROOT / name).exists(), name
     ignored = (ROOT / ".gitignore").read_text()
     assert "/reports/*" in ignored and "/data/benchmarks/" in ignored
+
+
+def _norm(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _locked_project() -> dict:
+    lock = tomllib.loads((ROOT / "uv.lock").read_text())
+    return next(p for p in lock["package"] if p["name"] == "judgelab")
+
+
+def test_uv_lock_matches_pyproject():
+    """uv.lock was made from today's pyproject.toml (else `make lock` was forgotten)."""
+    locked = {
+        (_norm(d["name"]), d.get("specifier", ""), d.get("marker", ""))
+        for d in _locked_project()["metadata"]["requires-dist"]
+    }
+    wanted = set()
+    for spec in project()["dependencies"]:
+        name, bound = re.fullmatch(r"([A-Za-z0-9_.-]+)\s*(>=.*)", spec.strip()).groups()
+        wanted.add((_norm(name), bound, ""))
+    for extra, specs in project()["optional-dependencies"].items():
+        for spec in specs:
+            name, bound = re.fullmatch(r"([A-Za-z0-9_.-]+)\s*(>=.*)", spec.strip()).groups()
+            wanted.add((_norm(name), bound, f"extra == '{extra}'"))
+    assert locked == wanted, (
+        "uv.lock is stale: run `make lock` and commit it "
+        f"(only in lock: {sorted(locked - wanted)}; only in pyproject: {sorted(wanted - locked)})"
+    )
+    lock = tomllib.loads((ROOT / "uv.lock").read_text())
+    assert lock["requires-python"] == project()["requires-python"]
+
+
+def test_uv_lock_pins_every_installed_package():
+    """Every package of the locked graph has one exact version from a public index."""
+    lock = tomllib.loads((ROOT / "uv.lock").read_text())
+    for pkg in lock["package"]:
+        if pkg["name"] == "judgelab":
+            continue
+        assert re.fullmatch(r"[0-9][0-9A-Za-z.+!-]*", pkg["version"]), pkg["name"]
+        source = pkg["source"]
+        assert "registry" in source, f"{pkg['name']} is locked to {source}, not an index"
+        assert not source["registry"].startswith("file:"), f"{pkg['name']}: local index"
+
+
+def test_make_env_installs_the_lock():
+    make = (ROOT / "Makefile").read_text()
+    assert "sync --frozen" in make, "make env must install exactly the locked versions"
+    assert re.search(r"^\$\(STAMP\): pyproject\.toml uv\.lock", make, re.M)
+    assert re.search(r"^lock:", make, re.M), "`make lock` refreshes uv.lock"
