@@ -71,3 +71,41 @@ def test_examples_are_seeded_and_html_is_escaped_and_expandable():
     assert "Order 1 (worse shown first)" in page
     assert list(explore.summary(a).columns)[:3] == ["judge", "split", "item_id"]
     assert "No case" in explore.cases_html(pd.DataFrame())
+
+
+def test_browse_is_a_note_when_headless(monkeypatch):
+    items, judgments = _pairwise()
+    shown = []
+    monkeypatch.setattr("IPython.display.display", shown.append)
+    monkeypatch.setenv("JUDGELAB_HEADLESS", "1")
+    assert explore.browse(judgments, items) is None
+    assert "Open this notebook in JupyterLab" in shown[0].data
+
+
+def test_browse_widget_switches_category(monkeypatch):
+    pytest.importorskip("ipywidgets")
+    items, judgments = _pairwise()
+    monkeypatch.delenv("JUDGELAB_HEADLESS", raising=False)
+    box = explore.browse(judgments, items, category="flipped")
+    judge, category, split = box.children[0].children
+    assert judge.options == ("J",) and split.options == ("(all)", "s")
+    assert category.options == ("flipped", "consistently_wrong", "consistently_right",
+                                "longer_worse", "invalid")  # fmt: skip
+    category.value = "consistently_wrong"  # re-renders without a kernel: must not raise
+    assert category.value == "consistently_wrong"
+
+
+def test_view_html_counts_and_shows_the_chosen_cases():
+    items, judgments = _pairwise()
+    page = explore.view_html(judgments, items, "longer_worse", "J", None, n=2, seed=0)
+    assert "<b>3</b> case(s); showing up to 2" in page
+    assert page.count("<details") == 2
+    page = explore.view_html(judgments, items, "flipped", "J", "s")
+    assert "<b>1</b> case(s)" in page and "item 0" in page
+    assert "<b>0</b> case(s)" in explore.view_html(judgments, items, "flipped", "nobody", None)
+
+
+def test_pipeline_marks_kernels_headless():
+    from judgelab.reporting import pipeline
+
+    assert pipeline._KERNEL_VARS["JUDGELAB_HEADLESS"] == "1"

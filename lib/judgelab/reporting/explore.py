@@ -20,6 +20,7 @@ Categories (`CATEGORIES`):
 from __future__ import annotations
 
 import html
+import os
 from typing import Any
 
 import pandas as pd
@@ -204,4 +205,93 @@ def show(found: pd.DataFrame) -> None:
     display(HTML(cases_html(found)))
 
 
-__all__ = ["CATEGORIES", "cases", "cases_html", "examples", "show", "summary"]
+def applicable(items: pd.DataFrame) -> tuple[str, ...]:
+    """Return the categories that apply to `items`' task (pairwise or pointwise)."""
+    if bool((items["task"] == "pairwise").any()):
+        return (*PAIRWISE, "invalid")
+    return POINTWISE
+
+
+def headless() -> bool:
+    """True when the notebook runs without a live reader (`judgelab run` / `make figures`)."""
+    return os.environ.get("JUDGELAB_HEADLESS") == "1"
+
+
+def view_html(
+    judgments: pd.DataFrame,
+    items: pd.DataFrame,
+    category: str,
+    judge: str | None,
+    split: str | None,
+    n: int = 5,
+    seed: int = 0,
+) -> str:
+    """The widget's page for one choice: the count, then a seeded handful as rows."""
+    found = cases(judgments, items, category, judge=judge, split=split)
+    head = f"<p class='jl-count'><b>{len(found)}</b> case(s); showing up to {n}.</p>"
+    return head + cases_html(examples(found, n, seed=seed))
+
+
+def browse(
+    judgments: pd.DataFrame,
+    items: pd.DataFrame,
+    *,
+    category: str | None = None,
+    n: int = 5,
+    seed: int = 0,
+) -> Any:
+    """A small JupyterLab widget: pick a judge, a category and a split; see its cases.
+
+    Each choice re-renders the count and a seeded handful (`n`, `seed`) of the cases as
+    expandable rows. In a headless run (an exported report) there is no kernel to answer
+    the dropdowns, so it displays a one-line note instead and returns None; the report's
+    static Examples section shows the same cases.
+
+    Returns:
+        The `ipywidgets.VBox` (display it, or leave it as the cell's last value), or None.
+    """
+    from IPython.display import HTML, display
+
+    if headless():
+        display(
+            HTML(
+                "<p><i>Open this notebook in JupyterLab to browse the cases of any "
+                "judge and category here.</i></p>"
+            )
+        )
+        return None
+    import ipywidgets as w
+
+    cats = applicable(items)
+    judges = sorted(judgments["judge"].astype(str).unique())
+    splits = ["(all)", *sorted(judgments["split"].astype(str).unique())]
+    pick_judge = w.Dropdown(options=judges, description="judge")
+    pick_cat = w.Dropdown(options=cats, value=category or cats[0], description="category")
+    pick_split = w.Dropdown(options=splits, description="split")
+    out = w.Output()
+
+    def render(_: Any = None) -> None:
+        split = None if pick_split.value == "(all)" else pick_split.value
+        page = view_html(judgments, items, pick_cat.value, pick_judge.value, split, n, seed)
+        out.clear_output()
+        with out:
+            display(HTML(page))
+
+    for dd in (pick_judge, pick_cat, pick_split):
+        dd.observe(render, names="value")
+    render()
+    return w.VBox([w.HBox([pick_judge, pick_cat, pick_split]), out])
+
+
+__all__ = [
+    "CATEGORIES",
+    "applicable",
+    "browse",
+    "cases",
+    "cases_html",
+    "examples",
+    "headless",
+    "show",
+    "summary",
+    "view_html",
+]

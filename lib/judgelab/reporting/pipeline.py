@@ -67,6 +67,14 @@ class RunResult:
         return self.status == "ok"
 
 
+# A headless run says so (JUDGELAB_HEADLESS): widgets that need a live kernel show a note.
+_KERNEL_VARS = {
+    "MPLBACKEND": "module://matplotlib_inline.backend_inline",
+    "PYDEVD_DISABLE_FILE_VALIDATION": "1",
+    "JUDGELAB_HEADLESS": "1",
+}
+
+
 @contextlib.contextmanager
 def _kernel_env() -> Iterator[None]:
     """Environment for the kernel: this interpreter first on PATH, inline figures.
@@ -74,15 +82,12 @@ def _kernel_env() -> Iterator[None]:
     The kernel inherits the environment; a venv need not be activated, and an `MPLBACKEND=Agg`
     set for headless runs must not stop figures from showing in the executed notebook.
     """
-    saved = {
-        k: os.environ.get(k) for k in ("PATH", "MPLBACKEND", "PYDEVD_DISABLE_FILE_VALIDATION")
-    }
+    saved = {k: os.environ.get(k) for k in (*_KERNEL_VARS, "PATH")}
     bindir = str(Path(sys.executable).parent)
     path = os.environ.get("PATH", "")
     if bindir not in path.split(os.pathsep):
         os.environ["PATH"] = bindir + os.pathsep + path
-    os.environ["MPLBACKEND"] = "module://matplotlib_inline.backend_inline"
-    os.environ["PYDEVD_DISABLE_FILE_VALIDATION"] = "1"
+    os.environ.update(_KERNEL_VARS)
     try:
         yield
     finally:
