@@ -1,8 +1,5 @@
 """judgelab: measure how far an LLM judge can be trusted."""
 
-from importlib.metadata import PackageNotFoundError, version
-
-try:
-    __version__ = version("judgelab")
-except PackageNotFoundError:  # pragma: no cover - running from a bare checkout
-    __version__ = "0.0.0+unknown"
+# A constant, not importlib.metadata (that import alone costs ~0.1 s of every CLI start);
+# tests/contract/test_environment.py checks it against pyproject.toml.
+__version__ = "0.1.0"

@@ -146,3 +146,9 @@ def test_make_env_installs_the_lock():
     assert "sync --frozen" in make, "make env must install exactly the locked versions"
     assert re.search(r"^\$\(STAMP\): pyproject\.toml uv\.lock", make, re.M)
     assert re.search(r"^lock:", make, re.M), "`make lock` refreshes uv.lock"
+
+
+def test_version_constant_matches_pyproject():
+    import judgelab
+
+    assert judgelab.__version__ == project()["version"]

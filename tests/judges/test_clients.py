@@ -133,3 +133,55 @@ def test_tls_trusts_ssl_cert_file_else_certifi(monkeypatch, tmp_path):
         clients.ssl_context()  # the named file is used, never silently skipped
     monkeypatch.setenv("SSL_CERT_FILE", certifi.where())
     assert len(clients.ssl_context().get_ca_certs()) == n_certifi
+
+
+@pytest.fixture
+def full_backlog():
+    """A listener whose accept queue is full and never drained: new SYNs are dropped."""
+    import socket
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(0)
+    port = listener.getsockname()[1]
+    fillers = []
+    for _ in range(4):  # fill the queue; later connection attempts hang
+        s = socket.socket()
+        s.setblocking(False)
+        s.connect_ex(("127.0.0.1", port))
+        fillers.append(s)
+    yield port
+    for s in (*fillers, listener):
+        s.close()
+
+
+@pytest.mark.parametrize("client", clients.CLIENTS)
+def test_a_dropped_connection_attempt_times_out_on_connect_not_on_the_read_timeout(
+    client, full_backlog
+):
+    import time
+
+    async def go():
+        async with clients.open_client(
+            client,
+            f"http://127.0.0.1:{full_backlog}/v1",
+            KEY,
+            timeout_s=30,
+            concurrency=1,
+            connect_timeout_s=0.5,
+        ) as c:
+            await c.complete({"model": "m", "messages": []})
+
+    t0 = time.monotonic()
+    with pytest.raises(clients.RetryableError) as info:
+        asyncio.run(go())
+    assert info.value.reason == "connect_timeout", info.value
+    assert time.monotonic() - t0 < 10, "waited for the read timeout"
+    assert KEY not in str(info.value)
+
+
+def test_connect_timeout_is_a_spec_field():
+    assert _spec("http://127.0.0.1:1/v1", "aiohttp").connect_timeout_s == 10.0
+    assert _spec("http://127.0.0.1:1/v1", "aiohttp", connect_timeout_s=2).connect_timeout_s == 2
+    with pytest.raises(spec_mod.JudgeSpecError, match="connect_timeout_s"):
+        _spec("http://127.0.0.1:1/v1", "aiohttp", connect_timeout_s=0)

@@ -12,8 +12,9 @@ caching and accounting do not depend on which one is used (`JudgeSpec.client`):
   request (its request building), which bounds throughput at high concurrency on two cores.
 
 Errors: `FatalError` for 401/403 (the key is wrong for every request), `RetryableError` for
-408/409/429/5xx (with the server's `retry-after-ms`/`Retry-After` wait), timeouts, dropped
-connections and answers that are not JSON; `RequestError` for any other 4xx. Messages never
+408/409/429/5xx (with the server's `retry-after-ms`/`Retry-After` wait), timeouts (reason
+`connect_timeout` when no TCP connection was made within `connect_timeout_s`, else `timeout`),
+dropped connections and answers that are not JSON; `RequestError` for any other 4xx. Messages never
 contain the key.
 """
 
@@ -187,6 +188,21 @@ def _disconnected(exc: BaseException) -> bool:
     return False
 
 
+def _connect_timed_out(exc: BaseException) -> bool:
+    """True when `exc` or its cause chain holds a connect timeout (httpx or aiohttp)."""
+    import aiohttp
+    import httpx
+
+    seen: BaseException | None = exc
+    for _ in range(10):  # a cause chain is short; never loop on a cycle
+        if seen is None:
+            return False
+        if isinstance(seen, (httpx.ConnectTimeout, aiohttp.ConnectionTimeoutError)):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
 async def read_capped(resp: Any, limit: int | None) -> bytes:
     """Return an aiohttp response's body; raise `RequestError` past `limit` bytes.
 
@@ -203,6 +219,10 @@ async def read_capped(resp: Any, limit: int | None) -> bytes:
         if len(buf) > limit:
             raise RequestError(_too_large(f"more than {limit} bytes", limit))
     return bytes(buf)
+
+
+def _connect_timeout(limit: float | None) -> RetryableError:
+    return RetryableError("connect_timeout", f"no connection within {limit:g} s")
 
 
 def _too_large(what: str, limit: int) -> str:
@@ -223,10 +243,12 @@ class AioHttpChat:
         timeout_s: float,
         concurrency: int,
         max_response_bytes: int | None = None,
+        connect_timeout_s: float | None = None,
     ):
         self.url = completions_url(base_url)
         self._api_key = api_key
         self.timeout_s = timeout_s
+        self.connect_timeout_s = connect_timeout_s
         self.concurrency = concurrency
         self.max_response_bytes = max_response_bytes
         self._session: Any = None
@@ -241,7 +263,9 @@ class AioHttpChat:
                 limit=self.concurrency,
                 ssl=ssl_context() if self.url.startswith("https:") else None,
             ),
-            timeout=aiohttp.ClientTimeout(total=self.timeout_s),
+            timeout=aiohttp.ClientTimeout(
+                total=self.timeout_s, sock_connect=self.connect_timeout_s
+            ),
             headers={
                 "Authorization": f"Bearer {self._api_key}",
                 "Content-Type": "application/json",
@@ -269,6 +293,8 @@ class AioHttpChat:
             async with self._session.post(self.url, data=body, **self._proxy) as resp:
                 raw = await read_capped(resp, self.max_response_bytes)
                 status, headers = resp.status, resp.headers
+        except aiohttp.ConnectionTimeoutError:
+            raise _connect_timeout(self.connect_timeout_s) from None
         except TimeoutError as exc:
             if _disconnected(exc):
                 raise RetryableError("connection", "the server closed the connection") from None
@@ -293,16 +319,19 @@ class OpenAISDKChat:
         timeout_s: float,
         concurrency: int,
         max_response_bytes: int | None = None,
+        connect_timeout_s: float | None = None,
     ):
         self.base_url = base_url
         self._api_key = api_key
         self.timeout_s = timeout_s
+        self.connect_timeout_s = connect_timeout_s
         self.concurrency = concurrency
         # The SDK reads the whole body itself: the runner checks the answer's size after.
         self.max_response_bytes = max_response_bytes
         self._client: Any = None
 
     async def __aenter__(self) -> OpenAISDKChat:
+        import httpx
         import openai
 
         try:
@@ -315,7 +344,7 @@ class OpenAISDKChat:
             base_url=self.base_url,
             api_key=self._api_key,
             max_retries=0,
-            timeout=self.timeout_s,
+            timeout=httpx.Timeout(self.timeout_s, connect=self.connect_timeout_s),
             **({"http_client": http()} if http is not None else {}),
         )
         await self._client.__aenter__()
@@ -339,6 +368,8 @@ class OpenAISDKChat:
             raise_for_status(exc.status_code, exc.message, headers, self._api_key)
             raise  # pragma: no cover - APIStatusError is never a 2xx
         except (TimeoutError, openai.APITimeoutError) as exc:
+            if _connect_timed_out(exc):
+                raise _connect_timeout(self.connect_timeout_s) from None
             if _disconnected(exc):
                 raise RetryableError("connection", "the server closed the connection") from None
             raise RetryableError("timeout", f"no answer within {self.timeout_s:g} s") from None
@@ -357,10 +388,12 @@ def open_client(
     timeout_s: float,
     concurrency: int,
     max_response_bytes: int | None = None,
+    connect_timeout_s: float | None = None,
 ) -> AioHttpChat | OpenAISDKChat:
     """Return the chat client `kind` ("aiohttp" or "openai"), to be used with `async with`.
 
     `max_response_bytes`: the aiohttp client stops reading a body past it (`RequestError`).
+    `connect_timeout_s`: the longest wait for a TCP connection (None: only `timeout_s`).
     """
     check_choice("client", kind, CLIENTS)
     cls = AioHttpChat if kind == "aiohttp" else OpenAISDKChat
@@ -370,6 +403,7 @@ def open_client(
         timeout_s=timeout_s,
         concurrency=concurrency,
         max_response_bytes=max_response_bytes,
+        connect_timeout_s=connect_timeout_s,
     )
 
 

@@ -362,6 +362,7 @@ async def fetch(
             timeout_s=spec.timeout_s,
             concurrency=spec.concurrency,
             max_response_bytes=spec.max_response_bytes,
+            connect_timeout_s=spec.connect_timeout_s,
         ) as client:
             await asyncio.gather(*(state.worker(client) for _ in range(spec.concurrency)))
     finally:

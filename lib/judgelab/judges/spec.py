@@ -70,6 +70,9 @@ class JudgeSpec:
         orders: Presentation orders for pairwise items: (0, 1) = both (the default).
         conditions: Conditions to run (default: the template's own default).
         concurrency, timeout_s, max_retries, backoff_s: How requests are made.
+        connect_timeout_s: Longest wait for a TCP connection (default 10 s), apart from
+            `timeout_s`: a connection attempt the server silently drops (a full listen
+            backlog) is retried after this, not after the whole `timeout_s`.
         max_retry_after_s: The longest server-asked wait (`Retry-After`) honoured per retry;
             a longer one is cut to this (default 60 s).
         deadline_s: Stop requesting after this many seconds of the request phase (None: no
@@ -98,6 +101,7 @@ class JudgeSpec:
     conditions: tuple[str, ...] | None = None
     concurrency: int = 8
     timeout_s: float = 120.0
+    connect_timeout_s: float = 10.0
     max_retries: int = 6
     backoff_s: float = 1.0
     max_retry_after_s: float = 60.0
@@ -240,6 +244,7 @@ _CHECKS: dict[str, tuple[str, Any]] = {
     "n": ("int", (lambda v: v >= 1, "at least 1")),
     "concurrency": ("int", (lambda v: v >= 1, "at least 1")),
     "timeout_s": ("float", (lambda v: v > 0, "positive")),
+    "connect_timeout_s": ("float", (lambda v: v > 0, "positive")),
     "max_retries": ("int", (lambda v: v >= 0, "0 or more")),
     "backoff_s": ("float", (lambda v: v >= 0, "0 or more")),
     "max_retry_after_s": ("float", (lambda v: v >= 0, "0 or more")),
