@@ -30,6 +30,7 @@ REQUIRED = {
 def pins(specs: list[str]) -> dict[str, str]:
     out = {}
     for spec in specs:
+        spec = spec.split(";")[0]  # an environment marker (e.g. no uvloop on Windows)
         m = re.fullmatch(r"([A-Za-z0-9_.-]+)\s*>=\s*([0-9][0-9a-z.]*)", spec.strip())
         assert m, f"{spec!r}: every dependency needs a lower bound written as name>=version"
         out[m.group(1).lower()] = m.group(2)
@@ -114,13 +115,13 @@ def test_uv_lock_matches_pyproject():
         for d in _locked_project()["metadata"]["requires-dist"]
     }
     wanted = set()
-    for spec in project()["dependencies"]:
-        name, bound = re.fullmatch(r"([A-Za-z0-9_.-]+)\s*(>=.*)", spec.strip()).groups()
-        wanted.add((_norm(name), bound, ""))
-    for extra, specs in project()["optional-dependencies"].items():
+    groups = {None: project()["dependencies"], **project()["optional-dependencies"]}
+    for extra, specs in groups.items():
         for spec in specs:
-            name, bound = re.fullmatch(r"([A-Za-z0-9_.-]+)\s*(>=.*)", spec.strip()).groups()
-            wanted.add((_norm(name), bound, f"extra == '{extra}'"))
+            req, _, marker = (part.strip() for part in spec.partition(";"))
+            name, bound = re.fullmatch(r"([A-Za-z0-9_.-]+)\s*(>=.*)", req).groups()
+            marker = " and ".join(m for m in (marker, extra and f"extra == '{extra}'") if m)
+            wanted.add((_norm(name), bound, marker))
     assert locked == wanted, (
         "uv.lock is stale: run `make lock` and commit it "
         f"(only in lock: {sorted(locked - wanted)}; only in pyproject: {sorted(wanted - locked)})"

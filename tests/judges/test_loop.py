@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import random
 
+import pytest
+
 from judgelab.judges import loop
 from judgelab.judges import spec as spec_mod
 
@@ -36,3 +38,29 @@ def test_run_coroutine_works_inside_a_running_loop():
         return loop.run_coroutine(asyncio.sleep(0, result=7))
 
     assert asyncio.run(outer()) == 7
+
+
+def test_runs_on_uvloop_when_installed_and_on_asyncio_when_asked(monkeypatch):
+    import asyncio
+
+    async def which():
+        return type(asyncio.get_running_loop()).__module__
+
+    uvloop = pytest.importorskip("uvloop")
+    assert loop.loop_factory() is uvloop.new_event_loop
+    assert loop.run_coroutine(which()).startswith("uvloop")
+    monkeypatch.setenv("JUDGELAB_EVENT_LOOP", "asyncio")
+    assert loop.loop_factory() is None
+    assert loop.run_coroutine(which()).startswith("asyncio")
+
+
+def test_run_coroutine_inside_a_running_loop_uses_its_own_thread():
+    import asyncio
+
+    async def outer():
+        async def inner():
+            return 42
+
+        return loop.run_coroutine(inner())
+
+    assert asyncio.run(outer()) == 42
