@@ -125,3 +125,21 @@ def test_issue19_14_card_sees_runner_written_judgments(tiny_registry, capsys):
     assert counts["GPT-4"] == 3  # imported judgments are not double counted
     sources = card.load_sources([f"tinypairs:{judge}"])
     assert card.card_keys(sources) == [card.CardKey("tinypairs", judge)]
+
+
+def test_the_judge_command_does_not_import_scipy_matplotlib_or_the_reports():
+    """`judgelab judge` (and --help) start without the analysis stack (issue 24: ≤ 0.3 s)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from judgelab.cli import main, judge; main.build_parser();"
+        "from judgelab import judges; from judgelab.errors import ParamsError;"
+        "from judgelab.reporting import stopping;"
+        "bad = [m for m in ('scipy', 'matplotlib', 'statsmodels', 'nbconvert', 'papermill',"
+        " 'judgelab.reporting.pipeline', 'judgelab.reporting.calibration') if m in sys.modules];"
+        "print(bad)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]", out.stdout

@@ -114,8 +114,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 0
+    from judgelab.errors import ParamsError, RunInProgress
     from judgelab.reporting import stopping
-    from judgelab.reporting.pipeline import ParamsError, RunInProgress
 
     saved, warnings.showwarning = warnings.showwarning, _show_warning
     try:

@@ -27,7 +27,18 @@ from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
-from scipy import stats as _sps
+
+
+class _LazyScipyStats:
+    """`scipy.stats`, imported on first use (it costs ~0.5 s; `judgelab judge` never needs it)."""
+
+    def __getattr__(self, name: str) -> Any:
+        from scipy import stats
+
+        return getattr(stats, name)
+
+
+_sps = _LazyScipyStats()
 
 #: Largest (resamples × items) block materialised at once by `bootstrap_sums`.
 BLOCK_CELLS = 4_000_000

@@ -16,23 +16,6 @@
 - `card` — the judge report card (measures registered by the analysis families, lights, HTML).
 """
 
-from judgelab.reporting import (
-    calibration,
-    card,
-    comparison,
-    design_check,
-    explore,
-    figures,
-    index,
-    notebook,
-    params,
-    peers,
-    pipeline,
-    provenance,
-    reproduction,
-    runs_diff,
-)
-
 __all__ = [
     "calibration",
     "card",
@@ -49,3 +32,12 @@ __all__ = [
     "reproduction",
     "runs_diff",
 ]
+
+
+def __getattr__(name: str) -> object:
+    """Import a submodule on first use: `judgelab judge` must not pay for scipy or matplotlib."""
+    if name in __all__:
+        import importlib
+
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,138 @@
+"""Issue 24's runner workloads: high concurrency against a bare client, and start-up times.
+
+- `runner_scale`: `items` x 2 orders at `concurrency` (20,000 / 256 by default) against the
+  loopback server (50 ms latency, listen backlog 1024), a bare asyncio-streams client and
+  judgelab's runner measured in the same run, interleaved repeat by repeat; the ratio is
+  judgelab's whole-run wall over the bare client's (target: at most 1.25).
+- `startup`: `judgelab --help` and a cached rerun of `judgelab judge` (every answer cached;
+  plans the prompts, reads the cache, writes the table) as subprocesses, with `python -c pass`
+  and `import pandas` beside them for what an interpreter and pandas alone cost.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from bench.run import (
+    API_KEY_ENV,
+    ROOT,
+    Server,
+    _fresh_run,
+    _raw_client,
+    bench_spec,
+    scoped_env,
+    summarize,
+    synthetic_items,
+)
+
+SCALE = {"items": 10_000, "concurrency": 256, "latency_ms": 50.0}
+SCALE_SMOKE = {"items": 20, "concurrency": 8, "latency_ms": 2.0}
+TARGETS = {"runner_vs_bare": 1.25, "help_s": 0.3, "cached_rerun_s": 0.3}
+
+
+def runner_scale(cfg: dict[str, Any], repeat: int) -> dict[str, Any]:
+    """Bare client and judgelab's runner on the same server, `repeat` times each."""
+    from judgelab.judges import runner
+    from judgelab.judges import table as table_mod
+    from judgelab.judges.cache import RequestCache
+
+    items = synthetic_items(cfg["items"])
+    conc, latency_s = cfg["concurrency"], cfg["latency_ms"] / 1000
+    bare, wall, request, cpu, ratio = [], [], [], [], []
+    with scoped_env(**{API_KEY_ENV: "sk-bench-loopback"}), Server(cfg["latency_ms"]) as srv:
+        spec = bench_spec(srv.url, conc)
+        plan = table_mod.plan(items, spec)
+        n = len(plan.requests)
+        bodies = [json.dumps(p.payload()).encode("utf-8") for p in plan.requests]
+        with tempfile.TemporaryDirectory(prefix="jl-bench-") as tmp:  # warm-up
+            with RequestCache(Path(tmp) / "warm.sqlite") as cache:
+                runner.run(items.head(2), spec, cache=cache, progress=False, write_tables=False)
+        for _ in range(repeat):
+            t0 = time.perf_counter()
+            done = asyncio.run(_raw_client(srv.port, bodies, conc, timeout_s=300))
+            bare.append(time.perf_counter() - t0)
+            if done != n:
+                raise RuntimeError(f"bare client answered {done} of {n}")
+            with tempfile.TemporaryDirectory(prefix="jl-bench-") as tmp:
+                res, cache, w, cpu_ms, _ = _fresh_run(runner, items, spec, srv, tmp, n)
+                cache.close()
+            wall.append(w)
+            request.append(res.summary.request_s)
+            cpu.append(cpu_ms)
+            ratio.append(w / bare[-1])
+    ideal = math.ceil(n / conc) * latency_s
+    return {
+        "requests": n,
+        "concurrency": conc,
+        "ideal_s": ideal,
+        "bare_wall_s": summarize(bare),
+        "judgelab_wall_s": summarize(wall),
+        "judgelab_request_s": summarize(request),
+        "judgelab_cpu_ms_per_request": summarize(cpu),
+        "ratio_to_bare": summarize(ratio),
+        "event_loop": os.environ.get("JUDGELAB_EVENT_LOOP") or "uvloop (if installed)",
+    }
+
+
+def _timed(cmd: list[str], env: dict[str, str], cwd: Path) -> float:
+    t0 = time.perf_counter()
+    out = subprocess.run(cmd, env=env, cwd=cwd, capture_output=True, text=True, timeout=600)
+    wall = time.perf_counter() - t0
+    if out.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd[:4])}… failed: {out.stderr[-500:]}")
+    return wall
+
+
+def startup(repeat: int, n_items: int = 2000) -> dict[str, Any]:
+    """`judgelab --help`, a cached `judgelab judge` rerun, and interpreter/pandas baselines."""
+    from judgelab.core import tables
+    from judgelab.testing.judge_cli import write_loopback_spec
+
+    exe = str(Path(sys.executable).parent / "judgelab")
+    out: dict[str, list[float]] = {k: [] for k in ("python", "pandas", "help", "cached")}
+    with tempfile.TemporaryDirectory(prefix="jl-bench-start-") as tmp, Server(0) as srv:
+        home = Path(tmp)
+        env = {**os.environ, API_KEY_ENV: "sk-bench-loopback", "JUDGELAB_DATA": str(home)}
+        items = home / "items.parquet"
+        tables.write(synthetic_items(n_items), items, "items")
+        spec = write_loopback_spec(
+            home / "judge.yaml", srv.url, api_key_env=API_KEY_ENV, concurrency=64
+        )
+        judge = [exe, "judge", "--judge", str(spec), "--benchmark", str(items), "--no-progress"]
+        _timed(judge, env, ROOT)  # fresh: every request answered and cached
+        for _ in range(repeat):
+            out["python"].append(_timed([sys.executable, "-c", "pass"], env, ROOT))
+            out["pandas"].append(_timed([sys.executable, "-c", "import pandas"], env, ROOT))
+            out["help"].append(_timed([exe, "--help"], env, ROOT))
+            out["cached"].append(_timed(judge, env, ROOT))
+    return {"requests": 2 * n_items} | {f"{k}_s": summarize(v) for k, v in out.items()}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run both workloads and print their JSON (`--smoke`: tiny sizes)."""
+    import argparse
+
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--smoke", action="store_true")
+    args = p.parse_args(argv)
+    cfg = SCALE_SMOKE if args.smoke else SCALE
+    res = {
+        "runner_scale": runner_scale(cfg, args.repeat),
+        "startup": startup(args.repeat, 20 if args.smoke else 2000),
+    }
+    print(json.dumps(res, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
