@@ -55,6 +55,21 @@ def _cmd_judge(args: argparse.Namespace) -> int:
         safe_name("judge", spec.judge_id, where=f"judge {args.judge}")
         splits = [s for part in args.split or [] for s in part.split(",") if s] or None
         conditions = args.condition or None
+        if args.backend == "batch":  # issue 24: the batch back-end (judgelab.judges.batch)
+            from judgelab.judges.batch.backend import judge_batch
+
+            text, code = judge_batch(
+                items,
+                spec,
+                splits=splits,
+                limit=args.limit,
+                conditions=conditions,
+                dry_run=args.dry_run,
+                wait=args.wait,
+                poll_s=args.poll_s,
+            )
+            print(text)
+            return code
         if args.dry_run:
             est = judges.dry_run(
                 items, spec, splits=splits, limit=args.limit, conditions=conditions
@@ -157,6 +172,24 @@ def register(sub: argparse._SubParsersAction) -> None:
         "again; without it they are kept and used (usage recorded as unknown)",
     )
     # issue 19 item 7 (end)
+    p.add_argument(
+        "--backend",
+        choices=("online", "batch"),
+        default="online",
+        help="online: the async runner (default); batch: submit what is missing to the "
+        "spec's Batch API (half price), collect what finished, write the table; rerun to "
+        "collect the rest (see `judgelab batch`)",
+    )
+    p.add_argument(
+        "--wait", action="store_true", help="--backend batch: poll until the batches end"
+    )
+    p.add_argument(
+        "--poll-s",
+        type=_positive_seconds,
+        default=30.0,
+        metavar="S",
+        help="--backend batch --wait: seconds between polls (default 30)",
+    )
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     p.set_defaults(func=_cmd_judge)
 

@@ -17,6 +17,7 @@ EXIT_BAD_INPUT = 2
 SUBCOMMAND_MODULES = (
     "judgelab.cli.data",
     "judgelab.cli.judge",
+    "judgelab.cli.batch",
     "judgelab.cli.card",
     "judgelab.cli.plan",
     "judgelab.cli.runs",

@@ -36,8 +36,8 @@ from typing import Any
 
 from judgelab.core import secrets
 from judgelab.errors import JudgeRunError
-from judgelab.judges import clients
-from judgelab.judges.cache import RequestCache, check_record, storage_problem
+from judgelab.judges import answers, clients
+from judgelab.judges.cache import RequestCache, storage_problem
 from judgelab.judges.spec import JudgeSpec
 from judgelab.judges.table import Planned, cost_usd
 
@@ -86,40 +86,19 @@ async def _call(client: clients.ChatClient, payload: dict[str, Any], spec: Judge
         raise clients.RetryableError("timeout", f"no answer within {spec.timeout_s:g} s") from None
     latency = time.monotonic() - t0
     # Only these fields are kept: the decoded JSON is read as is, never through SDK models.
-    if not isinstance(resp, dict):
-        msg = f"response is a {type(resp).__name__}, not a JSON object"
-        raise clients.RetryableError("malformed", msg)
-    choices = resp.get("choices")
-    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-        raise clients.RetryableError("malformed", "response has no choices")
-    choice = choices[0]
-    message = choice.get("message") if isinstance(choice.get("message"), dict) else {}
-    usage = resp.get("usage") if isinstance(resp.get("usage"), dict) else {}
-    content = message.get("content")
-    _check_size(content, spec.max_response_bytes)
-    record = {
-        "content": content,
-        "finish_reason": choice.get("finish_reason"),
-        "prompt_tokens": usage.get("prompt_tokens"),
-        "completion_tokens": usage.get("completion_tokens"),
-        "latency_s": round(latency, 6),
-        "response_model": resp.get("model"),
-        "response_id": resp.get("id"),
-        "created_at": datetime.now(UTC).isoformat(),
-    }
-    return check_record(record)[0]
-
-
-def _check_size(content: Any, limit: int) -> None:
-    """Raise `RequestError` when the answer's text is over `limit` bytes (never cached)."""
-    if isinstance(content, str) and len(content) > limit // 4:  # cheap test first
-        size = len(content.encode("utf-8", "surrogatepass"))
-        if size > limit:
-            raise clients.RequestError(
-                f"response too large: {size} bytes of content, over max_response_bytes="
-                f"{limit} (not cached; raise max_response_bytes in the spec to accept such "
-                "answers)"
-            )
+    record = answers.record_from_completion(
+        resp,
+        spec.max_response_bytes,
+        latency_s=round(latency, 6),
+        created_at=datetime.now(UTC).isoformat(),
+    )
+    if isinstance(record, dict):
+        return record
+    if record.startswith(answers.TOO_LARGE):
+        raise clients.RequestError(
+            f"{record} (not cached; raise max_response_bytes in the spec to accept such answers)"
+        )
+    raise clients.RetryableError("malformed", record)
 
 
 class _GroupCommit:

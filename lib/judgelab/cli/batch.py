@@ -1,0 +1,338 @@
+"""`judgelab batch`: export, submit, poll, cancel and collect batch jobs; ingest vLLM output.
+
+Every answer lands in the same request cache as `judgelab judge` (keyed by the request), so
+a table built after a batch run is the one an online run gives; see `judgelab.judges.batch`.
+Exit status: 0 done, 1 incomplete (error lines, unknown ids, or an API failure; rerun to go
+on), 2 bad input (the message names the file and line).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+EXIT_BAD_INPUT = 2
+EXIT_INCOMPLETE = 1
+MB = 1024 * 1024
+
+
+def _setup(args: argparse.Namespace, *, items: bool = True) -> tuple[Any, Any]:
+    """Return (spec, items or None) from `--judge`, `--order` and `--benchmark`."""
+    from dataclasses import replace
+
+    from judgelab import judges
+    from judgelab.cli.judge import _items_source
+    from judgelab.core.names import safe_name
+    from judgelab.data import catalog
+    from judgelab.judges import store
+
+    spec = judges.resolve(args.judge)
+    if getattr(args, "order", None) is not None:
+        spec = replace(spec, orders=(args.order,))
+    if spec.is_offline:
+        raise ValueError(f"judge {args.judge} is an offline baseline; it makes no requests")
+    safe_name("judge", spec.judge_id, where=f"judge {args.judge}")
+    if not items:
+        return spec, None
+    loaded = catalog.load_benchmark_items(_items_source(args.benchmark))
+    for bench in store.benchmarks(loaded):
+        safe_name("benchmark", bench, where=f"items {args.benchmark}")
+    return spec, loaded
+
+
+def _selection(args: argparse.Namespace) -> dict[str, Any]:
+    splits = [s for part in args.split or [] for s in part.split(",") if s] or None
+    return {"splits": splits, "limit": args.limit, "conditions": args.condition or None}
+
+
+def _dry_run(args: argparse.Namespace, spec: Any, work: Any) -> int:
+    from judgelab.judges.batch import export
+
+    est = export.estimate(
+        work,
+        spec,
+        discount=args.discount,
+        price_in=args.batch_price_in,
+        price_out=args.batch_price_out,
+    )
+    print(f"dry run: judge {spec.judge_id} on {args.benchmark} at batch rates (nothing is sent)")
+    print(est.format())
+    return 0
+
+
+def _cmd_export(args: argparse.Namespace) -> int:
+    from judgelab.judges.batch import Registry, export
+    from judgelab.judges.batch.backend import opened
+
+    spec, items = _setup(args)
+    export.plan_requests(items, spec, **_selection(args))  # bad input: nothing is written
+    if not args.dry_run and not args.out:
+        raise ValueError("batch export: --out DIR is required (unless --dry-run)")
+    with opened(None) as cache:
+        held = Registry().held_keys(spec.judge_id)
+        work = export.pending(items, spec, cache, held=held, **_selection(args))
+    if args.dry_run:
+        return _dry_run(args, spec, work)
+    files = export.write_shards(
+        work.todo,
+        args.out,
+        fmt=args.format,
+        prefix=args.prefix,
+        max_lines=args.max_lines,
+        max_bytes=int(args.max_mb * MB),
+    )
+    print(f"judge {spec.judge_id}: {len(work.plan.requests)} planned, {len(work.cached)} cached,")
+    print(f"  {work.in_flight} in submitted batches; {len(work.todo)} exported ({args.format})")
+    for f in files:
+        print(f"  {f}")
+    return 0
+
+
+def _cmd_submit(args: argparse.Namespace) -> int:
+    from judgelab.judges.batch import Registry, backend, export
+
+    spec, items = _setup(args)
+    export.plan_requests(items, spec, **_selection(args))  # bad input: nothing is written
+    with backend.opened(None) as cache:
+        if args.dry_run:
+            held = Registry().held_keys(spec.judge_id)
+            return _dry_run(
+                args, spec, export.pending(items, spec, cache, held=held, **_selection(args))
+            )
+        result = backend.run_batch(
+            items,
+            spec,
+            cache=cache,
+            wait=args.wait,
+            poll_s=args.poll_s,
+            max_wait_s=args.max_wait_s,
+            write_tables=args.wait,
+            max_lines=args.max_lines,
+            max_bytes=int(args.max_mb * MB),
+            provider=args.provider,
+            **_selection(args),
+        )
+    print(result.format())
+    return 0
+
+
+def _cmd_status(args: argparse.Namespace) -> int:
+    from judgelab.judges.batch import Registry, backend
+    from judgelab.judges.batch import openai_batches as api
+
+    spec, _ = _setup(args, items=False)
+    reg = Registry()
+    with reg.lock():
+        client = None if args.offline else backend.open_client(spec, args.provider)
+        live = api.refresh(spec, client, reg) if client is not None else []
+    entries = reg.entries(spec.judge_id)
+    print(f"judge {spec.judge_id}: {len(entries)} batch(es), {len(live)} not collected")
+    for e in entries:
+        done = "collected " + str(e.result) if e.collected else "not collected"
+        print(f"  {e.batch_id or e.local_id}: {e.state}, {len(e.keys)} requests, {done}")
+        for err in e.errors[:3]:
+            print(f"    {err}")
+    return 0
+
+
+def _cmd_collect(args: argparse.Namespace) -> int:
+    from judgelab.judges.batch import backend
+
+    spec, items = _setup(args, items=args.benchmark is not None)
+    with backend.opened(None) as cache:
+        report = backend.collect(spec, cache=cache, provider=args.provider)
+        print(report.format())
+        if items is not None:
+            built, paths = backend.write_table(items, spec, cache, args.condition or None)
+            pending = int((built.details["status"] == "pending").sum())
+            print(f"judgment rows      {len(built.judgments)} ({pending} pending)")
+            for p in paths:
+                print(f"table              {p}")
+    bad = len(report.ingest.errors) + len(report.ingest.unknown) + report.missing
+    return EXIT_INCOMPLETE if bad else 0
+
+
+def _cmd_cancel(args: argparse.Namespace) -> int:
+    from judgelab.judges.batch import Registry, backend
+    from judgelab.judges.batch import openai_batches as api
+
+    spec, _ = _setup(args, items=False)
+    reg = Registry()
+    with reg.lock():
+        done = api.cancel(spec, backend.open_client(spec, args.provider), reg, args.batch)
+    print(f"judge {spec.judge_id}: cancel asked for {len(done)} batch(es)")
+    for e in done:
+        print(f"  {e.batch_id}: {e.state}")
+    print("run `judgelab batch collect` once they are cancelled to keep what they answered")
+    return 0
+
+
+def _cmd_ingest(args: argparse.Namespace) -> int:
+    from judgelab.judges.batch import backend, export, ingest
+
+    spec, items = _setup(args)
+    plan = export.plan_requests(items, spec, conditions=args.condition or None)
+    requests = {r.key: r.request for r in plan.requests}
+    total = ingest.IngestReport()
+    with backend.opened(None) as cache:
+        for path in args.files:
+            total.add(
+                ingest.ingest_file(
+                    path, requests, cache, max_response_bytes=spec.max_response_bytes
+                )
+            )
+        print(f"judge {spec.judge_id}: ingested {len(args.files)} file(s)")
+        print(total.format())
+        if not args.no_table:
+            built, paths = backend.write_table(items, spec, cache, args.condition or None)
+            pending = int((built.details["status"] == "pending").sum())
+            print(f"  judgment rows      {len(built.judgments)} ({pending} pending)")
+            for p in paths:
+                print(f"  table              {p}")
+    if total.unknown:
+        print(
+            "  unknown custom_ids are not requests of this judge on this benchmark: pass the "
+            "--judge, --benchmark and --condition the export used",
+            file=sys.stderr,
+        )
+    return EXIT_INCOMPLETE if total.errors or total.unknown else 0
+
+
+def _guarded(cmd: Any) -> Any:
+    """Wrap a command: bad input exits 2 with its message, an API failure exits 1."""
+
+    def run(args: argparse.Namespace) -> int:
+        from judgelab.errors import JudgelabError, JudgeRunError
+
+        try:
+            return int(cmd(args))
+        except JudgeRunError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return EXIT_INCOMPLETE
+        except (JudgelabError, ValueError, LookupError, OSError, ImportError) as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return EXIT_BAD_INPUT
+
+    return run
+
+
+def _judge_args(p: argparse.ArgumentParser, *, benchmark: str = "required") -> None:
+    p.add_argument(
+        "--judge",
+        required=True,
+        metavar="SPEC",
+        help="a judge YAML path or a name in params/judges/",
+    )
+    if benchmark == "none":
+        return
+    p.add_argument(
+        "--benchmark",
+        required=benchmark == "required",
+        metavar="NAME",
+        help="a registry source, an imported benchmark, sample:<set>, or an items "
+        ".parquet/.jsonl path (as `judgelab judge`)"
+        + ("; given, the judge's table is rebuilt and written" if benchmark == "optional" else ""),
+    )
+    p.add_argument(
+        "--condition", action="append", metavar="COND", help="condition to run (repeatable)"
+    )
+    p.add_argument(
+        "--order", type=int, choices=(0, 1), help="only one presentation order (default: both)"
+    )
+
+
+def _selection_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--split", action="append", metavar="S", help="only these splits (repeatable)")
+    p.add_argument("--limit", type=int, metavar="N", help="only the first N items")
+    p.add_argument("--max-lines", type=int, default=50_000, metavar="N", help="lines per file")
+    p.add_argument("--max-mb", type=float, default=200.0, metavar="MB", help="MB per file")
+    p.add_argument(
+        "--dry-run", action="store_true", help="count and price at batch rates; send nothing"
+    )
+    p.add_argument(
+        "--discount",
+        type=float,
+        default=0.5,
+        help="batch price as a share of the spec's prices (default 0.5: half price)",
+    )
+    p.add_argument("--batch-price-in", type=float, metavar="USD", help="USD per 1M prompt tokens")
+    p.add_argument(
+        "--batch-price-out", type=float, metavar="USD", help="USD per 1M completion tokens"
+    )
+
+
+def _provider_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--provider",
+        choices=("openai", "anthropic"),
+        default="openai",
+        help="the Batch API: openai (any OpenAI-compatible base_url; default) or anthropic "
+        "(Message Batches; needs judgelab[anthropic])",
+    )
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the `batch` command (export, submit, status, collect, cancel, ingest)."""
+    top = sub.add_parser(
+        "batch",
+        help="run a judge through batch APIs or vLLM run-batch, into the same cache",
+        description="Batch back-ends: the requests `judgelab judge` would send, as batch "
+        "JSONL (custom_id = request key), submitted to an OpenAI-compatible Batch API or run "
+        "with `vllm run-batch`; answers are ingested into the request cache idempotently.",
+    )
+    cmds = top.add_subparsers(dest="batch_command", metavar="ACTION", required=True)
+
+    p = cmds.add_parser("export", help="write the uncached requests as batch JSONL shards")
+    _judge_args(p)
+    _selection_args(p)
+    p.add_argument("--out", metavar="DIR", help="folder for the shards (not with --dry-run)")
+    p.add_argument("--format", choices=("openai", "anthropic"), default="openai")
+    p.add_argument("--prefix", default="requests", help="shard file prefix (default requests)")
+    p.set_defaults(func=_guarded(_cmd_export))
+
+    p = cmds.add_parser("submit", help="collect finished batches, then submit what is missing")
+    _judge_args(p)
+    _selection_args(p)
+    _provider_arg(p)
+    p.add_argument("--wait", action="store_true", help="poll until done, then write the table")
+    p.add_argument("--poll-s", type=float, default=30.0, metavar="S", help="poll interval")
+    p.add_argument("--max-wait-s", type=float, metavar="S", help="stop waiting after S seconds")
+    p.set_defaults(func=_guarded(_cmd_submit))
+
+    p = cmds.add_parser("status", help="poll and list the judge's batches")
+    _judge_args(p, benchmark="none")
+    _provider_arg(p)
+    p.add_argument("--offline", action="store_true", help="list the registry only; poll nothing")
+    p.set_defaults(func=_guarded(_cmd_status))
+
+    p = cmds.add_parser("collect", help="download and ingest finished batches")
+    _judge_args(p, benchmark="optional")
+    _provider_arg(p)
+    p.set_defaults(func=_guarded(_cmd_collect))
+
+    p = cmds.add_parser("cancel", help="cancel the judge's running batches")
+    _judge_args(p, benchmark="none")
+    _provider_arg(p)
+    p.add_argument("--batch", metavar="ID", help="only this batch (default: all running)")
+    p.set_defaults(func=_guarded(_cmd_cancel))
+
+    p = cmds.add_parser("ingest", help="ingest batch output files (vLLM run-batch, OpenAI)")
+    p.add_argument("files", nargs="+", metavar="OUT.jsonl", help="batch output files")
+    _judge_args(p)
+    p.add_argument("--no-table", action="store_true", help="only fill the cache")
+    p.set_defaults(func=_guarded(_cmd_ingest))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run `batch` as a standalone command (`python -m judgelab.cli.batch ACTION ...`)."""
+    parser = argparse.ArgumentParser(prog="judgelab")
+    sub = parser.add_subparsers(dest="command")
+    register(sub)
+    args = parser.parse_args(["batch", *(sys.argv[1:] if argv is None else argv)])
+    return int(args.func(args))
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
