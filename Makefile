@@ -59,6 +59,8 @@ lint: $(STAMP) ## Lint only (ruff + import contracts)
 
 bench: $(STAMP) ## Benchmarks of issue 12 (offline): table of median/min/max + reports/bench.json
 	$(BIN)/python -m bench.run $(BENCH_ARGS)
+	$(BIN)/python -m bench.scale_runner
+	$(BIN)/python -m bench.tables $(BENCH_TABLES_ARGS)
 
 calibrate: $(STAMP) ## Coverage, type-I error and power of every estimator on planted truth (R=500; ~30 min on 2 cores)
 	$(BIN)/python -m judgelab.reporting.calibration $(CALIBRATE_ARGS)

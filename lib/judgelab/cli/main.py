@@ -18,6 +18,7 @@ SUBCOMMAND_MODULES = (
     "judgelab.cli.data",
     "judgelab.cli.judge",
     "judgelab.cli.batch",
+    "judgelab.cli.probe",
     "judgelab.cli.card",
     "judgelab.cli.plan",
     "judgelab.cli.runs",

@@ -15,6 +15,12 @@ Categories (`CATEGORIES`):
 - pairwise, any order: `longer_worse` (picked the worse response, which was the longer);
 - pointwise with gold: `false_positive` (said Correct / Consistent where gold is the other
   label), `false_negative`, `invalid` (an unparseable verdict, raw output kept).
+
+Probe benchmarks (`judgelab probe`): `probe_cases(judgments, items, probe=, kind=)` returns
+the arms behind a judges × probes cell (`analyses.probes.cases.KINDS`: the verdict moved
+`toward` / `away` from the probed response, `changed`, `unchanged`) in the same shape, so
+`examples` and `show` render them: the probed texts as the judge saw them, and per order
+"control → probed" verdicts with the probed run's raw output.
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ from typing import Any
 
 import pandas as pd
 
+from judgelab.analyses import probes
 from judgelab.core import lengths
 
 CATEGORIES = (
@@ -127,6 +134,30 @@ def cases(
     else:  # the category does not apply to this task
         out = it.iloc[0:0]
     return out.assign(category=category).reset_index(drop=True)
+
+
+def probe_cases(
+    judgments: pd.DataFrame,
+    items: pd.DataFrame,
+    *,
+    probe: str = probes.ALL,
+    kind: str = "toward",
+    judge: str | None = None,
+) -> pd.DataFrame:
+    """Return the arms behind one probe cell (module docstring), readable like `cases`."""
+    found = probes.cases.cell_cases(
+        probes.probe_pairs(judgments, items), judge=judge, probe=probe, kind=kind
+    )
+    keys = ["judge", *KEY, "condition", "sample"]
+    raw = _wide(judgments)[[*keys, "output_0", "output_1"]]
+    it = items.drop(columns=[c for c in ("cluster",) if c in items.columns])
+    out = found.merge(raw, on=keys, how="left").merge(it, on=KEY, how="left")
+    for order in (0, 1):
+        out[f"verdict_{order}"] = [
+            f"control {c} → probed {v}"
+            for c, v in zip(out[f"control_{order}"], out[f"variant_{order}"], strict=True)
+        ]
+    return out.assign(category=f"probe {probe}: {kind}").reset_index(drop=True)
 
 
 def _invalid_pairs(judgments: pd.DataFrame, items: pd.DataFrame) -> pd.DataFrame:
@@ -291,6 +322,7 @@ __all__ = [
     "cases_html",
     "examples",
     "headless",
+    "probe_cases",
     "show",
     "summary",
     "view_html",

@@ -47,6 +47,7 @@ def test_collector_pairwise_with_only_some_measures(pairwise_tables):
     assert "Correct/Incorrect" in why["fpr"]
     assert "fewer than 2 other judges" in why["alpha_peers"]
     assert "with and without a reference" in why["kappa_reference"]
+    assert "judgelab probe" in why["probe_pull"]
     assert set(why.index) == {
         "latency_per_1k",
         "context_trend",
@@ -54,6 +55,7 @@ def test_collector_pairwise_with_only_some_measures(pairwise_tables):
         "fpr",
         "fnr",
         "pass_rate_grounded",
+        "probe_pull",
         "self_gap",
         "kappa_answered",
         "answered_gap",

@@ -27,7 +27,6 @@ row), and the column.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
@@ -35,8 +34,9 @@ import pandas as pd
 
 from judgelab.core import schema
 from judgelab.data import clustering
-from judgelab.data.importers import reshape
+from judgelab.data.importers import mapped_fast, reshape
 from judgelab.data.importers.base import Imported, SourceFormatError
+from judgelab.data.importers.mapped_fast import safe_id as safe_id
 from judgelab.data.importers.mapped_items import ItemKey, Items
 from judgelab.data.importers.mapped_rows import (
     Rows,
@@ -57,17 +57,6 @@ from judgelab.data.importers.mapping_spec import normalise as _norm
 from judgelab.data.importers.mapping_spec import parse_mapping as parse_mapping
 from judgelab.data.importers.records import read_records as read_records
 from judgelab.data.importers.reshape import Record
-
-_SAFE = re.compile(r"[^A-Za-z0-9._\-]+")
-
-
-def safe_id(text: str) -> str:
-    """Return `text` made file-name safe (letters, digits, `.`, `_`, `-`).
-
-    >>> safe_id("gpt-4o / vanilla prompt")
-    'gpt-4o_vanilla_prompt'
-    """
-    return _SAFE.sub("_", text).strip("_") or "judge"
 
 
 def import_records(
@@ -274,7 +263,11 @@ def import_with_notes(
 ) -> tuple[Imported, list[str]]:
     """`import_file`, also returning the notes for the import summary (unmatched records)."""
     fields = _fields(mapping)
-    shaped = reshape.read(reshape.expand(data_files), fields)
+    files = reshape.expand(data_files)
+    fast = mapped_fast.fast_import(files, fields, allow_invalid=allow_invalid)
+    if fast is not None:  # a flat mapping of one file: column-wise, the same tables
+        return fast, []
+    shaped = reshape.read(files, fields)
     return import_records(shaped, fields, allow_invalid=allow_invalid), shaped.notes
 
 

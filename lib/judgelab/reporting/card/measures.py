@@ -19,6 +19,7 @@ from judgelab.analyses.grounding import measures as _grounding  # noqa: F401  (r
 from judgelab.analyses.juries import measures as _juries  # noqa: F401  (registers)
 from judgelab.analyses.length import measures as _length  # noqa: F401  (registers)
 from judgelab.analyses.pairwise import measures as _pairwise  # noqa: F401  (registers)
+from judgelab.analyses.probes import measures as _probes  # noqa: F401  (registers)
 from judgelab.analyses.registry import COLUMNS as COLUMNS
 from judgelab.analyses.registry import CardContext as CardContext
 from judgelab.analyses.registry import CardOptions as CardOptions
@@ -40,6 +41,7 @@ ORDER = (
     "p_longer",
     "length_coef",
     "context_trend",
+    "probe_pull",
     "self_gap",
     "kappa_answered",
     "answered_gap",

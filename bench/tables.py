@@ -1,0 +1,419 @@
+"""Tables at scale (issue 24): pairwise rates from 10^7–10^8 judgment rows, streaming imports.
+
+Run from the repository root::
+
+    python -m bench.tables                    # 10^7 rows (10^6 items x 5 judges x 2 orders)
+    python -m bench.tables --huge             # also 10^8 rows (needs ~2 GB of disk)
+    python -m bench.tables --only import      # the generic importer on a 10^6-row CSV/JSONL
+    python -m bench.tables --smoke            # tiny sizes (tests/contract/test_bench_tables.py)
+
+Workloads, each measured in a child process (its own peak RSS; polars limited to `--threads`):
+
+- `scan`    judgments parquet generated on disk in row-group chunks (never the whole table
+            in memory: `<tmp>/synthetic/judge-XX.parquet`, as `data/judgments/<benchmark>/`
+            holds them) → `pairwise.scan.scan_rates` (every rate, per split, pooled and mean
+            of splits, bootstrap CIs with B = `--n-boot`, the position test);
+- `import`  a CSV and a JSONL of `--import-rows` rows through the generic importer
+            (`data.importers.mapped_rows`): rows/s and peak RSS.
+
+Generated files live in a temporary folder removed afterwards. Results: a dict with median,
+min and max over `--repeat` runs (`bench_tables`), printed and written as JSON (`--out`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from bench.run import peak_rss_mb, summarize  # noqa: E402
+
+#: Sizes: `full` is issue 24's 10^7 rows, `huge` its 10^8, `smoke` only proves the code runs.
+SIZES: dict[str, dict[str, int]] = {
+    "full": {"items": 1_000_000, "judges": 5, "splits": 5, "n_boot": 1000, "import_rows": 10**6},
+    "huge": {"items": 10_000_000, "judges": 5, "splits": 5, "n_boot": 1000, "import_rows": 0},
+    "smoke": {"items": 2_000, "judges": 2, "splits": 2, "n_boot": 20, "import_rows": 2_000},
+}
+TARGETS = {"scan_wall_s": 20.0, "scan_peak_rss_mb": 2048.0, "huge_peak_rss_mb": 4096.0}
+IMPORT_TARGETS = {"rows_per_s": 100_000.0, "peak_rss_mb": 1024.0}
+CHUNK_ITEMS = 200_000
+
+
+def write_judgments(
+    folder: Path, n_items: int, n_judges: int, n_splits: int, *, chunk: int = CHUNK_ITEMS
+) -> int:
+    """Write items x judges x 2 orders judgment rows as one parquet file per judge, in chunks.
+
+    Each chunk of `chunk` items is one row group of every judge's file, so memory stays
+    bounded by the chunk. Judges differ in accuracy and position bias; ~2 % ties, ~3 % invalid
+    outputs (null `chosen`, `valid` False), ~0.5 % of items lack their second order, 10 %
+    have no gold label (null `correct`). Returns the rows written.
+    """
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    folder.mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(24)
+    schema = pa.schema(
+        [
+            ("benchmark", pa.string()),
+            ("split", pa.string()),
+            ("item_id", pa.string()),
+            ("judge", pa.string()),
+            ("condition", pa.string()),
+            ("order", pa.int8()),
+            ("sample", pa.int32()),
+            ("output", pa.string()),
+            ("valid", pa.bool_()),
+            ("chosen", pa.string()),
+            ("correct", pa.bool_()),
+        ]
+    )
+    writers = [
+        pq.ParquetWriter(folder / f"judge-{j:02d}.parquet", schema, compression="zstd")
+        for j in range(n_judges)
+    ]
+    total = 0
+    try:
+        for start in range(0, n_items, chunk):
+            ids = np.arange(start, min(n_items, start + chunk))
+            for j, writer in enumerate(writers):
+                table = _chunk(ids, j, n_judges, n_splits, rng, schema, np, pa, pc)
+                writer.write_table(table)
+                total += table.num_rows
+    finally:
+        for writer in writers:
+            writer.close()
+    return total
+
+
+def _chunk(ids, j, n_judges, n_splits, rng, schema, np, pa, pc) -> Any:  # noqa: ANN001
+    """Return one judge's rows (both orders) for the item ids `ids` as an arrow table."""
+    n = len(ids)
+    item = np.repeat(ids, 2)
+    order = np.tile(np.array([0, 1], dtype=np.int8), n)
+    keep = ~((order == 1) & (rng.random(2 * n) < 0.005))
+    item, order = item[keep], order[keep]
+    m = len(item)
+    acc = 0.55 + 0.35 * j / max(1, n_judges - 1)
+    bias = np.where(order == 0, 0.05, -0.05) * (j % 3)
+    u = rng.random(m)
+    code = np.where(u < acc + bias, 0, 1)  # 0 pos, 1 neg
+    code[u > 0.98] = 2  # tie
+    invalid = rng.random(m) < 0.03
+    code[invalid] = 3
+    chosen = pa.DictionaryArray.from_arrays(
+        pa.array(code, pa.int8()), pa.array(["pos", "neg", "tie", None])
+    ).cast(pa.string())
+    outputs = pa.array(["[[A]]", "[[B]]", "[[C]]", "I cannot decide."])
+    a_shown = (code == 0) == (order == 0)
+    out_idx = np.where(code >= 2, code, np.where(a_shown, 0, 1))
+    no_gold = item % 10 == 3
+    correct = pa.array(np.where(invalid, False, code == 0), mask=no_gold)
+    item_ids = pc.binary_join_element_wise("item-", pc.cast(pa.array(item), pa.string()), "")
+    split_names = pa.array([f"split-{s}" for s in range(n_splits)])
+    cols = {
+        "benchmark": pa.array(np.full(m, "synthetic", dtype=object), pa.string()),
+        "split": pc.take(split_names, pa.array(item % n_splits)),
+        "item_id": item_ids,
+        "judge": pa.array(np.full(m, f"judge-{j:02d}", dtype=object), pa.string()),
+        "condition": pa.array(np.full(m, "", dtype=object), pa.string()),
+        "order": pa.array(order, pa.int8()),
+        "sample": pa.array(np.zeros(m, dtype=np.int32)),
+        "output": pc.take(outputs, pa.array(out_idx)),
+        "valid": pa.array(~invalid),
+        "chosen": chosen,
+        "correct": correct,
+    }
+    return pa.table(cols, schema=schema)
+
+
+def scan_child(path: str, n_boot: int) -> dict[str, Any]:
+    """In the child: pairwise rates with bootstrap CIs from a lazy scan of `path`."""
+    t0 = time.perf_counter()
+    from judgelab.analyses.pairwise import scan
+
+    t_import = time.perf_counter()
+    rates = scan.scan_rates(path, n_boot=n_boot, seed=0)
+    wall = time.perf_counter() - t0
+    pooled = rates[(rates["aggregation"] == "pooled") & (rates["metric"] == "ca")]
+    return {
+        "wall_s": wall,
+        "import_s": t_import - t0,
+        "peak_rss_mb": peak_rss_mb(),
+        "rates_rows": len(rates),
+        "items_judged": int(
+            rates.loc[
+                (rates["aggregation"] == "split") & (rates["metric"] == "ca"), "n_items"
+            ].sum()
+        ),
+        "ca_pooled": [round(float(v), 6) for v in pooled["value"]],
+        "ci_width_pooled_ca": float((pooled["ci_high"] - pooled["ci_low"]).median()),
+    }
+
+
+CHILDREN: dict[str, Callable[..., dict[str, Any]]] = {"scan": scan_child}
+
+
+def run_child(spec: dict[str, Any]) -> dict[str, Any]:
+    """Dispatch `--child` (in the child interpreter)."""
+    kind = spec.pop("kind")
+    return CHILDREN[kind](**spec)
+
+
+def child(kind: str, threads: int, **kw: Any) -> dict[str, Any]:
+    """Run one measurement in a fresh interpreter (polars on `threads` threads)."""
+    cmd = [sys.executable, "-m", "bench.tables", "--child", json.dumps({"kind": kind, **kw})]
+    env = {**os.environ, "POLARS_MAX_THREADS": str(threads), "OMP_NUM_THREADS": str(threads)}
+    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=3600, env=env)
+    if done.returncode != 0:
+        raise RuntimeError(f"bench child {kind} failed:\n{done.stderr[-3000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def bench_scan(cfg: dict[str, int], repeat: int, threads: int, tmp: Path) -> dict[str, Any]:
+    """Generate the judgments on disk, then time `scan_rates` `repeat` times (children)."""
+    folder = tmp / "synthetic"
+    t0 = time.perf_counter()
+    rows = write_judgments(folder, cfg["items"], cfg["judges"], cfg["splits"])
+    gen_s = time.perf_counter() - t0
+    disk = sum(f.stat().st_size for f in folder.glob("*.parquet"))
+    runs = [child("scan", threads, path=str(folder), n_boot=cfg["n_boot"]) for _ in range(repeat)]
+    shutil.rmtree(folder)
+    return {
+        "rows": rows,
+        "items": cfg["items"],
+        "judges": cfg["judges"],
+        "splits": cfg["splits"],
+        "n_boot": cfg["n_boot"],
+        "threads": threads,
+        "generate_s": gen_s,
+        "parquet_mb": disk / 2**20,
+        "wall_s": summarize([r["wall_s"] for r in runs]),
+        "peak_rss_mb": summarize([r["peak_rss_mb"] for r in runs]),
+        "rates_rows": runs[0]["rates_rows"],
+        "items_judged": runs[0]["items_judged"],
+        "ca_pooled": runs[0]["ca_pooled"],
+    }
+
+
+#: The mapping of the import workload: flat columns, two slots, a swap flag, a verdict map.
+IMPORT_MAPPING = {
+    "benchmark": "scale",
+    "task": "pairwise",
+    "split": {"column": "split"},
+    "item_id": "id",
+    "question": "instruction",
+    "response_1": "out1",
+    "response_2": "out2",
+    "gold": {"column": "label", "map": {"1": "1", "2": "2", "tie": "tie"}},
+    "swapped": "swap",
+    "verdict": {"column": "winner", "map": {"[[A]]": "A", "[[B]]": "B", "[[C]]": "tie"}},
+    "judge": {"column": "judge"},
+}
+
+
+def write_import_files(folder: Path, n_rows: int, *, chunk: int = 100_000) -> dict[str, Path]:
+    """Write `n_rows` judgment rows (n/2 items x 2 orders) as CSV and as JSONL, in chunks."""
+    import numpy as np
+    import pandas as pd
+
+    folder.mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(7)
+    paths = {"csv": folder / "judgments.csv", "jsonl": folder / "judgments.jsonl"}
+    winners = np.array(["[[A]]", "[[B]]", "[[C]]", "no idea"], dtype=object)
+    with open(paths["csv"], "w", encoding="utf-8") as csv, open(paths["jsonl"], "w") as jl:
+        for start in range(0, n_rows, chunk):
+            row = np.arange(start, min(n_rows, start + chunk))
+            item = row // 2
+            ids = pd.Series(item).map("q{}".format)
+            frame = pd.DataFrame(
+                {
+                    "id": ids,
+                    "split": np.where(item % 3 == 0, "dev", "test"),
+                    "instruction": "Which answer is better for question " + ids + "?",
+                    "out1": "First answer to " + ids,
+                    "out2": "Second answer to " + ids,
+                    "label": np.where(item % 2 == 0, "1", "2"),
+                    "swap": np.where(row % 2 == 0, "false", "true"),
+                    "winner": winners[rng.choice(4, size=len(row), p=[0.45, 0.4, 0.1, 0.05])],
+                    "judge": "gpt-4o",
+                }
+            )
+            frame.to_csv(csv, header=start == 0, index=False)
+            jl.write(frame.to_json(orient="records", lines=True))
+    return paths
+
+
+def import_child(path: str) -> dict[str, Any]:
+    """In the child: import `path` with `IMPORT_MAPPING`, then write both tables as parquet.
+
+    `import_s` is `import_file` alone (the importer: read, map, build the validated tables);
+    `write_s` the two `tables.write_*` calls that `judgelab data import` adds.
+    """
+    from judgelab.core import tables
+    from judgelab.data.importers.mapping import import_file
+
+    t0 = time.perf_counter()
+    imported = import_file(path, IMPORT_MAPPING)
+    t1 = time.perf_counter()
+    rss_import = peak_rss_mb()
+    out = Path(path).parent / "out"
+    tables.write_items(imported.items, out / "items.parquet")
+    tables.write_judgments(imported.judgments, out / "judgments.parquet")
+    t2 = time.perf_counter()
+    rows = len(imported.judgments)
+    return {
+        "import_s": t1 - t0,
+        "write_s": t2 - t1,
+        "rows": rows,
+        "items": len(imported.items),
+        "rows_per_s": rows / (t1 - t0),
+        "rows_per_s_with_write": rows / (t2 - t0),
+        "peak_rss_mb_import": rss_import,
+        "peak_rss_mb": peak_rss_mb(),
+        "valid": int(imported.judgments["valid"].sum()),
+    }
+
+
+CHILDREN["import"] = import_child
+
+
+def bench_import(cfg: dict[str, int], repeat: int, threads: int, tmp: Path) -> dict[str, Any]:
+    """Write the CSV and JSONL once, then time the generic importer on each (children)."""
+    n = cfg["import_rows"]
+    paths = write_import_files(tmp / "import", n)
+    out: dict[str, Any] = {"rows": n}
+    for fmt, path in paths.items():
+        runs = [child("import", threads, path=str(path)) for _ in range(repeat)]
+        out[fmt] = {
+            "import_s": summarize([r["import_s"] for r in runs]),
+            "write_s": summarize([r["write_s"] for r in runs]),
+            "rows_per_s": summarize([r["rows_per_s"] for r in runs]),
+            "rows_per_s_with_write": summarize([r["rows_per_s_with_write"] for r in runs]),
+            "peak_rss_mb_import": summarize([r["peak_rss_mb_import"] for r in runs]),
+            "peak_rss_mb": summarize([r["peak_rss_mb"] for r in runs]),
+            "file_mb": path.stat().st_size / 2**20,
+            "items": runs[0]["items"],
+            "valid": runs[0]["valid"],
+        }
+    shutil.rmtree(tmp / "import")
+    return out
+
+
+WORKLOADS = ("scan", "import")
+
+
+def bench_tables(
+    size: str = "full",
+    *,
+    only: tuple[str, ...] = WORKLOADS,
+    repeat: int = 3,
+    threads: int = 2,
+    huge: bool = False,
+    tmp_root: str | None = None,
+) -> dict[str, Any]:
+    """Run the workloads; return their results (median/min/max over `repeat` runs).
+
+    `huge` adds the 10^8-row scan (one run). Generated files go to a temporary folder under
+    `tmp_root` (default: the system's), removed afterwards.
+    """
+    cfg = SIZES[size]
+    results: dict[str, Any] = {"size": size, "threads": threads, "cpus": os.cpu_count()}
+    with tempfile.TemporaryDirectory(prefix="jl-bench-tables-", dir=tmp_root) as tmp:
+        if "scan" in only:
+            results["scan"] = bench_scan(cfg, repeat, threads, Path(tmp))
+            results["scan"]["targets"] = {
+                "wall_s": TARGETS["scan_wall_s"],
+                "peak_rss_mb": TARGETS["scan_peak_rss_mb"],
+            }
+        if huge:
+            results["scan_huge"] = bench_scan(SIZES["huge"], 1, threads, Path(tmp))
+            results["scan_huge"]["targets"] = {"peak_rss_mb": TARGETS["huge_peak_rss_mb"]}
+        if "import" in only and cfg["import_rows"]:
+            results["import"] = bench_import(cfg, repeat, threads, Path(tmp))
+            results["import"]["targets"] = dict(IMPORT_TARGETS)
+    return results
+
+
+def table_rows(results: dict[str, Any]) -> list[list[str]]:
+    """Return printable rows: workload, median, min, max, unit, target."""
+    rows = []
+
+    def add(name: str, s: dict[str, Any], unit: str, target: str = "") -> None:
+        rows.append([name, *(f"{s[k]:.2f}" for k in ("median", "min", "max")), unit, target])
+
+    for label in ("scan", "scan_huge"):
+        r = results.get(label)
+        if r:
+            what = f"{label} {r['rows']:,} rows"
+            add(f"{what} wall", r["wall_s"], "s", "<= 20" if label == "scan" else "")
+            add(
+                f"{what} peak RSS",
+                r["peak_rss_mb"],
+                "MiB",
+                "<= 2048" if label == "scan" else "<= 4096",
+            )
+    for fmt in ("csv", "jsonl"):
+        r = results.get("import", {}).get(fmt)
+        if r:
+            add(f"import {fmt} rows/s", r["rows_per_s"], "rows/s", ">= 100000")
+            add(f"import {fmt} peak RSS", r["peak_rss_mb_import"], "MiB", "<= 1024")
+            add(f"import+write {fmt} rows/s", r["rows_per_s_with_write"], "rows/s")
+            add(f"import+write {fmt} peak RSS", r["peak_rss_mb"], "MiB")
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the selected workloads, print the table and write the JSON results."""
+    p = argparse.ArgumentParser(description="judgelab tables at scale (issue 24)")
+    p.add_argument("--only", default=",".join(WORKLOADS), help="comma-separated workloads")
+    p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--threads", type=int, default=2, help="polars threads in the children")
+    p.add_argument("--huge", action="store_true", help="also 10^8 rows (needs ~2 GB of disk)")
+    p.add_argument("--smoke", action="store_true", help="tiny sizes (tests)")
+    p.add_argument("--tmp", default=None, help="folder for the generated files")
+    p.add_argument("--out", type=Path, default=None, help="JSON results file")
+    p.add_argument("--child", default=None, help=argparse.SUPPRESS)
+    args = p.parse_args(argv)
+    if args.child:
+        print(json.dumps(run_child(json.loads(args.child))))
+        return 0
+    only = tuple(w.strip() for w in args.only.split(",") if w.strip())
+    unknown = [w for w in only if w not in WORKLOADS]
+    if unknown or args.repeat < 1:
+        p.error(f"unknown workload(s) {unknown} (known: {list(WORKLOADS)}), or --repeat < 1")
+    results = bench_tables(
+        "smoke" if args.smoke else "full",
+        only=only,
+        repeat=args.repeat,
+        threads=args.threads,
+        huge=args.huge,
+        tmp_root=args.tmp,
+    )
+    results["table"] = table_rows(results)
+    for row in results["table"]:
+        print(f"{row[0]:<40} {row[1]:>10} {row[2]:>10} {row[3]:>10} {row[4]:<7} {row[5]}")
+    if args.out is not None:
+        from judgelab.core import tables
+
+        tables.write_text(args.out, json.dumps(results, indent=2, default=str))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,103 @@
+"""Lazy polars scans of judgments parquet: projection and predicate pushdown, bounded memory.
+
+`scan_judgments` opens one file, a folder (every ``**/*.parquet`` under it), a glob, or a
+list of them as one `polars.LazyFrame` without reading anything; the analyses that reduce
+10^7–10^8 judgment rows (`analyses.pairwise.scan`) then read only the columns and row groups
+they need and collect with the streaming engine. Judgments files do not store the resampling
+unit: `attach_clusters` joins it from the items table, lazily.
+"""
+
+from __future__ import annotations
+
+import glob as _glob
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+import polars as pl
+
+from judgelab.core import clusters
+from judgelab.errors import TableError
+
+#: The judgments columns the pairwise reduction reads (plus `cluster` when present).
+PAIRWISE_COLUMNS = (
+    "judge",
+    "benchmark",
+    "split",
+    "item_id",
+    "sample",
+    "order",
+    "valid",
+    "chosen",
+    "correct",
+)
+
+Source = str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
+
+
+def judgment_files(source: Source) -> list[Path]:
+    """Return the parquet files of `source` (a file, a folder, a glob, or a list), sorted.
+
+    A folder means every ``*.parquet`` below it (recursively); hidden and temporary files
+    (a leading ``.``, as `tables.atomic_path` writes them) are skipped.
+
+    Raises:
+        TableError: nothing matches (the message names what was looked for).
+    """
+    parts = [source] if isinstance(source, str | os.PathLike) else list(source)
+    files: list[Path] = []
+    for part in parts:
+        p = Path(part)
+        if p.is_dir():
+            found = sorted(p.rglob("*.parquet"))
+        elif p.is_file():
+            found = [p]
+        else:
+            found = sorted(Path(f) for f in _glob.glob(str(p), recursive=True))
+        files.extend(f for f in found if f.is_file() and not f.name.startswith("."))
+    if not files:
+        raise TableError(f"no judgments parquet files match {[str(p) for p in parts]}")
+    return files
+
+
+def scan_judgments(source: Source) -> pl.LazyFrame:
+    """Return a lazy scan of the judgments parquet files of `source` (see `judgment_files`).
+
+    Files are concatenated in sorted path order (the order `catalog.load_judgments` reads a
+    benchmark's tables); a column missing from some file reads as null there. Nothing is read
+    until the frame is collected.
+    """
+    files = judgment_files(source)
+    return pl.scan_parquet(
+        [str(f) for f in files], missing_columns="insert", extra_columns="ignore"
+    )
+
+
+def attach_clusters(judgments: pl.LazyFrame, items: pl.LazyFrame) -> pl.LazyFrame:
+    """Return `judgments` with the `cluster` of its item, lazily (`clusters.attach`).
+
+    Judgments parquet does not store the resampling unit; the items table does. Items
+    without a cluster value, and judgments whose item is absent from `items`, get their
+    item as unit (``benchmark|split|item|item_id``), as `clusters.attach` gives them. Row
+    order is kept.
+    """
+    keys = list(clusters.KEYS)
+    names = items.collect_schema().names()
+
+    def own(frame_keys: list[pl.Expr]) -> pl.Expr:
+        b, s, i = frame_keys
+        return pl.concat_str([b, pl.lit("|"), s, pl.lit("|item|"), i])
+
+    key_exprs = [pl.col(k).cast(pl.String) for k in keys]
+    it = items.select(key_exprs)
+    if clusters.COLUMN in names:
+        given = pl.col(clusters.COLUMN).cast(pl.String)
+        it = items.select(*key_exprs, given)
+        fixed = pl.when(given.is_not_null() & (given != "")).then(given).otherwise(own(key_exprs))
+        it = it.with_columns(fixed.alias(clusters.COLUMN))
+    else:
+        it = it.with_columns(own(key_exprs).alias(clusters.COLUMN))
+    it = it.unique(keys, keep="first", maintain_order=True)
+    base = judgments.drop(clusters.COLUMN, strict=False).with_columns(key_exprs)
+    joined = base.join(it, on=keys, how="left", maintain_order="left")
+    return joined.with_columns(pl.col(clusters.COLUMN).fill_null(own(key_exprs)))
