@@ -25,7 +25,7 @@ import os
 import re
 import sqlite3
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -321,3 +321,16 @@ class RequestCache:
     def keys(self) -> list[str]:
         """Return every stored key."""
         return [r[0] for r in self._conn.execute("SELECT key FROM requests")]
+
+
+@contextlib.contextmanager
+def opened(cache: RequestCache | None) -> Iterator[RequestCache]:
+    """Yield `cache`, or the default cache opened for the block and closed after it."""
+    if cache is not None:
+        yield cache
+        return
+    own = RequestCache()
+    try:
+        yield own
+    finally:
+        own.close()

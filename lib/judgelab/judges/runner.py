@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -30,7 +29,7 @@ import pandas as pd
 from judgelab.errors import JudgeRunError as JudgeRunError
 from judgelab.judges import offline
 from judgelab.judges import table as table_mod
-from judgelab.judges.cache import RequestCache, check_record
+from judgelab.judges.cache import RequestCache, check_record, opened
 from judgelab.judges.loop import FetchStats as FetchStats
 from judgelab.judges.loop import backoff_delay as backoff_delay
 from judgelab.judges.loop import fetch as fetch
@@ -111,19 +110,6 @@ def with_condition_references(
     return _with_references(items, resolve_run(items, spec, conditions))
 
 
-@contextlib.contextmanager
-def _opened(cache: RequestCache | None) -> Iterator[RequestCache]:
-    """Yield `cache`, or the default cache, opened for the block and closed after it."""
-    if cache is not None:
-        yield cache
-        return
-    own = RequestCache()
-    try:
-        yield own
-    finally:
-        own.close()
-
-
 def dry_run(
     items: pd.DataFrame,
     spec: JudgeSpec,
@@ -143,7 +129,7 @@ def dry_run(
         return Estimate(0, 0, 0, 0, 0, 0, 0.0)
     p = table_mod.plan_for(chosen, judge)
     by_key = {r.key: r for r in p.requests}
-    with _opened(cache) as c:
+    with opened(cache) as c:
         hits = set(c.get_many(by_key))
     todo = [r for k, r in by_key.items() if k not in hits]
     prompt = sum(estimate_tokens(r.request["messages"]) for r in todo)
@@ -177,7 +163,7 @@ def _build(
             orders=spec.orders,
         )
     p = the_plan or table_mod.plan_for(items, judge)
-    with _opened(cache) as c:
+    with opened(cache) as c:
         # Checked on the way out too (issue 19 items 4, 7): an entry stored by an older
         # version with malformed usage or unencodable text is used safely, never fatal.
         stored = c.get_many(p.keys)
@@ -320,8 +306,8 @@ def run(
         offline.check_benchmark(chosen, judge.baseline)
     else:
         p = table_mod.plan_for(chosen, judge)
-    opened = _opened(cache) if p is not None else contextlib.nullcontext(cache)
-    with opened as c:
+    context = opened(cache) if p is not None else contextlib.nullcontext(cache)
+    with context as c:
         asked = (
             _request_missing(p, c, spec, progress, evict_invalid)
             if p is not None

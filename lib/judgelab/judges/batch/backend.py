@@ -10,9 +10,7 @@ online runner does (same lock, merge and atomic write), so both back-ends give o
 
 from __future__ import annotations
 
-import contextlib
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,7 +22,7 @@ from judgelab.judges import runner, store
 from judgelab.judges.batch import export as export_mod
 from judgelab.judges.batch import openai_batches as api
 from judgelab.judges.batch.registry import Entry, Registry
-from judgelab.judges.cache import RequestCache
+from judgelab.judges.cache import RequestCache, opened
 from judgelab.judges.rows import Built
 from judgelab.judges.spec import JudgeSpec
 
@@ -39,19 +37,6 @@ def open_client(spec: JudgeSpec, provider: str = "openai") -> Any:
 
         return anthropic_batches.open_client(spec)
     return api.open_client(spec)
-
-
-@contextlib.contextmanager
-def opened(cache: RequestCache | None) -> Iterator[RequestCache]:
-    """Yield `cache`, or the default cache opened for the block and closed after it."""
-    if cache is not None:
-        yield cache
-        return
-    own = RequestCache()
-    try:
-        yield own
-    finally:
-        own.close()
 
 
 @dataclass
