@@ -2,8 +2,10 @@
 
 - `runner_scale`: `items` x 2 orders at `concurrency` (20,000 / 256 by default) against the
   loopback server (50 ms latency, listen backlog 1024), a bare asyncio-streams client and
-  judgelab's runner measured in the same run, interleaved repeat by repeat; the ratio is
-  judgelab's whole-run wall over the bare client's (target: at most 1.25).
+  judgelab's runner measured in the same run, interleaved repeat by repeat, with one worker
+  process and with several (`--workers 1,2`: `spec.workers`); the ratio is judgelab's
+  whole-run wall (plan + requests + table) over the bare client's (target: at most 1.25),
+  and the request phase alone over the bare client's beside it.
 - `startup`: `judgelab --help` and a cached rerun of `judgelab judge` (every answer cached;
   plans the prompts, reads the cache, writes the table) as subprocesses, with `python -c pass`
   and `import pandas` beside them for what an interpreter and pandas alone cost.
@@ -35,19 +37,24 @@ from bench.run import (
 )
 
 SCALE = {"items": 10_000, "concurrency": 256, "latency_ms": 50.0}
-SCALE_SMOKE = {"items": 20, "concurrency": 8, "latency_ms": 2.0}
+SCALE_SMOKE = {"items": 200, "concurrency": 8, "latency_ms": 2.0}
 TARGETS = {"runner_vs_bare": 1.25, "help_s": 0.3, "cached_rerun_s": 0.3}
 
 
-def runner_scale(cfg: dict[str, Any], repeat: int) -> dict[str, Any]:
-    """Bare client and judgelab's runner on the same server, `repeat` times each."""
+def runner_scale(cfg: dict[str, Any], repeat: int, workers: tuple[int, ...] = (1, 2)) -> dict:
+    """Bare client and judgelab's runner (per `workers` value) on one server, interleaved."""
+    import dataclasses
+
     from judgelab.judges import runner
     from judgelab.judges import table as table_mod
     from judgelab.judges.cache import RequestCache
 
     items = synthetic_items(cfg["items"])
     conc, latency_s = cfg["concurrency"], cfg["latency_ms"] / 1000
-    bare, wall, request, cpu, ratio = [], [], [], [], []
+    bare: list[float] = []
+    runs: dict[int, dict[str, list[float]]] = {
+        w: {k: [] for k in ("wall", "request", "cpu", "ratio", "request_ratio")} for w in workers
+    }
     with scoped_env(**{API_KEY_ENV: "sk-bench-loopback"}), Server(cfg["latency_ms"]) as srv:
         spec = bench_spec(srv.url, conc)
         plan = table_mod.plan(items, spec)
@@ -62,24 +69,33 @@ def runner_scale(cfg: dict[str, Any], repeat: int) -> dict[str, Any]:
             bare.append(time.perf_counter() - t0)
             if done != n:
                 raise RuntimeError(f"bare client answered {done} of {n}")
-            with tempfile.TemporaryDirectory(prefix="jl-bench-") as tmp:
-                res, cache, w, cpu_ms, _ = _fresh_run(runner, items, spec, srv, tmp, n)
-                cache.close()
-            wall.append(w)
-            request.append(res.summary.request_s)
-            cpu.append(cpu_ms)
-            ratio.append(w / bare[-1])
-    ideal = math.ceil(n / conc) * latency_s
+            for w in workers:
+                wspec = dataclasses.replace(spec, workers=w)
+                with tempfile.TemporaryDirectory(prefix="jl-bench-") as tmp:
+                    res, cache, wall, cpu_ms, _ = _fresh_run(runner, items, wspec, srv, tmp, n)
+                    cache.close()
+                r = runs[w]
+                r["wall"].append(wall)
+                r["request"].append(res.summary.request_s)
+                r["cpu"].append(cpu_ms)  # this process only: workers' CPU is not in it
+                r["ratio"].append(wall / bare[-1])
+                r["request_ratio"].append(res.summary.request_s / bare[-1])
     return {
         "requests": n,
         "concurrency": conc,
-        "ideal_s": ideal,
+        "ideal_s": math.ceil(n / conc) * latency_s,
         "bare_wall_s": summarize(bare),
-        "judgelab_wall_s": summarize(wall),
-        "judgelab_request_s": summarize(request),
-        "judgelab_cpu_ms_per_request": summarize(cpu),
-        "ratio_to_bare": summarize(ratio),
         "event_loop": os.environ.get("JUDGELAB_EVENT_LOOP") or "uvloop (if installed)",
+        "by_workers": {
+            str(w): {
+                "judgelab_wall_s": summarize(r["wall"]),
+                "judgelab_request_s": summarize(r["request"]),
+                "parent_cpu_ms_per_request": summarize(r["cpu"]),
+                "ratio_to_bare": summarize(r["ratio"]),
+                "request_phase_ratio_to_bare": summarize(r["request_ratio"]),
+            }
+            for w, r in runs.items()
+        },
     }
 
 
@@ -124,10 +140,12 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--smoke", action="store_true")
+    p.add_argument("--workers", default="1,2", help="worker processes to measure, e.g. 1,2")
     args = p.parse_args(argv)
     cfg = SCALE_SMOKE if args.smoke else SCALE
+    workers = tuple(int(w) for w in args.workers.split(","))
     res = {
-        "runner_scale": runner_scale(cfg, args.repeat),
+        "runner_scale": runner_scale(cfg, args.repeat, workers),
         "startup": startup(args.repeat, 20 if args.smoke else 2000),
     }
     print(json.dumps(res, indent=2))

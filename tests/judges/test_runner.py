@@ -262,18 +262,18 @@ def test_a_failing_cache_write_stops_the_run_and_keeps_what_was_stored(
     import sqlite3
 
     calls = []
-    real = RequestCache.put_many
+    real = RequestCache.write_rows
 
-    def fail_after_two(self, entries):
+    def fail_after_two(self, rows):
         calls.append(1)
         if len(calls) > 2:
             raise sqlite3.OperationalError("disk I/O error")
-        return real(self, entries)
+        return real(self, rows)
 
-    monkeypatch.setattr(RequestCache, "put_many", fail_after_two)
+    monkeypatch.setattr(RequestCache, "write_rows", fail_after_two)
     # issue 19 item 17: the real error, said by the run (not a rollback error or traceback)
     with pytest.raises(runner.JudgeRunError, match="disk I/O error. 2 answers were stored"):
         _run(cjb, _spec(server, concurrency=1), tmp_path / "c.sqlite", write_tables=False)
-    monkeypatch.setattr(RequestCache, "put_many", real)
+    monkeypatch.setattr(RequestCache, "write_rows", real)
     with RequestCache(tmp_path / "c.sqlite") as cache:
         assert len(cache) == 2  # one answer per commit with one worker: both kept

@@ -249,8 +249,18 @@ class RequestCache:
 
     def put_many(self, entries: Iterable[tuple[str, Mapping[str, Any], Mapping[str, Any]]]) -> int:
         """Store several entries in one transaction; return how many were new."""
+        return self.write_rows(self.encode(entries))
+
+    @staticmethod
+    def encode(
+        entries: Iterable[tuple[str, Mapping[str, Any], Mapping[str, Any]]],
+    ) -> list[tuple[str, str, str, str]]:
+        """Return the rows `write_rows` stores for (key, request, response) entries."""
         now = datetime.now(UTC).isoformat()
-        rows = [(k, storable_json(dict(q)), storable_json(dict(r)), now) for k, q, r in entries]
+        return [(k, storable_json(dict(q)), storable_json(dict(r)), now) for k, q, r in entries]
+
+    def write_rows(self, rows: list[tuple[str, str, str, str]]) -> int:
+        """Store encoded rows (`encode`) in one transaction; return how many were new."""
         if not rows:
             return 0
         sql = "INSERT OR IGNORE INTO requests (key, request, response, created_at) VALUES "

@@ -102,52 +102,74 @@ async def _call(client: clients.ChatClient, payload: dict[str, Any], spec: Judge
 
 
 class _GroupCommit:
-    """Store answers in the cache, one transaction for all that arrive in one loop turn.
+    """Store answers in the cache, one transaction for all that arrived meanwhile.
 
     A worker awaits its answer's commit before it takes the next request, so a kill loses at
     most the one answer per worker that was not yet stored; but answers that arrive together
-    share a transaction, which costs a fraction of one commit per answer. (A writer thread was
-    measured slower: it contends with the event loop for the GIL.)
+    share a transaction, which costs a fraction of one commit per answer. The answers are
+    encoded on the event loop and only the SQLite transaction runs in a writer thread (SQLite
+    releases the GIL while it works), so the loop keeps serving connections while a commit
+    waits for the disk or for another process's write lock (`judgelab.judges.workers`).
     """
 
     def __init__(self, cache: RequestCache):
+        import concurrent.futures
+
         self.cache = cache
         self.pending: list[tuple[str, dict[str, Any], dict[str, Any], asyncio.Future[None]]] = []
+        self.writer: asyncio.Task[None] | None = None
+        self.pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="judgelab-cache")
+
+    def close(self) -> None:
+        """Stop the writer thread (every answer was committed: its worker awaited that)."""
+        self.pool.shutdown(wait=True)
 
     async def put(self, key: str, request: dict[str, Any], record: dict[str, Any]) -> None:
-        """Queue one answer, commit it with the others of this loop turn, then return."""
+        """Queue one answer, commit it with the others queued meanwhile, then return."""
         loop = asyncio.get_running_loop()
         done: asyncio.Future[None] = loop.create_future()
-        if not self.pending:
-            loop.call_soon(self._flush)
         self.pending.append((key, request, record, done))
+        if self.writer is None:
+            self.writer = loop.create_task(self._drain())
         await done
 
-    def _flush(self) -> None:
-        batch, self.pending = self.pending, []
+    async def _drain(self) -> None:
+        loop = asyncio.get_running_loop()
         try:
-            self.cache.put_many([(k, q, r) for k, q, r, _ in batch])
+            while self.pending:
+                await asyncio.sleep(0)  # the answers of this loop turn join the transaction
+                batch, self.pending = self.pending, []
+                outcomes = await self._commit(loop, batch)
+                for (*_, done), outcome in zip(batch, outcomes, strict=True):
+                    if done.done():
+                        continue
+                    if outcome is None:
+                        done.set_result(None)
+                    else:
+                        done.set_exception(outcome)
+        finally:
+            self.writer = None
+
+    async def _commit(self, loop: Any, batch: list[Any]) -> list[BaseException | None]:
+        """Commit `batch` in the writer thread; return each entry's error (None: stored)."""
+        try:
+            rows = self.cache.encode([(k, q, r) for k, q, r, _ in batch])
+            await loop.run_in_executor(self.pool, self.cache.write_rows, rows)
         except (sqlite3.OperationalError, OSError) as exc:  # disk full: every waiter sees it
-            for *_, done in batch:
-                if not done.done():
-                    done.set_exception(exc)
-            return
+            return [exc] * len(batch)
         except Exception:
             # One bad answer must not cost the others: store them one by one, so each
             # waiter sees only its own error.
-            for k, q, r, done in batch:
+            out: list[BaseException | None] = []
+            for k, q, r, _ in batch:
                 try:
-                    self.cache.put(k, q, r)
+                    await loop.run_in_executor(self.pool, self.cache.put, k, q, r)
                 except Exception as exc:
-                    if not done.done():
-                        done.set_exception(exc)
+                    out.append(exc)
                 else:
-                    if not done.done():
-                        done.set_result(None)
-            return
-        for *_, done in batch:
-            if not done.done():
-                done.set_result(None)
+                    out.append(None)
+            return out
+        return [None] * len(batch)
 
 
 class _Fetch:
@@ -163,10 +185,11 @@ class _Fetch:
         cached: int,
         progress: bool,
         seed: int | None,
+        tick: Any = None,
     ):
         from tqdm.auto import tqdm  # lazy: keeps `import judgelab.judges` light
 
-        self.spec, self.stats, self.cached = spec, stats, cached
+        self.spec, self.stats, self.cached, self.tick = spec, stats, cached, tick
         self.store = _GroupCommit(cache)
         self.api_key = spec.api_key()
         self.rng = random.Random(seed)
@@ -207,6 +230,8 @@ class _Fetch:
             if not await self._answer(client, p):
                 return
             self.bar.update(1)  # the postfix changes only on a retry or a failure
+            if self.tick is not None:
+                self.tick()
 
     async def _answer(self, client: Any, p: Planned) -> bool:
         """Request `p` until it is stored or given up; return False on a fatal error."""
@@ -315,6 +340,7 @@ async def fetch(
     cached: int = 0,
     progress: bool = True,
     seed: int | None = None,
+    tick: Any = None,
 ) -> FetchStats:
     """Request every planned call in `todo` and store each answer in `cache` on arrival.
 
@@ -325,6 +351,8 @@ async def fetch(
         cached: How many planned requests were cache hits (shown in the progress bar).
         progress: Show a tqdm progress bar on stderr.
         seed: Seed of the backoff jitter (None: random).
+        tick: Called with no argument after each request is done with (answered or given up);
+            how a worker process reports its progress (`judgelab.judges.workers`).
 
     Raises:
         JudgeRunError: the endpoint rejected the key (401/403), or the cache cannot be
@@ -333,7 +361,9 @@ async def fetch(
     stats = FetchStats(requested=len(todo))
     if not todo:
         return stats
-    state = _Fetch(spec, todo, cache, stats, cached=cached, progress=progress, seed=seed)
+    state = _Fetch(
+        spec, todo, cache, stats, cached=cached, progress=progress, seed=seed, tick=tick
+    )
     try:
         async with clients.open_client(
             spec.client,
@@ -347,6 +377,7 @@ async def fetch(
             await asyncio.gather(*(state.worker(client) for _ in range(spec.concurrency)))
     finally:
         state.bar.close()
+        state.store.close()
     if state.storage:
         raise JudgeRunError(
             f"cannot store answers in the request cache {cache.path}: {state.storage[0]}. "

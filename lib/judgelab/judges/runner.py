@@ -33,7 +33,6 @@ from judgelab.judges.cache import RequestCache, check_record, opened
 from judgelab.judges.loop import FetchStats as FetchStats
 from judgelab.judges.loop import backoff_delay as backoff_delay
 from judgelab.judges.loop import fetch as fetch
-from judgelab.judges.loop import run_coroutine
 from judgelab.judges.references import DERIVED_REFERENCES as DERIVED_REFERENCES
 from judgelab.judges.references import with_derived_references
 from judgelab.judges.resolved import Resolved
@@ -49,6 +48,7 @@ from judgelab.judges.summary import RunResult as RunResult
 from judgelab.judges.summary import Summary as Summary
 from judgelab.judges.summary import estimate_tokens as estimate_tokens
 from judgelab.judges.summary import summary_json as summary_json
+from judgelab.judges.workers import fetch_in_workers
 
 
 def select(
@@ -216,7 +216,7 @@ def _request_missing(
     hits = sum(1 for r in p.requests if r.key in have)
     todo = list({r.key: r for r in p.requests if r.key not in have}.values())
     t_req = time.monotonic()
-    stats = run_coroutine(fetch(spec, todo, cache, cached=hits, progress=progress))
+    stats = fetch_in_workers(spec, todo, cache, cached=hits, progress=progress)
     took = time.monotonic() - t_req
     return _Requested(stats, hits, len(p.requests), len(p.skipped), took, evicted)
 

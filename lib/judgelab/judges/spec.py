@@ -70,6 +70,9 @@ class JudgeSpec:
         orders: Presentation orders for pairwise items: (0, 1) = both (the default).
         conditions: Conditions to run (default: the template's own default).
         concurrency, timeout_s, max_retries, backoff_s: How requests are made.
+        workers: Processes that share the requests (default 1); `concurrency` is split
+            between them. More than one helps at high concurrency, where one process's
+            event loop limits the rate (see `judgelab.judges.workers`).
         connect_timeout_s: Longest wait for a TCP connection (default 10 s), apart from
             `timeout_s`: a connection attempt the server silently drops (a full listen
             backlog) is retried after this, not after the whole `timeout_s`.
@@ -100,6 +103,7 @@ class JudgeSpec:
     orders: tuple[int, ...] = (0, 1)
     conditions: tuple[str, ...] | None = None
     concurrency: int = 8
+    workers: int = 1
     timeout_s: float = 120.0
     connect_timeout_s: float = 10.0
     max_retries: int = 6
@@ -243,6 +247,7 @@ _CHECKS: dict[str, tuple[str, Any]] = {
     "seed": ("int", (lambda v: True, "an integer")),
     "n": ("int", (lambda v: v >= 1, "at least 1")),
     "concurrency": ("int", (lambda v: v >= 1, "at least 1")),
+    "workers": ("int", (lambda v: 1 <= v <= 256, "between 1 and 256")),
     "timeout_s": ("float", (lambda v: v > 0, "positive")),
     "connect_timeout_s": ("float", (lambda v: v > 0, "positive")),
     "max_retries": ("int", (lambda v: v >= 0, "0 or more")),
