@@ -111,7 +111,7 @@ def _locked_project() -> dict:
 def test_uv_lock_matches_pyproject():
     """uv.lock was made from today's pyproject.toml (else `make lock` was forgotten)."""
     locked = {
-        (_norm(d["name"]), d.get("specifier", ""), d.get("marker", ""))
+        (_norm(d["name"]), tuple(d.get("extras", ())), d.get("specifier", ""), d.get("marker", ""))
         for d in _locked_project()["metadata"]["requires-dist"]
     }
     wanted = set()
@@ -119,9 +119,12 @@ def test_uv_lock_matches_pyproject():
     for extra, specs in groups.items():
         for spec in specs:
             req, _, marker = (part.strip() for part in spec.partition(";"))
-            name, bound = re.fullmatch(r"([A-Za-z0-9_.-]+)\s*(>=.*)", req).groups()
+            name, extras, bound = re.fullmatch(
+                r"([A-Za-z0-9_.-]+)(?:\[([^\]]*)\])?\s*(>=.*)", req
+            ).groups()
+            extras = tuple(e.strip() for e in extras.split(",")) if extras else ()
             marker = " and ".join(m for m in (marker, extra and f"extra == '{extra}'") if m)
-            wanted.add((_norm(name), bound, marker))
+            wanted.add((_norm(name), extras, bound, marker))
     assert locked == wanted, (
         "uv.lock is stale: run `make lock` and commit it "
         f"(only in lock: {sorted(locked - wanted)}; only in pyproject: {sorted(wanted - locked)})"

@@ -12,7 +12,7 @@ import pytest
 
 from judgelab.cli import judge as cli_judge
 from judgelab.data import catalog
-from judgelab.judges import runner
+from judgelab.judges import clients, runner
 from judgelab.judges import spec as spec_mod
 from judgelab.judges.cache import RequestCache, check_record
 from judgelab.testing import openai_server
@@ -28,7 +28,7 @@ def key_env(monkeypatch):
     monkeypatch.setenv("JL_TEST_KEY", KEY)
 
 
-@pytest.fixture(params=["aiohttp", "openai"])
+@pytest.fixture(params=list(clients.CLIENTS))
 def client(request):
     return request.param
 

@@ -12,7 +12,7 @@ import pytest
 from judgelab.cli import judge as cli_judge
 from judgelab.core import schema, tables
 from judgelab.data import catalog
-from judgelab.judges import runner, table
+from judgelab.judges import clients, runner, table
 from judgelab.judges import spec as spec_mod
 from judgelab.judges.cache import RequestCache
 from judgelab.testing.judge_cli import loopback_spec_dict, write_loopback_spec
@@ -28,7 +28,7 @@ def server():
         yield srv
 
 
-@pytest.fixture(params=["aiohttp", "openai"])
+@pytest.fixture(params=list(clients.CLIENTS))
 def client(request):
     """Both HTTP clients must behave the same under every fault."""
     return request.param

@@ -131,3 +131,37 @@ def test_merge_adds_counters_and_unites_dicts():
     m = workers.merge([a, b])
     assert (m.requested, m.answered, m.failed, m.retries, m.cost_usd) == (5, 4, 1, 3, 0.75)
     assert m.retry_reasons == {"timeout": 2, "http_429": 1} and m.errors == {"k1": "boom"}
+
+
+def test_kill_9_of_the_run_stops_its_workers_too(tmp_path, monkeypatch):
+    """An orphaned worker would keep paying for requests the rerun asks again."""
+    import signal
+    import subprocess
+    import time
+
+    from judgelab.testing.items import write_pairwise_items
+    from judgelab.testing.judge_cli import judge_command, write_loopback_spec
+
+    monkeypatch.setenv("JL_TEST_KEY", KEY)
+    items = write_pairwise_items(tmp_path / "items.jsonl", 600, benchmark="orphans")
+    with OpenAIServer(latency_s=0.05) as srv:
+        spec = write_loopback_spec(
+            tmp_path / "judge.yaml",
+            srv.url,
+            api_key_env="JL_TEST_KEY",
+            concurrency=8,
+            workers=2,
+            client="streams",
+        )
+        cmd = judge_command(spec, "--benchmark", str(items), "--no-progress")
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 60
+        while srv.total < 40:
+            assert proc.poll() is None and time.monotonic() < deadline, "no progress"
+            time.sleep(0.02)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(10)
+        time.sleep(1.0)  # the workers' last answers arrive and are stored
+        after = srv.total
+        time.sleep(1.0)
+        assert srv.total == after < 1200, "orphaned workers kept requesting"

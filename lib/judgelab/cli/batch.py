@@ -200,6 +200,44 @@ def _cmd_ingest(args: argparse.Namespace) -> int:
     return EXIT_INCOMPLETE if total.errors or total.unknown else 0
 
 
+def _cmd_ray(args: argparse.Namespace) -> int:
+    from judgelab.judges.batch import backend, ingest, ray_run
+
+    if args.benchmark is not None and not args.ingest:
+        raise ValueError("batch ray: --benchmark writes the table after --ingest; add --ingest")
+    spec, items = _setup(args, items=args.benchmark is not None)
+    settings = ray_run.RaySettings(
+        engine=args.engine,
+        concurrency=args.concurrency,
+        batch_size=args.batch_size,
+        qps=args.qps,
+        address=args.address,
+        num_cpus=args.num_cpus,
+        max_retries=args.max_retries,
+    )
+    report = ray_run.run(args.files, spec, args.out, settings)
+    print(f"judge {spec.judge_id}: Ray Data ({args.engine}) over {len(args.files)} file(s)")
+    print(report.format())
+    if not args.ingest:
+        return EXIT_INCOMPLETE if report.errors else 0
+    requests: dict[str, Any] = {}
+    for path in args.files:
+        requests.update(ingest.requests_of_input(path, spec.endpoint_id))
+    with backend.opened(None) as cache:
+        got = ingest.ingest_file(
+            args.out, requests, cache, max_response_bytes=spec.max_response_bytes
+        )
+        print(f"ingested {args.out}")
+        print(got.format())
+        if items is not None:
+            built, paths = backend.write_table(items, spec, cache, args.condition or None)
+            pending = int((built.details["status"] == "pending").sum())
+            print(f"  judgment rows      {len(built.judgments)} ({pending} pending)")
+            for p in paths:
+                print(f"  table              {p}")
+    return EXIT_INCOMPLETE if got.errors or got.unknown else 0
+
+
 def _guarded(cmd: Any) -> Any:
     """Wrap a command: bad input exits 2 with its message, an API failure exits 1."""
 
@@ -274,7 +312,7 @@ def _provider_arg(p: argparse.ArgumentParser) -> None:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    """Add the `batch` command (export, submit, status, collect, cancel, ingest)."""
+    """Add the `batch` command (export, submit, status, collect, cancel, ingest, ray)."""
     top = sub.add_parser(
         "batch",
         help="run a judge through batch APIs or vLLM run-batch, into the same cache",
@@ -323,6 +361,38 @@ def register(sub: argparse._SubParsersAction) -> None:
     _judge_args(p)
     p.add_argument("--no-table", action="store_true", help="only fill the cache")
     p.set_defaults(func=_guarded(_cmd_ingest))
+
+    p = cmds.add_parser(
+        "ray", help="run exported shards through Ray Data (needs judgelab[ray]); write OUT"
+    )
+    p.add_argument("files", nargs="+", metavar="INPUT.jsonl", help="`batch export` shards")
+    _judge_args(p, benchmark="optional")
+    p.add_argument("--out", required=True, metavar="OUT.jsonl", help="batch output file")
+    p.add_argument(
+        "--engine",
+        choices=("http", "vllm"),
+        default="http",
+        help="http: Ray's HTTP processor against the spec's base_url (default); vllm: Ray's "
+        "vLLM engine on GPU nodes (needs vllm)",
+    )
+    p.add_argument("--concurrency", type=int, default=2, metavar="N", help="Ray actors (2)")
+    p.add_argument(
+        "--batch-size",
+        type=int,
+        default=16,
+        metavar="N",
+        help="rows per Ray batch; a batch's requests are sent together (16)",
+    )
+    p.add_argument("--qps", type=int, metavar="N", help="pace the requests of each batch")
+    p.add_argument(
+        "--address", metavar="ADDR", help="join a Ray cluster (auto, ray://...); default: local"
+    )
+    p.add_argument("--num-cpus", type=int, metavar="N", help="CPUs of a local Ray (all)")
+    p.add_argument("--max-retries", type=int, metavar="N", help="per request (the spec's)")
+    p.add_argument(
+        "--ingest", action="store_true", help="then ingest OUT into the cache (and the table)"
+    )
+    p.set_defaults(func=_guarded(_cmd_ray))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -9,7 +9,10 @@ caching and accounting do not depend on which one is used (`JudgeSpec.client`):
   keeps 64 concurrent requests busy at over 1,100 requests/s;
 - `openai`: the official SDK's `AsyncOpenAI.post` (over its aiohttp transport when available).
   It also reads `OPENAI_ORG_ID`/`OPENAI_PROJECT_ID`, but a run costs about 1.1 ms of CPU per
-  request (its request building), which bounds throughput at high concurrency on two cores.
+  request (its request building), which bounds throughput at high concurrency on two cores;
+- `streams`: a lean HTTP/1.1 client on asyncio streams (`judgelab.judges.streams`), for
+  hundreds of requests in flight against a local server (vLLM, SGLang); no proxy support (with
+  a proxy in the environment it is aiohttp that goes).
 
 Errors: `FatalError` for 401/403 (the key is wrong for every request), `RetryableError` for
 408/409/429/5xx (with the server's `retry-after-ms`/`Retry-After` wait), timeouts (reason
@@ -35,7 +38,7 @@ from judgelab.errors import RequestError as RequestError
 from judgelab.errors import RetryableError as RetryableError
 from judgelab.errors import check_choice
 
-CLIENTS = ("aiohttp", "openai")
+CLIENTS = ("aiohttp", "openai", "streams")
 
 
 class ChatClient(Protocol):
@@ -389,14 +392,18 @@ def open_client(
     concurrency: int,
     max_response_bytes: int | None = None,
     connect_timeout_s: float | None = None,
-) -> AioHttpChat | OpenAISDKChat:
-    """Return the chat client `kind` ("aiohttp" or "openai"), to be used with `async with`.
+) -> Any:
+    """Return the chat client `kind` (one of `CLIENTS`), to be used with `async with`.
 
     `max_response_bytes`: the aiohttp client stops reading a body past it (`RequestError`).
     `connect_timeout_s`: the longest wait for a TCP connection (None: only `timeout_s`).
     """
     check_choice("client", kind, CLIENTS)
-    cls = AioHttpChat if kind == "aiohttp" else OpenAISDKChat
+    cls: Any = AioHttpChat if kind == "aiohttp" else OpenAISDKChat
+    if kind == "streams":
+        from judgelab.judges.streams import StreamsChat
+
+        cls = AioHttpChat if env_proxy(completions_url(base_url)) else StreamsChat
     return cls(
         base_url,
         api_key,

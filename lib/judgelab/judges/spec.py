@@ -82,8 +82,9 @@ class JudgeSpec:
             deadline); what is left is counted as failed, and the next run requests it.
         max_response_bytes: Largest answer accepted (default 2 MB); a larger one is counted
             as failed and never cached.
-        client: HTTP client: "aiohttp" (default, lean) or "openai" (the official SDK); both
-            send the same requests, so the cache and the judge id do not depend on it.
+        client: HTTP client: "aiohttp" (default), "openai" (the official SDK) or "streams" (a
+            lean HTTP/1.1 client for high concurrency); all send the same requests, so the
+            cache and the judge id do not depend on it.
         price_in, price_out: USD per 1M prompt / completion tokens (None: cost unknown).
         options: Offline baseline params (e.g. `threshold`).
         id: Judge id override (default: model + template + a hash of the params).

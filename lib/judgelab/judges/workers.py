@@ -16,6 +16,7 @@ thread; a notebook kernel does), else spawned; `JUDGELAB_WORKER_START` picks the
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import multiprocessing
 import os
@@ -34,6 +35,7 @@ from judgelab.judges.table import Planned
 #: Fewer uncached requests than this per worker are not worth a process of their own.
 MIN_PER_WORKER = 200
 POLL_S = 0.25
+PR_SET_PDEATHSIG = 1  # prctl(2)
 #: Threads that hold no lock a forked child could need (tqdm's idle monitor).
 QUIET_THREADS = frozenset({"TMonitor"})
 
@@ -68,6 +70,24 @@ def worker_count(spec: JudgeSpec, n_todo: int) -> int:
     return max(1, min(spec.workers, spec.concurrency, n_todo // MIN_PER_WORKER))
 
 
+def die_with_parent(parent: int) -> None:
+    """Linux: be interrupted (SIGINT) when the parent dies, kill -9 included.
+
+    An orphaned worker would keep requesting, paid, beside the rerun that asks the same
+    requests again; interrupted, it stores the answers it holds and stops.
+    """
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGINT)
+    except (OSError, AttributeError):  # pragma: no cover - no prctl in this libc
+        return
+    if os.getppid() != parent:  # the parent died before the request took effect
+        os.kill(os.getpid(), signal.SIGINT)
+
+
 def _worker(
     spec: JudgeSpec,
     shard: list[Planned],
@@ -75,24 +95,28 @@ def _worker(
     seed: int | None,
     conn: Any,
     done: Any,
+    parent: int,
 ) -> None:
     """Fetch one shard into the cache; send back ("ok", stats) or ("error", message)."""
 
     def tick() -> None:
         done.value += 1
 
+    reply: tuple[str, Any]
     try:
+        die_with_parent(parent)
         with RequestCache(cache_path) as cache:
             stats = run_coroutine(fetch(spec, shard, cache, progress=False, seed=seed, tick=tick))
-        conn.send(("ok", stats))
+        reply = ("ok", stats)
     except JudgeRunError as exc:
-        conn.send(("error", str(exc)))
+        reply = ("error", str(exc))
     except KeyboardInterrupt:
-        conn.send(("error", "interrupted"))
+        reply = ("error", "interrupted")
     except BaseException as exc:  # report it; the parent counts what is not stored
-        conn.send(("error", f"worker crashed: {type(exc).__name__}: {exc}"))
-    finally:
-        conn.close()
+        reply = ("error", f"worker crashed: {type(exc).__name__}: {exc}")
+    with contextlib.suppress(OSError):  # a parent that is gone reads nothing
+        conn.send(reply)
+    conn.close()
 
 
 def merge(parts: list[FetchStats]) -> FetchStats:
@@ -163,7 +187,7 @@ def fetch_in_workers(
         recv, send = ctx.Pipe(duplex=False)
         counter = ctx.Value("q", 0, lock=False)
         wseed = None if seed is None else seed + i
-        args = (child, shard, str(cache.path), wseed, send, counter)
+        args = (child, shard, str(cache.path), wseed, send, counter, os.getpid())
         procs.append(ctx.Process(target=_worker, args=args, name=f"judgelab-fetch-{i}"))
         conns.append(recv)
         sends.append(send)

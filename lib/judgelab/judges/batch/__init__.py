@@ -8,7 +8,8 @@
 - `ingest`: output files into the request cache, idempotently, errors counted;
 - `openai_batches`: submit / poll / cancel / collect through the `openai` SDK;
 - `anthropic_batches`: the same for Anthropic Message Batches (optional `anthropic` SDK);
-- `backend`: `submit_missing`, `collect`, `run_batch` (`judgelab judge --backend batch`).
+- `backend`: `submit_missing`, `collect`, `run_batch` (`judgelab judge --backend batch`);
+- `ray_run`: exported shards through Ray Data's LLM processor (optional `judgelab[ray]`).
 """
 
 from __future__ import annotations
