@@ -3,7 +3,8 @@
 - `runner_scale`: `items` x 2 orders at `concurrency` (20,000 / 256 by default) against the
   loopback server (50 ms latency, listen backlog 1024), a bare asyncio-streams client and
   judgelab's runner measured in the same run, interleaved repeat by repeat, with one worker
-  process and with several (`--workers 1,2`: `spec.workers`); the ratio is judgelab's
+  process and with several (`spec.workers`), over aiohttp and the lean `streams` client
+  (`--configs aiohttp:1,aiohttp:2,streams:1,streams:2`); the ratio is judgelab's
   whole-run wall (plan + requests + table) over the bare client's (target: at most 1.25),
   and the request phase alone over the bare client's beside it.
 - `startup`: `judgelab --help` and a cached rerun of `judgelab judge` (every answer cached;
@@ -41,8 +42,13 @@ SCALE_SMOKE = {"items": 200, "concurrency": 8, "latency_ms": 2.0}
 TARGETS = {"runner_vs_bare": 1.25, "help_s": 0.3, "cached_rerun_s": 0.3}
 
 
-def runner_scale(cfg: dict[str, Any], repeat: int, workers: tuple[int, ...] = (1, 2)) -> dict:
-    """Bare client and judgelab's runner (per `workers` value) on one server, interleaved."""
+CONFIGS = (("aiohttp", 1), ("aiohttp", 2), ("streams", 1), ("streams", 2))
+
+
+def runner_scale(
+    cfg: dict[str, Any], repeat: int, configs: tuple[tuple[str, int], ...] = CONFIGS
+) -> dict:
+    """Bare client and judgelab's runner per (client, workers) on one server, interleaved."""
     import dataclasses
 
     from judgelab.judges import runner
@@ -52,8 +58,8 @@ def runner_scale(cfg: dict[str, Any], repeat: int, workers: tuple[int, ...] = (1
     items = synthetic_items(cfg["items"])
     conc, latency_s = cfg["concurrency"], cfg["latency_ms"] / 1000
     bare: list[float] = []
-    runs: dict[int, dict[str, list[float]]] = {
-        w: {k: [] for k in ("wall", "request", "cpu", "ratio", "request_ratio")} for w in workers
+    runs: dict[tuple[str, int], dict[str, list[float]]] = {
+        c: {k: [] for k in ("wall", "request", "cpu", "ratio", "request_ratio")} for c in configs
     }
     with scoped_env(**{API_KEY_ENV: "sk-bench-loopback"}), Server(cfg["latency_ms"]) as srv:
         spec = bench_spec(srv.url, conc)
@@ -69,12 +75,12 @@ def runner_scale(cfg: dict[str, Any], repeat: int, workers: tuple[int, ...] = (1
             bare.append(time.perf_counter() - t0)
             if done != n:
                 raise RuntimeError(f"bare client answered {done} of {n}")
-            for w in workers:
-                wspec = dataclasses.replace(spec, workers=w)
+            for client, w in configs:
+                wspec = dataclasses.replace(spec, client=client, workers=w)
                 with tempfile.TemporaryDirectory(prefix="jl-bench-") as tmp:
                     res, cache, wall, cpu_ms, _ = _fresh_run(runner, items, wspec, srv, tmp, n)
                     cache.close()
-                r = runs[w]
+                r = runs[(client, w)]
                 r["wall"].append(wall)
                 r["request"].append(res.summary.request_s)
                 r["cpu"].append(cpu_ms)  # this process only: workers' CPU is not in it
@@ -86,15 +92,15 @@ def runner_scale(cfg: dict[str, Any], repeat: int, workers: tuple[int, ...] = (1
         "ideal_s": math.ceil(n / conc) * latency_s,
         "bare_wall_s": summarize(bare),
         "event_loop": os.environ.get("JUDGELAB_EVENT_LOOP") or "uvloop (if installed)",
-        "by_workers": {
-            str(w): {
+        "by_config": {
+            f"{c}:{w}": {
                 "judgelab_wall_s": summarize(r["wall"]),
                 "judgelab_request_s": summarize(r["request"]),
                 "parent_cpu_ms_per_request": summarize(r["cpu"]),
                 "ratio_to_bare": summarize(r["ratio"]),
                 "request_phase_ratio_to_bare": summarize(r["request_ratio"]),
             }
-            for w, r in runs.items()
+            for (c, w), r in runs.items()
         },
     }
 
@@ -140,12 +146,16 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--smoke", action="store_true")
-    p.add_argument("--workers", default="1,2", help="worker processes to measure, e.g. 1,2")
+    p.add_argument(
+        "--configs",
+        default=",".join(f"{c}:{w}" for c, w in CONFIGS),
+        help="client:workers pairs to measure (default: %(default)s)",
+    )
     args = p.parse_args(argv)
     cfg = SCALE_SMOKE if args.smoke else SCALE
-    workers = tuple(int(w) for w in args.workers.split(","))
+    configs = tuple((c, int(w)) for c, w in (x.split(":") for x in args.configs.split(",")))
     res = {
-        "runner_scale": runner_scale(cfg, args.repeat, workers),
+        "runner_scale": runner_scale(cfg, args.repeat, configs),
         "startup": startup(args.repeat, 20 if args.smoke else 2000),
     }
     print(json.dumps(res, indent=2))

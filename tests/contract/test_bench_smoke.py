@@ -125,15 +125,15 @@ def test_summary_and_table_format():
     assert text.splitlines()[0].startswith("workload") and "2.000" in text
 
 
-def test_scale_runner_smoke_measures_one_and_two_workers_and_start_up(capsys):
+def test_scale_runner_smoke_measures_clients_and_workers_and_start_up(capsys):
     from bench import scale_runner
 
-    assert scale_runner.main(["--smoke", "--repeat", "1", "--workers", "1,2"]) == 0
+    assert scale_runner.main(["--smoke", "--repeat", "1", "--configs", "aiohttp:1,streams:2"]) == 0
     res = json.loads(capsys.readouterr().out)
     r = res["runner_scale"]
     assert r["requests"] == 2 * scale_runner.SCALE_SMOKE["items"] and r["bare_wall_s"]["n"] == 1
-    for w in ("1", "2"):
-        one = r["by_workers"][w]
+    for config in ("aiohttp:1", "streams:2"):
+        one = r["by_config"][config]
         assert one["ratio_to_bare"]["median"] == pytest.approx(
             one["judgelab_wall_s"]["median"] / r["bare_wall_s"]["median"]
         )

@@ -92,3 +92,34 @@ def test_two_processes_write_1000_entries_each(tmp_path: Path):
         assert len(c) == 2000
         req = {"model": "p2", "messages": [{"role": "user", "content": "999"}]}
         assert c.get(cache.request_key(req)) == {"text": "p2-999"}
+
+
+def test_request_texts_encode_once_and_match_the_separate_encodings():
+    import json as _json
+
+    canonical_json, request_texts = cache.canonical_json, cache.request_texts
+    req = {
+        "model": "m",
+        "endpoint": "http://h:8000/v1",
+        "messages": [{"role": "user", "content": 'é "quoted" \\ \n'}],
+        "temperature": 0.0,
+        "seed": 3,
+    }
+    text, body = request_texts(req)
+    assert text == canonical_json(req)
+    payload = {k: v for k, v in req.items() if k != "endpoint"}
+    assert _json.loads(body) == payload and body == canonical_json(payload).encode("utf-8")
+    # a key that sorts before "endpoint": the body is encoded on its own, still without it
+    text, body = request_texts({**req, "aaa": 1})
+    assert _json.loads(body) == {**payload, "aaa": 1}
+    assert request_texts({"model": "m"})[1] == b'{"model":"m"}'
+
+
+def test_a_request_given_as_text_is_stored_as_that_text(tmp_path):
+    canonical_json = cache.canonical_json
+    req = {"endpoint": "http://h/v1", "model": "m"}
+    with cache.RequestCache(tmp_path / "c.sqlite") as c:
+        assert c.put("k1", canonical_json(req), {"content": "x"})
+        assert c.put("k2", req, {"content": "x"})
+        rows = dict(c._conn.execute("SELECT key, request FROM requests").fetchall())
+    assert rows["k1"] == rows["k2"] == canonical_json(req)

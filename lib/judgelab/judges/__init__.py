@@ -11,9 +11,11 @@
   items + spec + cached responses); `rows`: the judgment and diagnostics rows both engines
   write.
 - `runner`: `run`, `dry_run`, `build_from_cache`; `loop`: the request loop (retries,
-  store-on-arrival); `store`: where the tables live and writing them; `summary`: what a
-  run reports.
-- `cache`: the SQLite request cache; `clients`: the HTTP clients; `references`: reference
+  store-on-arrival); `workers`: one fetch over several processes (`spec.workers`); `store`:
+  where the tables live and writing them; `summary`: what a run reports.
+- `batch`: the same requests through batch APIs, vLLM `run-batch` and Ray, into the cache.
+- `cache`: the SQLite request cache; `clients`: the HTTP clients (`streams`: the lean
+  HTTP/1.1 one); `references`: reference
   texts per reference condition; `chain`: the ContextEval generation → rating chain.
 """
 

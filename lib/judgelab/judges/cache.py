@@ -61,6 +61,27 @@ def storable_json(obj: Any) -> str:
     return text
 
 
+def request_texts(request: Mapping[str, Any]) -> tuple[str, bytes]:
+    """Return a request's canonical JSON (what the cache stores) and the body to send.
+
+    The body is the same JSON without the `endpoint` field, cut out of the canonical text when
+    `endpoint` is its first key (it is for every request the planner makes), so a request is
+    encoded once per call, not twice.
+
+    >>> request_texts({"model": "m", "endpoint": "http://h/v1", "top_p": 1.0})
+    ('{"endpoint":"http://h/v1","model":"m","top_p":1.0}', b'{"model":"m","top_p":1.0}')
+    """
+    text = canonical_json(request)
+    endpoint = request.get("endpoint")
+    if endpoint is None:
+        return text, text.encode("utf-8")
+    head = '{"endpoint":' + json.dumps(endpoint, ensure_ascii=False) + ","
+    if text.startswith(head):
+        return text, ("{" + text[len(head) :]).encode("utf-8")
+    payload = {k: v for k, v in request.items() if k != "endpoint"}
+    return text, canonical_json(payload).encode("utf-8")
+
+
 MAX_TOKEN_COUNT = 10**9
 _SURROGATES = re.compile(r"[\ud800-\udfff]")
 TOKEN_FIELDS = ("prompt_tokens", "completion_tokens")
@@ -117,6 +138,17 @@ def check_record(record: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
     if problems:
         out["problems"] = problems
     return out, problems
+
+
+def _request_text(request: Mapping[str, Any] | str) -> str:
+    """Return the stored text of a request given as a mapping or as its canonical JSON."""
+    if not isinstance(request, str):
+        return storable_json(dict(request))
+    try:
+        request.encode("utf-8")
+    except UnicodeEncodeError:
+        return storable_json(json.loads(request))
+    return request
 
 
 def storage_problem(exc: BaseException) -> str:
@@ -243,21 +275,26 @@ class RequestCache:
             found.update(r[0] for r in rows)
         return found
 
-    def put(self, key: str, request: Mapping[str, Any], response: Mapping[str, Any]) -> bool:
+    def put(self, key: str, request: Mapping[str, Any] | str, response: Mapping[str, Any]) -> bool:
         """Store `response` for `key` unless one is stored already; return True if stored."""
         return self.put_many([(key, request, response)]) == 1
 
-    def put_many(self, entries: Iterable[tuple[str, Mapping[str, Any], Mapping[str, Any]]]) -> int:
+    def put_many(
+        self, entries: Iterable[tuple[str, Mapping[str, Any] | str, Mapping[str, Any]]]
+    ) -> int:
         """Store several entries in one transaction; return how many were new."""
         return self.write_rows(self.encode(entries))
 
     @staticmethod
     def encode(
-        entries: Iterable[tuple[str, Mapping[str, Any], Mapping[str, Any]]],
+        entries: Iterable[tuple[str, Mapping[str, Any] | str, Mapping[str, Any]]],
     ) -> list[tuple[str, str, str, str]]:
-        """Return the rows `write_rows` stores for (key, request, response) entries."""
+        """Return the rows `write_rows` stores for (key, request, response) entries.
+
+        A request may come as its canonical JSON already (`request_texts`).
+        """
         now = datetime.now(UTC).isoformat()
-        return [(k, storable_json(dict(q)), storable_json(dict(r)), now) for k, q, r in entries]
+        return [(k, _request_text(q), storable_json(dict(r)), now) for k, q, r in entries]
 
     def write_rows(self, rows: list[tuple[str, str, str, str]]) -> int:
         """Store encoded rows (`encode`) in one transaction; return how many were new."""

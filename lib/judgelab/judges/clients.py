@@ -44,8 +44,11 @@ CLIENTS = ("aiohttp", "openai", "streams")
 class ChatClient(Protocol):
     """What the runner needs: post one chat payload, return the decoded JSON answer."""
 
-    async def complete(self, payload: dict[str, Any]) -> Any:
-        """Return the decoded JSON body of a 2xx answer, or raise one of the errors above."""
+    async def complete(self, payload: dict[str, Any], body: bytes | None = None) -> Any:
+        """Return the decoded JSON body of a 2xx answer, or raise one of the errors above.
+
+        `body`: `payload` already encoded as JSON (UTF-8), when the caller has it.
+        """
         ...
 
 
@@ -287,11 +290,12 @@ class AioHttpChat:
             await self._session.close()
             self._session = None
 
-    async def complete(self, payload: dict[str, Any]) -> Any:
-        """Post `payload`; return the decoded JSON of a 2xx answer (see the module errors)."""
+    async def complete(self, payload: dict[str, Any], body: bytes | None = None) -> Any:
+        """Post `payload` (or its encoded `body`); return the decoded JSON of a 2xx answer."""
         import aiohttp
 
-        body = json.dumps(payload, ensure_ascii=False).encode("utf-8")
+        if body is None:
+            body = json.dumps(payload, ensure_ascii=False).encode("utf-8")
         try:
             async with self._session.post(self.url, data=body, **self._proxy) as resp:
                 raw = await read_capped(resp, self.max_response_bytes)
@@ -358,8 +362,8 @@ class OpenAISDKChat:
             await self._client.__aexit__(*exc)
             self._client = None
 
-    async def complete(self, payload: dict[str, Any]) -> Any:
-        """Post `payload` with the SDK's low-level `post`; map its errors to this module's."""
+    async def complete(self, payload: dict[str, Any], body: bytes | None = None) -> Any:
+        """Post `payload` with the SDK's low-level `post` (it encodes it: `body` is unused)."""
         import openai
 
         try:

@@ -37,7 +37,7 @@ from typing import Any
 from judgelab.core import secrets
 from judgelab.errors import JudgeRunError
 from judgelab.judges import answers, clients
-from judgelab.judges.cache import RequestCache, storage_problem
+from judgelab.judges.cache import RequestCache, request_texts, storage_problem
 from judgelab.judges.spec import JudgeSpec
 from judgelab.judges.table import Planned, cost_usd
 
@@ -76,12 +76,14 @@ def _scrub(text: str, secret: str | None) -> str:
     return secrets.scrub(text, [secret] if secret and secret != "EMPTY" else [])
 
 
-async def _call(client: clients.ChatClient, payload: dict[str, Any], spec: JudgeSpec) -> dict:
+async def _call(
+    client: clients.ChatClient, payload: dict[str, Any], spec: JudgeSpec, body: bytes | None = None
+) -> dict:
     """Make one chat request; return the record to cache or raise a `clients` error."""
     t0 = time.monotonic()
     try:
         async with asyncio.timeout(spec.timeout_s):  # no extra task per call, as wait_for has
-            resp = await client.complete(payload)
+            resp = await client.complete(payload, body)
     except TimeoutError:
         raise clients.RetryableError("timeout", f"no answer within {spec.timeout_s:g} s") from None
     latency = time.monotonic() - t0
@@ -116,7 +118,7 @@ class _GroupCommit:
         import concurrent.futures
 
         self.cache = cache
-        self.pending: list[tuple[str, dict[str, Any], dict[str, Any], asyncio.Future[None]]] = []
+        self.pending: list[tuple[str, Any, dict[str, Any], asyncio.Future[None]]] = []
         self.writer: asyncio.Task[None] | None = None
         self.pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="judgelab-cache")
 
@@ -124,7 +126,7 @@ class _GroupCommit:
         """Stop the writer thread (every answer was committed: its worker awaited that)."""
         self.pool.shutdown(wait=True)
 
-    async def put(self, key: str, request: dict[str, Any], record: dict[str, Any]) -> None:
+    async def put(self, key: str, request: dict[str, Any] | str, record: dict[str, Any]) -> None:
         """Queue one answer, commit it with the others queued meanwhile, then return."""
         loop = asyncio.get_running_loop()
         done: asyncio.Future[None] = loop.create_future()
@@ -236,9 +238,15 @@ class _Fetch:
     async def _answer(self, client: Any, p: Planned) -> bool:
         """Request `p` until it is stored or given up; return False on a fatal error."""
         attempt = 0
+        try:
+            text, body = request_texts(p.request)  # encoded once: the body and the cache row
+        except Exception as exc:  # e.g. text UTF-8 cannot encode: the request cannot be sent
+            self._failed(p, f"{type(exc).__name__}: {exc}")
+            return True
+        payload = p.payload()
         while True:
             try:
-                record = await _call(client, p.payload(), self.spec)
+                record = await _call(client, payload, self.spec, body)
             except clients.RetryableError as exc:
                 if attempt >= self.spec.max_retries:
                     self._failed(p, f"{exc} (gave up after {attempt} retries)")
@@ -256,12 +264,12 @@ class _Fetch:
             except Exception as exc:  # non-retryable HTTP errors, unexpected bugs
                 self._failed(p, f"{type(exc).__name__}: {exc}")
                 return True
-            return await self._store(p, record)
+            return await self._store(p, text, record)
 
-    async def _store(self, p: Planned, record: dict[str, Any]) -> bool:
+    async def _store(self, p: Planned, request: str, record: dict[str, Any]) -> bool:
         """Store one answer; return False when the cache cannot be written (stop the run)."""
         try:
-            await self.store.put(p.key, p.request, record)
+            await self.store.put(p.key, request, record)
         except (sqlite3.OperationalError, OSError) as exc:  # disk full, I/O error, read-only
             self.storage.append(storage_problem(exc))
             return False

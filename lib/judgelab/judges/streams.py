@@ -139,9 +139,10 @@ class StreamsChat:
         self._open.discard(writer)
         writer.close()
 
-    async def complete(self, payload: dict[str, Any]) -> Any:
-        """Post `payload`; return the decoded JSON of a 2xx answer (see `clients` errors)."""
-        body = json.dumps(payload, ensure_ascii=False).encode("utf-8")
+    async def complete(self, payload: dict[str, Any], body: bytes | None = None) -> Any:
+        """Post `payload` (or its encoded `body`); return the decoded JSON of a 2xx answer."""
+        if body is None:
+            body = json.dumps(payload, ensure_ascii=False).encode("utf-8")
         reader, writer = await self._connect()
         try:
             writer.write(self._head + b"%d\r\n\r\n" % len(body) + body)
