@@ -365,6 +365,20 @@ class RequestCache:
                 f"SELECT key, response FROM requests WHERE key IN ({marks})", chunk
             ).fetchall()
 
+    def last_rowid(self) -> int | None:
+        """Return the newest entry's rowid (0 when empty; None for a WITHOUT ROWID cache)."""
+        try:
+            row = self._conn.execute("SELECT MAX(rowid) FROM requests").fetchone()
+        except sqlite3.OperationalError:  # created WITHOUT ROWID by an older version
+            return None
+        return int(row[0] or 0)
+
+    def rows_after(self, rowid: int) -> list[tuple[int, str, str]]:
+        """Return (rowid, key, response text) of the entries stored after `rowid`, in order."""
+        return self._conn.execute(
+            "SELECT rowid, key, response FROM requests WHERE rowid > ? ORDER BY rowid", (rowid,)
+        ).fetchall()
+
     def keys(self) -> list[str]:
         """Return every stored key."""
         return [r[0] for r in self._conn.execute("SELECT key FROM requests")]

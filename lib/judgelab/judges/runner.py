@@ -34,6 +34,7 @@ from judgelab.judges.cache import RequestCache, check_record, opened
 from judgelab.judges.loop import FetchStats as FetchStats
 from judgelab.judges.loop import backoff_delay as backoff_delay
 from judgelab.judges.loop import fetch as fetch
+from judgelab.judges.prebuild import Prebuild
 from judgelab.judges.references import DERIVED_REFERENCES as DERIVED_REFERENCES
 from judgelab.judges.references import with_derived_references
 from judgelab.judges.resolved import Resolved
@@ -49,7 +50,7 @@ from judgelab.judges.summary import RunResult as RunResult
 from judgelab.judges.summary import Summary as Summary
 from judgelab.judges.summary import estimate_tokens as estimate_tokens
 from judgelab.judges.summary import summary_json as summary_json
-from judgelab.judges.workers import fetch_in_workers
+from judgelab.judges.workers import fetch_in_workers, worker_count
 
 
 def select(
@@ -151,8 +152,12 @@ def _build(
     judge: Resolved,
     cache: RequestCache | None,
     the_plan: table_mod.Plan | None = None,
+    prebuilt: Prebuild | None = None,
 ) -> Built:
-    """Build the resolved judge's table over `items` from the cache (offline: no cache)."""
+    """Build the resolved judge's table over `items` from the cache (offline: no cache).
+
+    `prebuilt`: rows of `the_plan` parsed while the answers arrived; the rest are read now.
+    """
     spec = judge.spec
     if judge.baseline is not None:
         return offline.build(
@@ -164,12 +169,16 @@ def _build(
             orders=spec.orders,
         )
     p = the_plan or table_mod.plan_for(items, judge)
+    keys, parsed = p.keys, None
+    if prebuilt is not None and prebuilt.plan is p:
+        prebuilt.poll()  # the last answers
+        keys, parsed = prebuilt.keys_left(), prebuilt.parsed
     with opened(cache) as c:
         # Checked on the way out too (issue 19 items 4, 7): an entry stored by an older
         # version with malformed usage or unencodable text is used safely, never fatal.
-        stored = c.get_many(p.keys)
+        stored = c.get_many(keys)
     responses = {k: check_record(v)[0] for k, v in stored.items() if isinstance(v, dict)}
-    return table_mod.build_for(items, p, responses)
+    return table_mod.build_for(items, p, responses, parsed=parsed)
 
 
 def build_from_cache(
@@ -198,6 +207,7 @@ class _Requested:
     skipped: int = 0
     request_s: float = 0.0
     evicted: int = 0
+    prebuilt: Prebuild | None = None
 
 
 def _request_missing(
@@ -206,20 +216,27 @@ def _request_missing(
     spec: JudgeSpec,
     progress: bool,
     evict_invalid: bool = False,
+    items: pd.DataFrame | None = None,
 ) -> _Requested:
     """Request every planned call the cache lacks (each distinct key once).
 
     `evict_invalid`: first evict the planned entries `RequestCache.invalid` flags, so they
-    are requested (and paid) again.
+    are requested (and paid) again. `items`: those `p` was planned over; given, and with
+    worker processes fetching, their answers are parsed into rows while they arrive.
     """
     evicted = cache.evict(cache.invalid(p.keys)) if evict_invalid else 0
     have = cache.present(p.keys)
     hits = sum(1 for r in p.requests if r.key in have)
     todo = list({r.key: r for r in p.requests if r.key not in have}.values())
+    pre = None
+    if items is not None and worker_count(spec, len(todo)) > 1:
+        pre = Prebuild(items, p, cache)
     t_req = time.monotonic()
-    stats = fetch_in_workers(spec, todo, cache, cached=hits, progress=progress)
+    stats = fetch_in_workers(
+        spec, todo, cache, cached=hits, progress=progress, on_poll=pre.poll if pre else None
+    )
     took = time.monotonic() - t_req
-    return _Requested(stats, hits, len(p.requests), len(p.skipped), took, evicted)
+    return _Requested(stats, hits, len(p.requests), len(p.skipped), took, evicted, pre)
 
 
 def _summarize(
@@ -310,7 +327,7 @@ def run(
     context = opened(cache) if p is not None else contextlib.nullcontext(cache)
     with context as c:
         asked = (
-            _request_missing(p, c, spec, progress, evict_invalid)
+            _request_missing(p, c, spec, progress, evict_invalid, chosen)
             if p is not None
             else _Requested()
         )
@@ -324,7 +341,7 @@ def run(
             # The selection's plan is the table's when it covers every item and the table's
             # conditions did not change.
             whole = p if len(chosen) == len(items) and now.conditions == judge.conditions else None
-            built = _build(_with_references(items, now), now, c, whole)
+            built = _build(_with_references(items, now), now, c, whole, asked.prebuilt)
             if write_tables:
                 check_identity(items, spec)  # another process may have written it meanwhile
                 built = merge_existing(built, items, spec.judge_id)

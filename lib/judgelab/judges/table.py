@@ -280,20 +280,45 @@ def _answered(
     return row, detail
 
 
+def answered_rows(
+    records: list[dict[str, Any]], the_plan: Plan, index: int, resp: Mapping[str, Any]
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Return the judgment and diagnostics rows of planned request `index` given its answer.
+
+    `records`: `item_records` of the items the plan was made of.
+    """
+    assert the_plan.judge is not None
+    req = the_plan.requests[index]
+    return _answered(req, resp, ItemView(records[req.item_index]), the_plan.judge)
+
+
 def build_for(
-    items: pd.DataFrame, the_plan: Plan, responses: Mapping[str, Mapping[str, Any]]
+    items: pd.DataFrame,
+    the_plan: Plan,
+    responses: Mapping[str, Mapping[str, Any]],
+    *,
+    parsed: Mapping[int, tuple[dict[str, Any], dict[str, Any]]] | None = None,
+    records: list[dict[str, Any]] | None = None,
 ) -> Built:
     """Build the judgment table of a plan's judge over `items` from cached `responses` (pure).
 
     `items` must be the items the plan was made of (`Planned.item_index` points into them).
+    `parsed`: rows already made by `answered_rows` from the same cached answers, by plan
+    index (a run parses answers while they arrive); `records`: `item_records(items)`.
     """
     judge = the_plan.judge
     if judge is None:
         raise ValueError("the plan carries no resolved judge; make it with `plan`/`plan_for`")
-    records = item_records(items)
+    records = item_records(items) if records is None else records
+    parsed = parsed or {}
     rows: list[dict[str, Any]] = []
     details: list[dict[str, Any]] = []
-    for req in the_plan.requests:
+    for i, req in enumerate(the_plan.requests):
+        done = parsed.get(i)
+        if done is not None:
+            rows.append(done[0])
+            details.append(done[1])
+            continue
         resp = responses.get(req.key)
         if resp is None:
             key_cols = {c: getattr(req, c) for c in KEY_COLUMNS}
@@ -322,6 +347,7 @@ __all__ = [
     "Plan",
     "Planned",
     "Skipped",
+    "answered_rows",
     "build",
     "build_for",
     "cost_usd",

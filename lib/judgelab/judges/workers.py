@@ -168,8 +168,12 @@ def fetch_in_workers(
     progress: bool = True,
     seed: int | None = None,
     method: str | None = None,
+    on_poll: Any = None,
 ) -> FetchStats:
     """Request `todo` with `worker_count` processes sharing `cache` (one: in this process).
+
+    `on_poll`: called with no argument about every `POLL_S` while workers run (the runner
+    parses the answers stored so far: `judgelab.judges.prebuild`).
 
     Raises:
         JudgeRunError: a worker stopped on a fatal error (the key refused, the cache not
@@ -192,7 +196,7 @@ def fetch_in_workers(
         conns.append(recv)
         sends.append(send)
         counters.append(counter)
-    replies = _collect(procs, conns, sends, counters, len(todo), spec, cached, progress)
+    replies = _collect(procs, conns, sends, counters, len(todo), spec, cached, progress, on_poll)
     parts, fatal = [], []
     for i, reply in enumerate(replies):
         if reply is None:
@@ -217,6 +221,7 @@ def _collect(
     spec: JudgeSpec,
     cached: int,
     progress: bool,
+    on_poll: Any = None,
 ) -> list[Any]:
     """Start the workers, show their progress, and return each one's reply (None: none)."""
     from tqdm.auto import tqdm
@@ -246,6 +251,11 @@ def _collect(
                     replies[i] = None
                 del waiting[i]
             bar.update(sum(c.value for c in counters) - bar.n)
+            if on_poll is not None:
+                try:
+                    on_poll()
+                except Exception:  # only a head start: the final build reads everything
+                    on_poll = None
     except BaseException:
         _stop(procs)
         raise

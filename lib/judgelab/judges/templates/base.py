@@ -17,6 +17,7 @@ A (first), order 1 shows it as B (second).
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -220,7 +221,20 @@ def fill(template: str, **slots: str) -> str:
     >>> fill("Q: {question} {keep}", question="why?")
     'Q: why? {keep}'
     """
-    return re.sub(r"\{(\w+)\}", lambda m: slots.get(m.group(1), m.group(0)), template)
+    parts = _slots(template)  # [text, name, text, name, ..., text]
+    out = list(parts)
+    for i in range(1, len(parts), 2):
+        out[i] = slots.get(parts[i], "{" + parts[i] + "}")
+    return "".join(out)
+
+
+_SLOT = re.compile(r"\{(\w+)\}")
+
+
+@functools.lru_cache(maxsize=1024)
+def _slots(template: str) -> list[str]:
+    """Return `template` split around its `{name}` slots (names at odd positions)."""
+    return _SLOT.split(template)
 
 
 def fill_brackets(template: str, slots: Mapping[str, str]) -> str:
