@@ -24,8 +24,8 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import math
-import os
 import random
 import sqlite3
 import sys
@@ -38,12 +38,15 @@ from judgelab.core import secrets
 from judgelab.errors import JudgeRunError
 from judgelab.judges import answers, clients
 from judgelab.judges.cache import RequestCache, request_texts, storage_problem
+from judgelab.judges.eventloop import loop_factory as loop_factory
+from judgelab.judges.eventloop import run_coroutine as run_coroutine
 from judgelab.judges.spec import JudgeSpec
 from judgelab.judges.table import Planned, cost_usd
 
 MAX_BACKOFF_S = 60.0
 MAX_RETRY_AFTER_S = 300.0  # the hard ceiling; `spec.max_retry_after_s` (60 s) is the usual cap
 NOTICE_WAIT_S = 5.0  # a retry wait at least this long is announced on stderr
+POLL_S = 0.25  # how often `fetch` calls its `on_poll`
 
 
 @dataclass
@@ -193,11 +196,15 @@ class _Fetch:
 
         self.spec, self.stats, self.cached, self.tick = spec, stats, cached, tick
         self.store = _GroupCommit(cache)
-        self.api_key = spec.api_key()
+        self.api_key: str | None = None  # read with the first request (`client`)
+        self._client: Any = None
+        self._opening = asyncio.Lock()
+        self.exits = contextlib.AsyncExitStack()
         self.rng = random.Random(seed)
-        self.queue: asyncio.Queue[Planned] = asyncio.Queue()
+        self.queue: asyncio.Queue[Planned | None] = asyncio.Queue()
         for p in todo:
             self.queue.put_nowait(p)
+        self.feeding = False  # set while `feed_from` adds requests
         self.bar = tqdm(
             total=len(todo),
             unit="req",
@@ -214,21 +221,64 @@ class _Fetch:
         self.noticed_at = -math.inf
         self.postfix()
 
+    async def feed_from(self, feed: Any) -> None:
+        """Queue the requests `feed` yields as (todo, cache hits) parts, as they come."""
+        try:
+            for todo, hits in feed:
+                if self.fatal or self.storage:
+                    break
+                self.stats.requested += len(todo)
+                self.cached += hits
+                self.bar.total = (self.bar.total or 0) + len(todo)
+                for p in todo:
+                    self.queue.put_nowait(p)
+                await asyncio.sleep(0)  # let the workers send them
+        finally:
+            self.feeding = False
+            for _ in range(self.spec.concurrency):
+                self.queue.put_nowait(None)
+
     def postfix(self) -> None:
         """Show the cache hits, failures and retries beside the bar."""
         s = self.stats
         self.bar.set_postfix(cached=self.cached, failed=s.failed, retries=s.retries, refresh=False)
 
-    async def worker(self, client: Any) -> None:
+    async def client(self) -> Any:
+        """Return the HTTP client, opened (and the key read) when the first request needs it.
+
+        A run whose every request is cached then opens no connection and needs no key.
+        """
+        async with self._opening:
+            if self._client is None:
+                self.api_key = self.spec.api_key()
+                self._client = await self.exits.enter_async_context(
+                    clients.open_client(
+                        self.spec.client,
+                        self.spec.base_url,
+                        self.api_key,
+                        timeout_s=self.spec.timeout_s,
+                        concurrency=self.spec.concurrency,
+                        max_response_bytes=self.spec.max_response_bytes,
+                        connect_timeout_s=self.spec.connect_timeout_s,
+                    )
+                )
+        return self._client
+
+    async def worker(self) -> None:
         """Take requests off the queue until it is empty or the endpoint refused the key."""
         while not (self.fatal or self.storage):
             try:
                 p = self.queue.get_nowait()
             except asyncio.QueueEmpty:
+                if not self.feeding:
+                    return
+                p = await self.queue.get()  # the planner is still adding requests
+            if p is None:  # the planner is done and the queue is empty
                 return
             if self._past(0.0):  # the run deadline passed: what is left is not requested
                 self._failed(p, f"not requested: {self._deadline_note()}")
                 continue
+            client = self._client or await self.client()
             if not await self._answer(client, p):
                 return
             self.bar.update(1)  # the postfix changes only on a retry or a failure
@@ -349,6 +399,8 @@ async def fetch(
     progress: bool = True,
     seed: int | None = None,
     tick: Any = None,
+    feed: Any = None,
+    on_poll: Any = None,
 ) -> FetchStats:
     """Request every planned call in `todo` and store each answer in `cache` on arrival.
 
@@ -361,28 +413,33 @@ async def fetch(
         seed: Seed of the backoff jitter (None: random).
         tick: Called with no argument after each request is done with (answered or given up);
             how a worker process reports its progress (`judgelab.judges.workers`).
+        feed: More requests, planned while the first are answered: an iterator of
+            (todo, cache hits) parts (distinct keys, none in `todo`); the run ends after it.
+        on_poll: Called with no argument every `POLL_S` while requests run (the runner
+            parses the answers stored so far: `judgelab.judges.prebuild`).
 
     Raises:
         JudgeRunError: the endpoint rejected the key (401/403), or the cache cannot be
             written (disk full: the message says so); answers so far are cached.
     """
     stats = FetchStats(requested=len(todo))
-    if not todo:
+    if not todo and feed is None:
         return stats
     state = _Fetch(
         spec, todo, cache, stats, cached=cached, progress=progress, seed=seed, tick=tick
     )
+    state.feeding = feed is not None
     try:
-        async with clients.open_client(
-            spec.client,
-            spec.base_url,
-            state.api_key,
-            timeout_s=spec.timeout_s,
-            concurrency=spec.concurrency,
-            max_response_bytes=spec.max_response_bytes,
-            connect_timeout_s=spec.connect_timeout_s,
-        ) as client:
-            await asyncio.gather(*(state.worker(client) for _ in range(spec.concurrency)))
+        async with state.exits:  # closes the client, if one was opened
+            tasks = [state.worker() for _ in range(spec.concurrency)]
+            if feed is not None:
+                tasks.append(state.feed_from(feed))
+            poller = asyncio.create_task(_poll(on_poll)) if on_poll is not None else None
+            try:
+                await asyncio.gather(*tasks)
+            finally:
+                if poller is not None:
+                    poller.cancel()
     finally:
         state.bar.close()
         state.store.close()
@@ -400,40 +457,14 @@ async def fetch(
     return stats
 
 
-def loop_factory() -> Any:
-    """Return uvloop's event loop factory when it is installed, else None (asyncio's loop).
-
-    uvloop halves the event loop's own CPU per request, which is what bounds a run at high
-    concurrency on one core. `JUDGELAB_EVENT_LOOP=asyncio` keeps the standard loop.
-    """
-    if os.environ.get("JUDGELAB_EVENT_LOOP", "").lower() == "asyncio":
-        return None
-    try:
-        import uvloop
-    except ImportError:  # not on Windows; the standard loop works the same, only slower
-        return None
-    return uvloop.new_event_loop
-
-
-def _run(coro: Any) -> Any:
-    with asyncio.Runner(loop_factory=loop_factory()) as r:
-        return r.run(coro)
-
-
-def run_coroutine(coro: Any) -> Any:
-    """Run `coro` to completion, also where an event loop already runs (a Jupyter kernel).
-
-    `asyncio.run` refuses to start inside a running loop, so there the coroutine gets its
-    own loop in a worker thread. The loop is uvloop's where installed (`loop_factory`).
-    """
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return _run(coro)
-    import concurrent.futures
-
-    with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="judgelab-run") as pool:
-        return pool.submit(_run, coro).result()
+async def _poll(on_poll: Any) -> None:
+    """Call `on_poll` every `POLL_S` until cancelled (an error ends the polling, not the run)."""
+    while True:
+        await asyncio.sleep(POLL_S)
+        try:
+            on_poll()
+        except Exception:  # only a head start: the final build reads everything
+            return
 
 
 __all__ = ["FetchStats", "backoff_delay", "fetch", "loop_factory", "run_coroutine"]

@@ -1,46 +1,61 @@
-"""Parse answers into table rows while worker processes are still fetching them.
+"""Parse answers into table rows while they are still arriving.
 
-With `spec.workers > 1` the parent process mostly waits; `Prebuild.poll` (called between its
-progress updates) reads the entries stored since the last poll (the cache's rowid order) and
-turns those of the run's plan into judgment rows with `table.answered_rows`, so that after
-the last answer only the stragglers are left to parse. The rows are made from the cache
-entries themselves, the same records `table.build_for` would read (an entry is never
-replaced: the first answer stored for a key stays), so the table is identical; entries the
-poll missed are read and parsed by the final build as usual.
+A run's request phase leaves CPU to spare (the requests wait on the endpoint), and after it
+every answer must still be parsed into a row. `Prebuild.poll`, called every so often while
+answers arrive (between the worker processes' progress updates, or from a task of the
+in-process request loop), reads the entries committed since its last poll in the cache's
+rowid order, over a connection of its own (so it never sees an uncommitted write), and turns
+those of the run's plan into judgment rows with `table.answered_rows`. After the last answer
+only the stragglers are left to parse. The rows are made from the cache entries themselves,
+the records `table.build_for` would read (an entry is never replaced: the first answer
+stored for a key stays), so the table is identical; what a poll missed is read and parsed by
+the final build as usual.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from typing import Any
 
-import pandas as pd
-
 from judgelab.judges.cache import RequestCache, check_record
-from judgelab.judges.rows import item_records
-from judgelab.judges.table import Plan, answered_rows
+from judgelab.judges.resolved import Resolved
+from judgelab.judges.table import Plan, Planned, answered_rows
 
 
 class Prebuild:
-    """The rows of one plan parsed so far, by plan index."""
+    """The rows of one plan parsed so far, by plan index; the plan may grow (`add`)."""
 
-    def __init__(self, items: pd.DataFrame, plan: Plan, cache: RequestCache):
-        self.plan, self.cache = plan, cache
-        self.records: list[dict[str, Any]] = item_records(items)
+    def __init__(
+        self,
+        records: list[dict[str, Any]],
+        judge: Resolved,
+        cache_path: str | os.PathLike[str],
+        requests: list[Planned] | None = None,
+    ):
+        self.records, self.judge = records, judge
+        self.plan: Plan | None = None  # the plan these rows are of, once it is whole
+        self.requests: list[Planned] = []
         self.by_key: dict[str, list[int]] = {}
-        for i, p in enumerate(plan.requests):
-            self.by_key.setdefault(p.key, []).append(i)
-        self.since = cache.last_rowid()  # None: a cache without rowids; nothing is prebuilt
         self.parsed: dict[int, tuple[dict[str, Any], dict[str, Any]]] = {}
+        self._reader = RequestCache(cache_path)
+        self.since = self._reader.last_rowid()  # None: a cache without rowids: no head start
+        self.add(requests or [])
+
+    def add(self, requests: list[Planned]) -> None:
+        """Append planned requests (the next part of the plan)."""
+        for p in requests:
+            self.by_key.setdefault(p.key, []).append(len(self.requests))
+            self.requests.append(p)
 
     def poll(self) -> int:
-        """Parse the plan's entries stored since the last poll; return how many."""
+        """Parse the plan's entries committed since the last poll; return how many rows."""
         if self.since is None:
             return 0
         try:
-            fresh = self.cache.rows_after(self.since)
-        except sqlite3.Error:  # busy or gone: the final build reads everything anyway
+            fresh = self._reader.rows_after(self.since)
+        except sqlite3.Error:  # busy: the next poll, or the final build, reads them
             return 0
         n = 0
         for rowid, key, text in fresh:
@@ -56,13 +71,21 @@ class Prebuild:
                 continue
             record = check_record(record)[0]
             for i in indices:
-                self.parsed[i] = answered_rows(self.records, self.plan, i, record)
+                self.parsed[i] = answered_rows(self.records, self.requests[i], record, self.judge)
                 n += 1
         return n
+
+    def present(self, keys: list[str]) -> set[str]:
+        """Return which of `keys` are committed in the cache (read over this connection)."""
+        return self._reader.present(keys)
 
     def keys_left(self) -> list[str]:
         """Return the plan's distinct keys with a request not parsed yet."""
         return [k for k, idx in self.by_key.items() if any(i not in self.parsed for i in idx)]
+
+    def close(self) -> None:
+        """Close the reading connection."""
+        self._reader.close()
 
 
 __all__ = ["Prebuild"]

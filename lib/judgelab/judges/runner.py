@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import contextlib
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
@@ -37,6 +36,7 @@ from judgelab.judges.loop import fetch as fetch
 from judgelab.judges.prebuild import Prebuild
 from judgelab.judges.references import DERIVED_REFERENCES as DERIVED_REFERENCES
 from judgelab.judges.references import with_derived_references
+from judgelab.judges.requesting import PlanStream, Requested, request_missing, request_streamed
 from judgelab.judges.resolved import Resolved
 from judgelab.judges.rows import Built
 from judgelab.judges.spec import JudgeSpec
@@ -50,7 +50,6 @@ from judgelab.judges.summary import RunResult as RunResult
 from judgelab.judges.summary import Summary as Summary
 from judgelab.judges.summary import estimate_tokens as estimate_tokens
 from judgelab.judges.summary import summary_json as summary_json
-from judgelab.judges.workers import fetch_in_workers, worker_count
 
 
 def select(
@@ -197,54 +196,12 @@ def build_from_cache(
     return _build(_with_references(items, judge), judge, cache, the_plan)
 
 
-@dataclass
-class _Requested:
-    """What the request phase of a run did (nothing for an offline baseline)."""
-
-    stats: FetchStats = field(default_factory=FetchStats)
-    hits: int = 0
-    planned: int = 0
-    skipped: int = 0
-    request_s: float = 0.0
-    evicted: int = 0
-    prebuilt: Prebuild | None = None
-
-
-def _request_missing(
-    p: table_mod.Plan,
-    cache: RequestCache,
-    spec: JudgeSpec,
-    progress: bool,
-    evict_invalid: bool = False,
-    items: pd.DataFrame | None = None,
-) -> _Requested:
-    """Request every planned call the cache lacks (each distinct key once).
-
-    `evict_invalid`: first evict the planned entries `RequestCache.invalid` flags, so they
-    are requested (and paid) again. `items`: those `p` was planned over; given, and with
-    worker processes fetching, their answers are parsed into rows while they arrive.
-    """
-    evicted = cache.evict(cache.invalid(p.keys)) if evict_invalid else 0
-    have = cache.present(p.keys)
-    hits = sum(1 for r in p.requests if r.key in have)
-    todo = list({r.key: r for r in p.requests if r.key not in have}.values())
-    pre = None
-    if items is not None and worker_count(spec, len(todo)) > 1:
-        pre = Prebuild(items, p, cache)
-    t_req = time.monotonic()
-    stats = fetch_in_workers(
-        spec, todo, cache, cached=hits, progress=progress, on_poll=pre.poll if pre else None
-    )
-    took = time.monotonic() - t_req
-    return _Requested(stats, hits, len(p.requests), len(p.skipped), took, evicted, pre)
-
-
 def _summarize(
     spec: JudgeSpec,
     items: pd.DataFrame,
     chosen: pd.DataFrame,
     built: Built,
-    asked: _Requested,
+    asked: Requested,
     written: list[Path],
     t0: float,
 ) -> Summary:
@@ -319,18 +276,24 @@ def run(
     chosen = select(items, splits=splits, limit=limit)
     # Everything that can reject the input (conditions, templates) runs before the cache is
     # opened, so a bad argument leaves no file behind; an offline baseline opens no cache.
-    p = None
+    p = stream = None
     if judge.baseline is not None:
         offline.check_benchmark(chosen, judge.baseline)
+    elif spec.workers == 1 and not evict_invalid:
+        stream = PlanStream(chosen, judge)  # its first part is planned now
     else:
         p = table_mod.plan_for(chosen, judge)
-    context = opened(cache) if p is not None else contextlib.nullcontext(cache)
-    with context as c:
-        asked = (
-            _request_missing(p, c, spec, progress, evict_invalid, chosen)
-            if p is not None
-            else _Requested()
-        )
+    remote = p is not None or stream is not None
+    context = opened(cache) if remote else contextlib.nullcontext(cache)
+    with context as c, contextlib.ExitStack() as done:
+        if stream is not None:
+            asked, p = request_streamed(stream, c, spec, progress)
+        elif p is not None:
+            asked = request_missing(p, c, spec, progress, evict_invalid, chosen)
+        else:
+            asked = Requested()
+        if asked.prebuilt is not None:
+            done.callback(asked.prebuilt.close)
         # Build and write under the table's lock: a second process judging other splits of
         # the same judge then rebuilds from a cache that already holds this one's answers,
         # instead of replacing the table with a copy that lacks them.

@@ -15,7 +15,7 @@ request as a single run, so raising `n` reuses what is cached.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -114,26 +114,61 @@ def plan(
 
 def plan_for(items: pd.DataFrame, judge: Resolved) -> Plan:
     """List every request of a resolved remote judge over `items` (pure)."""
+    requests: list[Planned] = []
+    skipped: list[Skipped] = []
+    for part in plan_chunks(items, judge, size=max(1, len(items))):
+        requests += part.requests
+        skipped += part.skipped
+    return Plan(requests, skipped, judge)
+
+
+def plan_chunks(
+    items: pd.DataFrame,
+    judge: Resolved,
+    size: int = 500,
+    records: list[dict[str, Any]] | None = None,
+) -> Iterator[Plan]:
+    """Yield `plan_for(items, judge)` in parts of `size` items each, in order (pure).
+
+    The parts' requests and skips, concatenated, are the whole plan's (`item_index` counts
+    from the first item), so a run can start requesting before the last prompt is built.
+    `records`: `item_records(items)`, when the caller has them.
+    """
     if judge.template is None:
         spec = judge.spec
         raise ValueError(f"judge {spec.judge_id} is an offline baseline; it makes no requests")
     sampling = judge.spec.sampling()
-    requests: list[Planned] = []
-    skipped: list[Skipped] = []
-    for idx, row in enumerate(item_records(items)):
-        where = (str(row["benchmark"]), str(row["split"]), str(row["item_id"]))
-        task = str(row["task"])
-        if not judge.template.applies_to(task):
-            reason = f"template is not for {task} items"
-            skipped.append(Skipped(*where, ",".join(judge.conditions), reason))
-            continue
-        for base in judge.conditions:
-            for cond in _expand(base, task, judge.template):
-                try:
-                    requests += _item_requests(judge, ItemView(row), where, cond, idx, sampling)
-                except NotApplicable as exc:
-                    skipped.append(Skipped(*where, cond, str(exc)))
-    return Plan(requests, skipped, judge)
+    records = item_records(items) if records is None else records
+    for start in range(0, len(records), size):
+        requests: list[Planned] = []
+        skipped: list[Skipped] = []
+        for idx in range(start, min(start + size, len(records))):
+            _plan_item(judge, records[idx], idx, sampling, requests, skipped)
+        yield Plan(requests, skipped, judge)
+
+
+def _plan_item(
+    judge: Resolved,
+    row: dict[str, Any],
+    idx: int,
+    sampling: dict[str, Any],
+    requests: list[Planned],
+    skipped: list[Skipped],
+) -> None:
+    """Append one item's requests (or why it does not apply) to `requests` / `skipped`."""
+    assert judge.template is not None
+    where = (str(row["benchmark"]), str(row["split"]), str(row["item_id"]))
+    task = str(row["task"])
+    if not judge.template.applies_to(task):
+        reason = f"template is not for {task} items"
+        skipped.append(Skipped(*where, ",".join(judge.conditions), reason))
+        return
+    for base in judge.conditions:
+        for cond in _expand(base, task, judge.template):
+            try:
+                requests += _item_requests(judge, ItemView(row), where, cond, idx, sampling)
+            except NotApplicable as exc:
+                skipped.append(Skipped(*where, cond, str(exc)))
 
 
 def _item_requests(
@@ -281,15 +316,13 @@ def _answered(
 
 
 def answered_rows(
-    records: list[dict[str, Any]], the_plan: Plan, index: int, resp: Mapping[str, Any]
+    records: list[dict[str, Any]], req: Planned, resp: Mapping[str, Any], judge: Resolved
 ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Return the judgment and diagnostics rows of planned request `index` given its answer.
+    """Return the judgment and diagnostics rows of planned request `req` given its answer.
 
     `records`: `item_records` of the items the plan was made of.
     """
-    assert the_plan.judge is not None
-    req = the_plan.requests[index]
-    return _answered(req, resp, ItemView(records[req.item_index]), the_plan.judge)
+    return _answered(req, resp, ItemView(records[req.item_index]), judge)
 
 
 def build_for(
@@ -354,6 +387,7 @@ __all__ = [
     "item_records",
     "judge_row",
     "plan",
+    "plan_chunks",
     "plan_for",
     "position_to_chosen",
     "request_for",

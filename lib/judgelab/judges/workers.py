@@ -28,7 +28,8 @@ from typing import Any
 
 from judgelab.errors import JudgeRunError
 from judgelab.judges.cache import RequestCache
-from judgelab.judges.loop import FetchStats, fetch, run_coroutine
+from judgelab.judges.eventloop import run_coroutine
+from judgelab.judges.loop import FetchStats, fetch
 from judgelab.judges.spec import JudgeSpec
 from judgelab.judges.table import Planned
 

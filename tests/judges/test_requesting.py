@@ -1,0 +1,82 @@
+"""The streamed request phase: plan parts, their requests in flight, the same run."""
+
+from __future__ import annotations
+
+import pytest
+
+from judgelab.data import catalog
+from judgelab.judges import requesting, runner, table
+from judgelab.judges import spec as spec_mod
+from judgelab.judges.cache import RequestCache
+from judgelab.judges.resolved import Resolved
+from judgelab.testing.judge_cli import loopback_spec_dict
+from judgelab.testing.openai_server import OpenAIServer
+
+KEY = "sk-" + "test-SECRET-stream-0123456789"
+
+
+@pytest.fixture()
+def items():
+    return catalog.load_items("sample:contextualjudgebench")
+
+
+def _spec(url, **kw):
+    return spec_mod.from_dict(loopback_spec_dict(url, api_key_env="JL_TEST_KEY", **kw))
+
+
+@pytest.mark.parametrize("size", [1, 3, 64])
+def test_plan_parts_concatenate_to_the_whole_plan(items, size):
+    judge = Resolved.of(_spec("http://127.0.0.1:1/v1"), None)
+    whole = table.plan_for(items, judge)
+    parts = list(table.plan_chunks(items, judge, size))
+    assert len(parts) == -(-len(items) // size)
+    assert [r for p in parts for r in p.requests] == whole.requests
+    assert [s for p in parts for s in p.skipped] == whole.skipped
+
+
+def test_streamed_and_planned_first_runs_ask_and_build_the_same(items, tmp_path, monkeypatch):
+    monkeypatch.setenv("JL_TEST_KEY", KEY)
+    monkeypatch.setattr(requesting, "STREAM_ITEMS", 3)  # many small parts
+    with OpenAIServer(latency_s=0.002) as srv:
+        with RequestCache(tmp_path / "a.sqlite") as c:  # evict_invalid: planned first
+            first = runner.run(
+                items,
+                _spec(srv.url),
+                cache=c,
+                progress=False,
+                write_tables=False,
+                evict_invalid=True,
+            )
+        counts_first = dict(srv.counts)
+        srv.reset()
+        with RequestCache(tmp_path / "b.sqlite") as c:
+            streamed = runner.run(
+                items, _spec(srv.url), cache=c, progress=False, write_tables=False
+            )
+        assert dict(srv.counts) == counts_first  # the same requests, each once
+    a, b = first.summary, streamed.summary
+    assert (b.planned, b.requested, b.answered, b.rows) == (a.planned, a.requested, 32, 32)
+    timing = ["latency_s", "created_at"]
+    assert first.judgments.drop(columns=timing).equals(streamed.judgments.drop(columns=timing))
+
+
+def test_a_cached_rerun_needs_no_key_and_opens_no_connection(items, tmp_path, monkeypatch):
+    monkeypatch.setenv("JL_TEST_KEY", KEY)
+    with OpenAIServer() as srv:
+        with RequestCache(tmp_path / "c.sqlite") as c:
+            runner.run(items, _spec(srv.url), cache=c, progress=False, write_tables=False)
+        url = srv.url
+    monkeypatch.delenv("JL_TEST_KEY")  # and the server is gone
+    with RequestCache(tmp_path / "c.sqlite") as c:
+        again = runner.run(items, _spec(url), cache=c, progress=False, write_tables=False)
+    s = again.summary
+    assert (s.cache_hits, s.requested, s.failed, s.rows) == (32, 0, 0, 32)
+
+
+def test_a_missing_key_fails_at_the_first_uncached_request(items, tmp_path, monkeypatch):
+    monkeypatch.delenv("JL_TEST_KEY", raising=False)
+    with pytest.raises(spec_mod.JudgeSpecError, match="JL_TEST_KEY"):
+        with RequestCache(tmp_path / "c.sqlite") as c:
+            runner.run(
+                items, _spec("http://127.0.0.1:9/v1"), cache=c, progress=False, write_tables=False
+            )
