@@ -7,8 +7,8 @@ connections, and reads the answer framed by Content-Length, chunked transfer or 
 the connection: a few tens of µs. It speaks HTTP/1.1 over TCP or TLS (certifi's or
 `SSL_CERT_FILE`'s trust store), asks for identity encoding (gzip and deflate answers are still
 decoded), and goes through no proxy: `clients.open_client` gives aiohttp instead when the
-environment names one. Errors, timeouts and `max_response_bytes` follow the `clients` contract;
-a connection whose exchange did not finish cleanly is closed, never reused.
+environment names one. Errors, timeouts and `max_response_bytes` follow the `clients` contract
+(`wire`); a connection whose exchange did not finish cleanly is closed, never reused.
 """
 
 from __future__ import annotations
@@ -21,13 +21,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from judgelab import __version__
-from judgelab.judges.clients import (
-    RequestError,
-    RetryableError,
-    completions_url,
-    raise_for_status,
-    ssl_context,
-)
+from judgelab.errors import RequestError, RetryableError
+from judgelab.judges.wire import completions_url, raise_for_status, ssl_context
 
 HEAD_LIMIT = 256 * 1024  # the longest response head (status line + headers) accepted
 
