@@ -106,6 +106,21 @@ async def _call(
     raise clients.RetryableError("malformed", record)
 
 
+def progress_bar(spec: JudgeSpec, total: int, progress: bool) -> Any:
+    """Return the run's tqdm bar on stderr (disabled when `progress` is False)."""
+    from tqdm.auto import tqdm  # lazy: keeps `import judgelab.judges` light
+
+    return tqdm(
+        total=total,
+        unit="req",
+        desc=spec.judge_id[:40],
+        disable=not progress,
+        file=sys.stderr,
+        dynamic_ncols=True,
+        mininterval=0.5,
+    )
+
+
 class _GroupCommit:
     """Store answers in the cache, one transaction for all that arrived meanwhile.
 
@@ -192,8 +207,6 @@ class _Fetch:
         seed: int | None,
         tick: Any = None,
     ):
-        from tqdm.auto import tqdm  # lazy: keeps `import judgelab.judges` light
-
         self.spec, self.stats, self.cached, self.tick = spec, stats, cached, tick
         self.store = _GroupCommit(cache)
         self.api_key: str | None = None  # read with the first request (`client`)
@@ -205,15 +218,7 @@ class _Fetch:
         for p in todo:
             self.queue.put_nowait(p)
         self.feeding = False  # set while `feed_from` adds requests
-        self.bar = tqdm(
-            total=len(todo),
-            unit="req",
-            desc=spec.judge_id[:40],
-            disable=not progress,
-            file=sys.stderr,
-            dynamic_ncols=True,
-            mininterval=0.5,
-        )
+        self.bar = progress_bar(spec, len(todo), progress)
         self.fatal: list[str] = []
         self.storage: list[str] = []
         # issue 19 item 9: an optional run deadline, and a line for each long wait

@@ -29,7 +29,7 @@ from typing import Any
 from judgelab.errors import JudgeRunError
 from judgelab.judges.cache import RequestCache
 from judgelab.judges.eventloop import run_coroutine
-from judgelab.judges.loop import FetchStats, fetch
+from judgelab.judges.loop import FetchStats, fetch, progress_bar
 from judgelab.judges.spec import JudgeSpec
 from judgelab.judges.table import Planned
 
@@ -225,17 +225,7 @@ def _collect(
     on_poll: Any = None,
 ) -> list[Any]:
     """Start the workers, show their progress, and return each one's reply (None: none)."""
-    from tqdm.auto import tqdm
-
-    bar = tqdm(
-        total=total,
-        unit="req",
-        desc=spec.judge_id[:40],
-        disable=not progress,
-        file=sys.stderr,
-        dynamic_ncols=True,
-        mininterval=0.5,
-    )
+    bar = progress_bar(spec, total, progress)
     bar.set_postfix(cached=cached, workers=len(procs), refresh=False)
     replies: list[Any] = [None] * len(procs)
     waiting = dict(enumerate(conns))
