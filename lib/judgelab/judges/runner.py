@@ -168,16 +168,16 @@ def _build(
             orders=spec.orders,
         )
     p = the_plan or table_mod.plan_for(items, judge)
-    keys, parsed = p.keys, None
-    if prebuilt is not None and prebuilt.plan is p:
+    keys, parsed, records = p.keys, None, None
+    if prebuilt is not None and prebuilt.plan is p:  # the same items and conditions
         prebuilt.poll()  # the last answers
-        keys, parsed = prebuilt.keys_left(), prebuilt.parsed
+        keys, parsed, records = prebuilt.keys_left(), prebuilt.parsed, prebuilt.records
     with opened(cache) as c:
         # Checked on the way out too (issue 19 items 4, 7): an entry stored by an older
         # version with malformed usage or unencodable text is used safely, never fatal.
         stored = c.get_many(keys)
     responses = {k: check_record(v)[0] for k, v in stored.items() if isinstance(v, dict)}
-    return table_mod.build_for(items, p, responses, parsed=parsed)
+    return table_mod.build_for(items, p, responses, parsed=parsed, records=records)
 
 
 def build_from_cache(
