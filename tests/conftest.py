@@ -29,6 +29,23 @@ _PATH_VARS = (
 )
 
 
+# `-n auto` (pyproject addopts) starts one xdist worker per usable CPU, at most this many: many
+# tests start their own kernels, servers or worker processes, so more workers mostly add load.
+MAX_XDIST_WORKERS = 4
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """Return the worker count for `-n auto`: the usable CPUs, capped at MAX_XDIST_WORKERS.
+
+    `PYTEST_XDIST_AUTO_NUM_WORKERS` still overrides it (None defers to xdist, which reads it).
+    """
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return None
+    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return max(1, min(usable or 1, MAX_XDIST_WORKERS))
+
+
 @pytest.fixture(autouse=True)
 def judgelab_home(
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
