@@ -1,11 +1,11 @@
-"""The streamed request phase: plan parts, their requests in flight, the same run."""
+"""The request phase: plan parts, a cached rerun that needs no key, a missing key."""
 
 from __future__ import annotations
 
 import pytest
 
 from judgelab.data import catalog
-from judgelab.judges import requesting, runner, table
+from judgelab.judges import runner, table
 from judgelab.judges import spec as spec_mod
 from judgelab.judges.cache import RequestCache
 from judgelab.judges.resolved import Resolved
@@ -32,32 +32,6 @@ def test_plan_parts_concatenate_to_the_whole_plan(items, size):
     assert len(parts) == -(-len(items) // size)
     assert [r for p in parts for r in p.requests] == whole.requests
     assert [s for p in parts for s in p.skipped] == whole.skipped
-
-
-def test_streamed_and_planned_first_runs_ask_and_build_the_same(items, tmp_path, monkeypatch):
-    monkeypatch.setenv("JL_TEST_KEY", KEY)
-    monkeypatch.setattr(requesting, "STREAM_ITEMS", 3)  # many small parts
-    with OpenAIServer(latency_s=0.002) as srv:
-        with RequestCache(tmp_path / "a.sqlite") as c:  # evict_invalid: planned first
-            first = runner.run(
-                items,
-                _spec(srv.url),
-                cache=c,
-                progress=False,
-                write_tables=False,
-                evict_invalid=True,
-            )
-        counts_first = dict(srv.counts)
-        srv.reset()
-        with RequestCache(tmp_path / "b.sqlite") as c:
-            streamed = runner.run(
-                items, _spec(srv.url), cache=c, progress=False, write_tables=False
-            )
-        assert dict(srv.counts) == counts_first  # the same requests, each once
-    a, b = first.summary, streamed.summary
-    assert (b.planned, b.requested, b.answered, b.rows) == (a.planned, a.requested, 32, 32)
-    timing = ["latency_s", "created_at"]
-    assert first.judgments.drop(columns=timing).equals(streamed.judgments.drop(columns=timing))
 
 
 def test_a_cached_rerun_needs_no_key_and_opens_no_connection(items, tmp_path, monkeypatch):

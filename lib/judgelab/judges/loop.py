@@ -46,7 +46,6 @@ from judgelab.judges.table import Planned, cost_usd
 MAX_BACKOFF_S = 60.0
 MAX_RETRY_AFTER_S = 300.0  # the hard ceiling; `spec.max_retry_after_s` (60 s) is the usual cap
 NOTICE_WAIT_S = 5.0  # a retry wait at least this long is announced on stderr
-POLL_S = 0.25  # how often `fetch` calls its `on_poll`
 
 
 @dataclass
@@ -126,23 +125,35 @@ class _GroupCommit:
 
     A worker awaits its answer's commit before it takes the next request, so a kill loses at
     most the one answer per worker that was not yet stored; but answers that arrive together
-    share a transaction, which costs a fraction of one commit per answer. The answers are
-    encoded on the event loop and only the SQLite transaction runs in a writer thread (SQLite
-    releases the GIL while it works), so the loop keeps serving connections while a commit
-    waits for the disk or for another process's write lock (`judgelab.judges.workers`).
+    share a transaction, which costs a fraction of one commit per answer.
+
+    `threaded`: the SQLite transaction runs in a writer thread (SQLite releases the GIL while
+    it works), so the loop keeps serving connections while a commit waits for another
+    process's write lock: what worker processes sharing a cache do (`judgelab.judges.workers`).
+    Alone on its cache a run commits on the loop, which measured faster (no thread hand-off).
     """
 
-    def __init__(self, cache: RequestCache):
+    def __init__(self, cache: RequestCache, threaded: bool = False):
         import concurrent.futures
 
         self.cache = cache
         self.pending: list[tuple[str, Any, dict[str, Any], asyncio.Future[None]]] = []
         self.writer: asyncio.Task[None] | None = None
-        self.pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="judgelab-cache")
+        self.pool = (
+            concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="judgelab-cache")
+            if threaded
+            else None
+        )
 
     def close(self) -> None:
         """Stop the writer thread (every answer was committed: its worker awaited that)."""
-        self.pool.shutdown(wait=True)
+        if self.pool is not None:
+            self.pool.shutdown(wait=True)
+
+    async def _run(self, loop: Any, fn: Any, *args: Any) -> Any:
+        if self.pool is None:
+            return fn(*args)
+        return await loop.run_in_executor(self.pool, fn, *args)
 
     async def put(self, key: str, request: dict[str, Any] | str, record: dict[str, Any]) -> None:
         """Queue one answer, commit it with the others queued meanwhile, then return."""
@@ -171,10 +182,10 @@ class _GroupCommit:
             self.writer = None
 
     async def _commit(self, loop: Any, batch: list[Any]) -> list[BaseException | None]:
-        """Commit `batch` in the writer thread; return each entry's error (None: stored)."""
+        """Commit `batch`; return each entry's error (None: stored)."""
         try:
             rows = self.cache.encode([(k, q, r) for k, q, r, _ in batch])
-            await loop.run_in_executor(self.pool, self.cache.write_rows, rows)
+            await self._run(loop, self.cache.write_rows, rows)
         except (sqlite3.OperationalError, OSError) as exc:  # disk full: every waiter sees it
             return [exc] * len(batch)
         except Exception:
@@ -183,7 +194,7 @@ class _GroupCommit:
             out: list[BaseException | None] = []
             for k, q, r, _ in batch:
                 try:
-                    await loop.run_in_executor(self.pool, self.cache.put, k, q, r)
+                    await self._run(loop, self.cache.put, k, q, r)
                 except Exception as exc:
                     out.append(exc)
                 else:
@@ -206,18 +217,18 @@ class _Fetch:
         progress: bool,
         seed: int | None,
         tick: Any = None,
+        threaded_commits: bool = False,
     ):
         self.spec, self.stats, self.cached, self.tick = spec, stats, cached, tick
-        self.store = _GroupCommit(cache)
+        self.store = _GroupCommit(cache, threaded=threaded_commits)
         self.api_key: str | None = None  # read with the first request (`client`)
         self._client: Any = None
         self._opening = asyncio.Lock()
         self.exits = contextlib.AsyncExitStack()
         self.rng = random.Random(seed)
-        self.queue: asyncio.Queue[Planned | None] = asyncio.Queue()
+        self.queue: asyncio.Queue[Planned] = asyncio.Queue()
         for p in todo:
             self.queue.put_nowait(p)
-        self.feeding = False  # set while `feed_from` adds requests
         self.bar = progress_bar(spec, len(todo), progress)
         self.fatal: list[str] = []
         self.storage: list[str] = []
@@ -225,23 +236,6 @@ class _Fetch:
         self.deadline = time.monotonic() + spec.deadline_s if spec.deadline_s else None
         self.noticed_at = -math.inf
         self.postfix()
-
-    async def feed_from(self, feed: Any) -> None:
-        """Queue the requests `feed` yields as (todo, cache hits) parts, as they come."""
-        try:
-            for todo, hits in feed:
-                if self.fatal or self.storage:
-                    break
-                self.stats.requested += len(todo)
-                self.cached += hits
-                self.bar.total = (self.bar.total or 0) + len(todo)
-                for p in todo:
-                    self.queue.put_nowait(p)
-                await asyncio.sleep(0)  # let the workers send them
-        finally:
-            self.feeding = False
-            for _ in range(self.spec.concurrency):
-                self.queue.put_nowait(None)
 
     def postfix(self) -> None:
         """Show the cache hits, failures and retries beside the bar."""
@@ -275,10 +269,6 @@ class _Fetch:
             try:
                 p = self.queue.get_nowait()
             except asyncio.QueueEmpty:
-                if not self.feeding:
-                    return
-                p = await self.queue.get()  # the planner is still adding requests
-            if p is None:  # the planner is done and the queue is empty
                 return
             if self._past(0.0):  # the run deadline passed: what is left is not requested
                 self._failed(p, f"not requested: {self._deadline_note()}")
@@ -404,8 +394,7 @@ async def fetch(
     progress: bool = True,
     seed: int | None = None,
     tick: Any = None,
-    feed: Any = None,
-    on_poll: Any = None,
+    threaded_commits: bool = False,
 ) -> FetchStats:
     """Request every planned call in `todo` and store each answer in `cache` on arrival.
 
@@ -418,33 +407,29 @@ async def fetch(
         seed: Seed of the backoff jitter (None: random).
         tick: Called with no argument after each request is done with (answered or given up);
             how a worker process reports its progress (`judgelab.judges.workers`).
-        feed: More requests, planned while the first are answered: an iterator of
-            (todo, cache hits) parts (distinct keys, none in `todo`); the run ends after it.
-        on_poll: Called with no argument every `POLL_S` while requests run (the runner
-            parses the answers stored so far: `judgelab.judges.prebuild`).
+        threaded_commits: Commit in a writer thread (other processes write the same cache).
 
     Raises:
         JudgeRunError: the endpoint rejected the key (401/403), or the cache cannot be
             written (disk full: the message says so); answers so far are cached.
     """
     stats = FetchStats(requested=len(todo))
-    if not todo and feed is None:
+    if not todo:
         return stats
     state = _Fetch(
-        spec, todo, cache, stats, cached=cached, progress=progress, seed=seed, tick=tick
+        spec,
+        todo,
+        cache,
+        stats,
+        cached=cached,
+        progress=progress,
+        seed=seed,
+        tick=tick,
+        threaded_commits=threaded_commits,
     )
-    state.feeding = feed is not None
     try:
         async with state.exits:  # closes the client, if one was opened
-            tasks = [state.worker() for _ in range(spec.concurrency)]
-            if feed is not None:
-                tasks.append(state.feed_from(feed))
-            poller = asyncio.create_task(_poll(on_poll)) if on_poll is not None else None
-            try:
-                await asyncio.gather(*tasks)
-            finally:
-                if poller is not None:
-                    poller.cancel()
+            await asyncio.gather(*(state.worker() for _ in range(spec.concurrency)))
     finally:
         state.bar.close()
         state.store.close()
@@ -460,16 +445,6 @@ async def fetch(
             f"key in ${spec.api_key_env}; {stats.answered} answers were cached before stopping"
         )
     return stats
-
-
-async def _poll(on_poll: Any) -> None:
-    """Call `on_poll` every `POLL_S` until cancelled (an error ends the polling, not the run)."""
-    while True:
-        await asyncio.sleep(POLL_S)
-        try:
-            on_poll()
-        except Exception:  # only a head start: the final build reads everything
-            return
 
 
 __all__ = ["FetchStats", "backoff_delay", "fetch", "loop_factory", "run_coroutine"]

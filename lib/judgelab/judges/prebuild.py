@@ -1,9 +1,8 @@
-"""Parse answers into table rows while they are still arriving.
+"""Parse answers into table rows while worker processes are still fetching them.
 
-A run's request phase leaves CPU to spare (the requests wait on the endpoint), and after it
-every answer must still be parsed into a row. `Prebuild.poll`, called every so often while
-answers arrive (between the worker processes' progress updates, or from a task of the
-in-process request loop), reads the entries committed since its last poll in the cache's
+With `spec.workers > 1` the parent process mostly waits, and after the request phase every
+answer must still be parsed into a row. `Prebuild.poll`, called between the workers'
+progress updates, reads the entries committed since its last poll in the cache's
 rowid order, over a connection of its own (so it never sees an uncommitted write), and turns
 those of the run's plan into judgment rows with `table.answered_rows`. After the last answer
 only the stragglers are left to parse. The rows are made from the cache entries themselves,
@@ -74,10 +73,6 @@ class Prebuild:
                 self.parsed[i] = answered_rows(self.records, self.requests[i], record, self.judge)
                 n += 1
         return n
-
-    def present(self, keys: list[str]) -> set[str]:
-        """Return which of `keys` are committed in the cache (read over this connection)."""
-        return self._reader.present(keys)
 
     def keys_left(self) -> list[str]:
         """Return the plan's distinct keys with a request not parsed yet."""

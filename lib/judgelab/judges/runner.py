@@ -36,7 +36,7 @@ from judgelab.judges.loop import fetch as fetch
 from judgelab.judges.prebuild import Prebuild
 from judgelab.judges.references import DERIVED_REFERENCES as DERIVED_REFERENCES
 from judgelab.judges.references import with_derived_references
-from judgelab.judges.requesting import PlanStream, Requested, request_missing, request_streamed
+from judgelab.judges.requesting import Requested, request_missing
 from judgelab.judges.resolved import Resolved
 from judgelab.judges.rows import Built
 from judgelab.judges.spec import JudgeSpec
@@ -276,19 +276,14 @@ def run(
     chosen = select(items, splits=splits, limit=limit)
     # Everything that can reject the input (conditions, templates) runs before the cache is
     # opened, so a bad argument leaves no file behind; an offline baseline opens no cache.
-    p = stream = None
+    p = None
     if judge.baseline is not None:
         offline.check_benchmark(chosen, judge.baseline)
-    elif spec.workers == 1 and not evict_invalid:
-        stream = PlanStream(chosen, judge)  # its first part is planned now
     else:
         p = table_mod.plan_for(chosen, judge)
-    remote = p is not None or stream is not None
-    context = opened(cache) if remote else contextlib.nullcontext(cache)
+    context = opened(cache) if p is not None else contextlib.nullcontext(cache)
     with context as c, contextlib.ExitStack() as done:
-        if stream is not None:
-            asked, p = request_streamed(stream, c, spec, progress)
-        elif p is not None:
+        if p is not None:
             asked = request_missing(p, c, spec, progress, evict_invalid, chosen)
         else:
             asked = Requested()

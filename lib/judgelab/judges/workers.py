@@ -107,7 +107,10 @@ def _worker(
     try:
         die_with_parent(parent)
         with RequestCache(cache_path) as cache:
-            stats = run_coroutine(fetch(spec, shard, cache, progress=False, seed=seed, tick=tick))
+            coro = fetch(
+                spec, shard, cache, progress=False, seed=seed, tick=tick, threaded_commits=True
+            )
+            stats = run_coroutine(coro)
         reply = ("ok", stats)
     except JudgeRunError as exc:
         reply = ("error", str(exc))
