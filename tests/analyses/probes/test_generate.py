@@ -80,6 +80,22 @@ def test_noop_variants_are_flagged():
     assert not out.set_index("item_id").loc["0~authority~pos", "probe_noop"]
 
 
+def test_variant_counts_count_each_arm_and_its_noops():
+    items = _items(2)
+    items.loc[0, "response_neg"] = "   "  # the authority probe cannot change this response
+    out = probes.generate(items, ["authority", "distractor"], seed=1)
+    counts = probes.variant_counts(out)
+    assert counts.columns.tolist() == ["probe", "probe_target", "items", "noop"]
+    arms = counts.set_index(["probe", "probe_target"])
+    assert (
+        arms.loc[("authority", "neg"), "items"] == 2
+        and arms.loc[("authority", "neg"), "noop"] == 1
+    )
+    assert arms.loc[("authority", "pos"), "noop"] == 0
+    assert len(counts) == 1 + 2 * 2 and counts["items"].sum() == len(out)  # control + 4 arms
+    assert probes.variant_counts(probes.provenance(out)).equals(counts)  # provenance works too
+
+
 def test_bad_input_is_refused_clearly():
     items = _items()
     with pytest.raises(ValueError, match="probe must be one of"):

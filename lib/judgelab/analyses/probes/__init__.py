@@ -38,6 +38,7 @@ from judgelab.analyses.probes.generate import (
     is_probe_benchmark,
     provenance,
     select_items,
+    variant_counts,
 )
 from judgelab.analyses.probes.runs import BASELINES, commands, offline_judgments
 
@@ -63,5 +64,6 @@ __all__ = [
     "probe_effects",
     "probe_pairs",
     "provenance",
+    "variant_counts",
     "select_items",
 ]

@@ -207,6 +207,23 @@ def provenance(items: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+def variant_counts(items: pd.DataFrame) -> pd.DataFrame:
+    """Return how many items each (probe, target) arm has, and how many left the text as is.
+
+    `items`: a probe benchmark (`generate`) or its `provenance`. Returns one row per arm in
+    the order the arms first appear: `probe`, `probe_target`, `items`, `noop` (variants the
+    probe could not change: they stay in, counted, and weigh in the effects like any other).
+    """
+    prov = items if "probe_noop" in items.columns else provenance(items)
+    noop = prov["probe_noop"].map(lambda v: v is True or v == 1).astype(int)
+    return (
+        prov.assign(probe_noop=noop)
+        .groupby(["probe", "probe_target"], sort=False)
+        .agg(items=("item_id", "size"), noop=("probe_noop", "sum"))
+        .reset_index()
+    )
+
+
 def is_probe_benchmark(items: pd.DataFrame) -> bool:
     """Return True when some item carries probe provenance (a control and a variant)."""
     if "meta" not in items.columns or items.empty:
@@ -224,5 +241,6 @@ __all__ = [
     "is_probe_benchmark",
     "provenance",
     "select_items",
+    "variant_counts",
     "variant_id",
 ]
