@@ -1,14 +1,13 @@
-"""The request phase: plan parts, a cached rerun that needs no key, a missing key."""
+"""The request phase: a cached rerun needs no key; a missing key fails at the first request."""
 
 from __future__ import annotations
 
 import pytest
 
 from judgelab.data import catalog
-from judgelab.judges import runner, table
+from judgelab.judges import runner
 from judgelab.judges import spec as spec_mod
 from judgelab.judges.cache import RequestCache
-from judgelab.judges.resolved import Resolved
 from judgelab.testing.judge_cli import loopback_spec_dict
 from judgelab.testing.openai_server import OpenAIServer
 
@@ -22,16 +21,6 @@ def items():
 
 def _spec(url, **kw):
     return spec_mod.from_dict(loopback_spec_dict(url, api_key_env="JL_TEST_KEY", **kw))
-
-
-@pytest.mark.parametrize("size", [1, 3, 64])
-def test_plan_parts_concatenate_to_the_whole_plan(items, size):
-    judge = Resolved.of(_spec("http://127.0.0.1:1/v1"), None)
-    whole = table.plan_for(items, judge)
-    parts = list(table.plan_chunks(items, judge, size))
-    assert len(parts) == -(-len(items) // size)
-    assert [r for p in parts for r in p.requests] == whole.requests
-    assert [s for p in parts for s in p.skipped] == whole.skipped
 
 
 def test_a_cached_rerun_needs_no_key_and_opens_no_connection(items, tmp_path, monkeypatch):

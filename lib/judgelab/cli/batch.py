@@ -137,6 +137,19 @@ def _cmd_status(args: argparse.Namespace) -> int:
     return 0
 
 
+def _write_table(
+    items: Any, spec: Any, cache: Any, conditions: list[str] | None, indent: str = ""
+) -> None:
+    """Build and write the judge's table from the cache; print its rows and paths."""
+    from judgelab.judges.batch import backend
+
+    built, paths = backend.write_table(items, spec, cache, conditions or None)
+    pending = int((built.details["status"] == "pending").sum())
+    print(f"{indent}judgment rows      {len(built.judgments)} ({pending} pending)")
+    for p in paths:
+        print(f"{indent}table              {p}")
+
+
 def _cmd_collect(args: argparse.Namespace) -> int:
     from judgelab.judges.batch import backend
 
@@ -145,11 +158,7 @@ def _cmd_collect(args: argparse.Namespace) -> int:
         report = backend.collect(spec, cache=cache, provider=args.provider)
         print(report.format())
         if items is not None:
-            built, paths = backend.write_table(items, spec, cache, args.condition or None)
-            pending = int((built.details["status"] == "pending").sum())
-            print(f"judgment rows      {len(built.judgments)} ({pending} pending)")
-            for p in paths:
-                print(f"table              {p}")
+            _write_table(items, spec, cache, args.condition)
     bad = len(report.ingest.errors) + len(report.ingest.unknown) + report.missing
     return EXIT_INCOMPLETE if bad else 0
 
@@ -186,11 +195,7 @@ def _cmd_ingest(args: argparse.Namespace) -> int:
         print(f"judge {spec.judge_id}: ingested {len(args.files)} file(s)")
         print(total.format())
         if not args.no_table:
-            built, paths = backend.write_table(items, spec, cache, args.condition or None)
-            pending = int((built.details["status"] == "pending").sum())
-            print(f"  judgment rows      {len(built.judgments)} ({pending} pending)")
-            for p in paths:
-                print(f"  table              {p}")
+            _write_table(items, spec, cache, args.condition, indent="  ")
     if total.unknown:
         print(
             "  unknown custom_ids are not requests of this judge on this benchmark: pass the "
@@ -230,11 +235,7 @@ def _cmd_ray(args: argparse.Namespace) -> int:
         print(f"ingested {args.out}")
         print(got.format())
         if items is not None:
-            built, paths = backend.write_table(items, spec, cache, args.condition or None)
-            pending = int((built.details["status"] == "pending").sum())
-            print(f"  judgment rows      {len(built.judgments)} ({pending} pending)")
-            for p in paths:
-                print(f"  table              {p}")
+            _write_table(items, spec, cache, args.condition, indent="  ")
     return EXIT_INCOMPLETE if got.errors or got.unknown else 0
 
 

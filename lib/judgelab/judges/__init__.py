@@ -10,12 +10,13 @@
 - `table`: `plan` (the exact requests) and `build` (the judgment table as a pure function of
   items + spec + cached responses); `rows`: the judgment and diagnostics rows both engines
   write.
-- `runner`: `run`, `dry_run`, `build_from_cache`; `loop`: the request loop (retries,
-  store-on-arrival); `workers`: one fetch over several processes (`spec.workers`); `store`:
-  where the tables live and writing them; `summary`: what a run reports.
+- `runner`: `run`, `dry_run`, `build_from_cache`; `requesting`: a run's request phase;
+  `loop`: the request loop (retries, store-on-arrival) on `eventloop`'s loop; `workers`: one
+  fetch over several processes (`spec.workers`), whose answers `prebuild` parses while they
+  arrive; `store`: where the tables live and writing them; `summary`: what a run reports.
 - `batch`: the same requests through batch APIs, vLLM `run-batch` and Ray, into the cache.
 - `cache`: the SQLite request cache; `clients`: the HTTP clients (`streams`: the lean
-  HTTP/1.1 one); `references`: reference
+  HTTP/1.1 one; `wire`: what they share); `references`: reference
   texts per reference condition; `chain`: the ContextEval generation → rating chain.
 """
 

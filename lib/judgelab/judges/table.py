@@ -15,7 +15,7 @@ request as a single run, so raising `n` reuses what is cached.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -114,37 +114,15 @@ def plan(
 
 def plan_for(items: pd.DataFrame, judge: Resolved) -> Plan:
     """List every request of a resolved remote judge over `items` (pure)."""
-    requests: list[Planned] = []
-    skipped: list[Skipped] = []
-    for part in plan_chunks(items, judge, size=max(1, len(items))):
-        requests += part.requests
-        skipped += part.skipped
-    return Plan(requests, skipped, judge)
-
-
-def plan_chunks(
-    items: pd.DataFrame,
-    judge: Resolved,
-    size: int = 500,
-    records: list[dict[str, Any]] | None = None,
-) -> Iterator[Plan]:
-    """Yield `plan_for(items, judge)` in parts of `size` items each, in order (pure).
-
-    The parts' requests and skips, concatenated, are the whole plan's (`item_index` counts
-    from the first item), so a run can start requesting before the last prompt is built.
-    `records`: `item_records(items)`, when the caller has them.
-    """
     if judge.template is None:
         spec = judge.spec
         raise ValueError(f"judge {spec.judge_id} is an offline baseline; it makes no requests")
     sampling = judge.spec.sampling()
-    records = item_records(items) if records is None else records
-    for start in range(0, len(records), size):
-        requests: list[Planned] = []
-        skipped: list[Skipped] = []
-        for idx in range(start, min(start + size, len(records))):
-            _plan_item(judge, records[idx], idx, sampling, requests, skipped)
-        yield Plan(requests, skipped, judge)
+    requests: list[Planned] = []
+    skipped: list[Skipped] = []
+    for idx, row in enumerate(item_records(items)):
+        _plan_item(judge, row, idx, sampling, requests, skipped)
+    return Plan(requests, skipped, judge)
 
 
 def _plan_item(
@@ -387,7 +365,6 @@ __all__ = [
     "item_records",
     "judge_row",
     "plan",
-    "plan_chunks",
     "plan_for",
     "position_to_chosen",
     "request_for",
