@@ -30,7 +30,7 @@ def test_rows_parsed_in_two_polls_equal_the_rows_built_at_the_end(tmp_path):
     answers = {p.key: _answer(i) for i, p in enumerate(plan.requests)}
     with RequestCache(tmp_path / "c.sqlite") as cache:
         cache.put(request_key({"endpoint": "x", "model": "other"}), {"model": "other"}, {})
-        pre = Prebuild(item_records(items), plan.judge, cache.path, plan.requests)
+        pre = Prebuild(item_records(items), plan, cache.path)
         keys = list(answers)
         cache.put_many([(k, plan.requests[0].request, answers[k]) for k in keys[:10]])
         assert pre.poll() == 10 and len(pre.keys_left()) == len(keys) - 10
@@ -59,6 +59,6 @@ def test_a_cache_without_rowids_prebuilds_nothing(tmp_path):
     spec = spec_mod.from_dict(loopback_spec_dict("http://127.0.0.1:1/v1", api_key_env="K"))
     plan = table.plan(items, spec)
     with RequestCache(path) as cache:
-        pre = Prebuild(item_records(items), plan.judge, cache.path, plan.requests)
+        pre = Prebuild(item_records(items), plan, cache.path)
         cache.put(plan.requests[0].key, plan.requests[0].request, _answer(0))
         assert pre.poll() == 0 and len(pre.keys_left()) == len(plan.keys)

@@ -33,6 +33,7 @@ from judgelab.errors import RequestError as RequestError
 from judgelab.errors import RetryableError as RetryableError
 from judgelab.errors import check_choice
 from judgelab.judges.wire import completions_url as completions_url
+from judgelab.judges.wire import connect_timeout, too_large
 from judgelab.judges.wire import env_proxy as env_proxy
 from judgelab.judges.wire import error_message as error_message
 from judgelab.judges.wire import malformed_key as malformed_key
@@ -88,24 +89,13 @@ async def read_capped(resp: Any, limit: int | None) -> bytes:
     if limit is None:
         return bytes(await resp.read())
     if resp.content_length is not None and resp.content_length > limit:
-        raise RequestError(_too_large(f"{resp.content_length} bytes announced", limit))
+        raise too_large(f"{resp.content_length} bytes announced", limit)
     buf = bytearray()
     async for chunk in resp.content.iter_any():
         buf += chunk
         if len(buf) > limit:
-            raise RequestError(_too_large(f"more than {limit} bytes", limit))
+            raise too_large(f"more than {limit} bytes", limit)
     return bytes(buf)
-
-
-def _connect_timeout(limit: float | None) -> RetryableError:
-    return RetryableError("connect_timeout", f"no connection within {limit:g} s")
-
-
-def _too_large(what: str, limit: int) -> str:
-    return (
-        f"response too large: {what}, over max_response_bytes={limit} (not cached; raise "
-        "max_response_bytes in the spec to accept such answers)"
-    )
 
 
 class AioHttpChat:
@@ -171,7 +161,7 @@ class AioHttpChat:
                 raw = await read_capped(resp, self.max_response_bytes)
                 status, headers = resp.status, resp.headers
         except aiohttp.ConnectionTimeoutError:
-            raise _connect_timeout(self.connect_timeout_s) from None
+            raise connect_timeout(self.connect_timeout_s) from None
         except TimeoutError as exc:
             if _disconnected(exc):
                 raise RetryableError("connection", "the server closed the connection") from None
@@ -246,7 +236,7 @@ class OpenAISDKChat:
             raise  # pragma: no cover - APIStatusError is never a 2xx
         except (TimeoutError, openai.APITimeoutError) as exc:
             if _connect_timed_out(exc):
-                raise _connect_timeout(self.connect_timeout_s) from None
+                raise connect_timeout(self.connect_timeout_s) from None
             if _disconnected(exc):
                 raise RetryableError("connection", "the server closed the connection") from None
             raise RetryableError("timeout", f"no answer within {self.timeout_s:g} s") from None

@@ -19,34 +19,24 @@ import sqlite3
 from typing import Any
 
 from judgelab.judges.cache import RequestCache, check_record
-from judgelab.judges.resolved import Resolved
-from judgelab.judges.table import Plan, Planned, answered_rows
+from judgelab.judges.table import Plan, answered_rows
 
 
 class Prebuild:
-    """The rows of one plan parsed so far, by plan index; the plan may grow (`add`)."""
+    """The rows of one plan parsed so far, by plan index."""
 
     def __init__(
-        self,
-        records: list[dict[str, Any]],
-        judge: Resolved,
-        cache_path: str | os.PathLike[str],
-        requests: list[Planned] | None = None,
+        self, records: list[dict[str, Any]], plan: Plan, cache_path: str | os.PathLike[str]
     ):
-        self.records, self.judge = records, judge
-        self.plan: Plan | None = None  # the plan these rows are of, once it is whole
-        self.requests: list[Planned] = []
+        if plan.judge is None:
+            raise ValueError("the plan carries no resolved judge; make it with `plan_for`")
+        self.records, self.plan, self.judge = records, plan, plan.judge
         self.by_key: dict[str, list[int]] = {}
+        for i, p in enumerate(plan.requests):
+            self.by_key.setdefault(p.key, []).append(i)
         self.parsed: dict[int, tuple[dict[str, Any], dict[str, Any]]] = {}
         self._reader = RequestCache(cache_path)
         self.since = self._reader.last_rowid()  # None: a cache without rowids: no head start
-        self.add(requests or [])
-
-    def add(self, requests: list[Planned]) -> None:
-        """Append planned requests (the next part of the plan)."""
-        for p in requests:
-            self.by_key.setdefault(p.key, []).append(len(self.requests))
-            self.requests.append(p)
 
     def poll(self) -> int:
         """Parse the plan's entries committed since the last poll; return how many rows."""
@@ -70,7 +60,9 @@ class Prebuild:
                 continue
             record = check_record(record)[0]
             for i in indices:
-                self.parsed[i] = answered_rows(self.records, self.requests[i], record, self.judge)
+                self.parsed[i] = answered_rows(
+                    self.records, self.plan.requests[i], record, self.judge
+                )
                 n += 1
         return n
 

@@ -58,8 +58,7 @@ def request_missing(
     todo = list({r.key: r for r in p.requests if r.key not in have}.values())
     pre = None
     if items is not None and p.judge is not None and worker_count(spec, len(todo)) > 1:
-        pre = Prebuild(item_records(items), p.judge, cache.path, p.requests)
-        pre.plan = p
+        pre = Prebuild(item_records(items), p, cache.path)
     t_req = time.monotonic()
     stats = fetch_in_workers(
         spec, todo, cache, cached=hits, progress=progress, on_poll=pre.poll if pre else None

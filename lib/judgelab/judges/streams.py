@@ -21,21 +21,20 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from judgelab import __version__
-from judgelab.errors import RequestError, RetryableError
-from judgelab.judges.wire import completions_url, raise_for_status, ssl_context
+from judgelab.errors import RetryableError
+from judgelab.judges.wire import (
+    completions_url,
+    connect_timeout,
+    raise_for_status,
+    ssl_context,
+    too_large,
+)
 
 HEAD_LIMIT = 256 * 1024  # the longest response head (status line + headers) accepted
 
 
 class BadResponse(Exception):
     """The server's bytes are not an HTTP/1.x response we can read."""
-
-
-def _too_large(what: str, limit: int) -> RequestError:
-    return RequestError(
-        f"response too large: {what}, over max_response_bytes={limit} (not cached; raise "
-        "max_response_bytes in the spec to accept such answers)"
-    )
 
 
 def parse_head(head: bytes) -> tuple[str, int, dict[str, str]]:
@@ -123,8 +122,7 @@ class StreamsChat:
                     limit=HEAD_LIMIT,
                 )
         except TimeoutError:
-            limit = self.connect_timeout_s
-            raise RetryableError("connect_timeout", f"no connection within {limit:g} s") from None
+            raise connect_timeout(self.connect_timeout_s) from None
         except OSError as exc:
             raise RetryableError("connection", f"connection error: {type(exc).__name__}") from None
         self._open.add(writer)
@@ -183,13 +181,13 @@ class StreamsChat:
             if n < 0:
                 raise BadResponse(f"negative Content-Length {n}")
             if limit is not None and n > limit:
-                raise _too_large(f"{n} bytes announced", limit)
+                raise too_large(f"{n} bytes announced", limit)
             raw = await reader.readexactly(n)
         else:  # framed by the end of the connection
             keep = False
             raw = await reader.read(limit + 1) if limit is not None else await reader.read()
             if limit is not None and len(raw) > limit:
-                raise _too_large(f"more than {limit} bytes", limit)
+                raise too_large(f"more than {limit} bytes", limit)
         return status, headers, _decoded(raw, headers, limit), keep
 
     @staticmethod
@@ -203,7 +201,7 @@ class StreamsChat:
                     pass
                 return bytes(buf)
             if limit is not None and len(buf) + size > limit:
-                raise _too_large(f"more than {limit} bytes", limit)
+                raise too_large(f"more than {limit} bytes", limit)
             buf += await reader.readexactly(size)
             if await reader.readexactly(2) != b"\r\n":
                 raise BadResponse("chunk not followed by CRLF")
@@ -220,7 +218,7 @@ def _decoded(raw: bytes, headers: dict[str, str], limit: int | None) -> bytes:
     d = zlib.decompressobj(wbits)
     out = d.decompress(raw, (limit + 1) if limit is not None else 0)
     if limit is not None and len(out) > limit:
-        raise _too_large(f"more than {limit} bytes decoded", limit)
+        raise too_large(f"more than {limit} bytes decoded", limit)
     return out
 
 

@@ -150,7 +150,21 @@ def ssl_context() -> Any:
     return ssl.create_default_context(cafile=cafile)
 
 
+def too_large(what: str, limit: int) -> RequestError:
+    """Return the error of an answer over `max_response_bytes` (it is never cached)."""
+    return RequestError(
+        f"response too large: {what}, over max_response_bytes={limit} (not cached; raise "
+        "max_response_bytes in the spec to accept such answers)"
+    )
+
+
+def connect_timeout(limit: float | None) -> RetryableError:
+    """Return the retryable error of a TCP connection not made within `limit` seconds."""
+    return RetryableError("connect_timeout", f"no connection within {limit:g} s")
+
+
 __all__ = [
+    "connect_timeout",
     "completions_url",
     "env_proxy",
     "error_message",
@@ -158,4 +172,5 @@ __all__ = [
     "raise_for_status",
     "retry_after",
     "ssl_context",
+    "too_large",
 ]
