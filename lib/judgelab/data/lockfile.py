@@ -22,21 +22,16 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from judgelab.core import paths, tables
+from judgelab.core import locks, paths, tables
 from judgelab.data.sources import Source, SourceFile
 from judgelab.errors import ChecksumError, FetchError
 
 LOCK_NAME = "sources.lock.json"
 CHUNK = 1 << 20
-
-try:  # POSIX advisory locks keep two processes from writing the same file.
-    import fcntl
-except ImportError:  # pragma: no cover - Windows
-    fcntl = None  # type: ignore[assignment]
 
 Records = dict[str, dict[str, Any]]
 
@@ -73,18 +68,9 @@ def read_pins() -> Records:
     return read_doc()["sources"]
 
 
-@contextlib.contextmanager
-def locked(path: Path) -> Iterator[None]:
+def locked(path: Path) -> contextlib.AbstractContextManager[None]:
     """Hold an exclusive advisory lock on `path` (created if missing) for the block."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a+b") as fh:
-        if fcntl is not None:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            if fcntl is not None:
-                fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+    return locks.file_lock(path)
 
 
 def update(change: Callable[[Records, Records], None]) -> None:

@@ -14,12 +14,11 @@ from the one that wrote the table (two specs sharing one `id:`).
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
 from pathlib import Path
 
 import pandas as pd
 
-from judgelab.core import paths, tables
+from judgelab.core import locks, paths, tables
 from judgelab.core.names import child, safe_name
 from judgelab.errors import JudgeSpecError
 from judgelab.judges.rows import DETAIL_COLUMNS, KEY_COLUMNS, Built
@@ -63,21 +62,9 @@ def existing_conditions(items: pd.DataFrame, judge_id: str) -> list[str]:
     return list(dict.fromkeys(found))
 
 
-@contextlib.contextmanager
-def table_lock(items: pd.DataFrame, judge_id: str) -> Iterator[None]:
+def table_lock(items: pd.DataFrame, judge_id: str) -> contextlib.AbstractContextManager[None]:
     """Hold an exclusive lock on this judge's table of every benchmark in `items`."""
-    with contextlib.ExitStack() as stack:
-        for bench in benchmarks(items):
-            path = judgments_path(bench, judge_id)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fh = stack.enter_context(open(path.with_name(f".{path.name}.lock"), "a"))
-            try:
-                import fcntl
-            except ImportError:  # pragma: no cover - not POSIX: no inter-process lock
-                continue
-            fcntl.flock(fh, fcntl.LOCK_EX)
-            stack.callback(fcntl.flock, fh, fcntl.LOCK_UN)
-        yield
+    return locks.locked_targets(judgments_path(b, judge_id) for b in benchmarks(items))
 
 
 def write(built: Built, judge_id: str) -> list[Path]:

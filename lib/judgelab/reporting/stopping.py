@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from judgelab.core import paths
+from judgelab.core import locks, paths
 from judgelab.errors import RunInProgress
 
 _received: int | None = None  # the signal that stopped this process, if any
@@ -36,28 +36,15 @@ def run_lock(notebook: str, run: str) -> Iterator[None]:
     The lock file stays (an empty hidden file); the lock dies with the process that holds it,
     so a killed run never blocks the next one.
     """
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover - no advisory locks on this platform
-        yield
-        return
     lock = paths.reports() / notebook / f".{run}.lock"
-    lock.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o666)  # not inherited by the kernel
     try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "unknown"
-            raise RunInProgress(
-                f"{notebook} [{run}] is already running (process {holder}); wait for it to "
-                f"finish, or give this run another name with --run"
-            ) from None
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, str(os.getpid()).encode(), 0)
-        yield
-    finally:
-        os.close(fd)
+        with locks.file_lock(lock, wait=False):
+            yield
+    except locks.LockBusy as busy:
+        raise RunInProgress(
+            f"{notebook} [{run}] is already running (process {busy.holder}); wait for it to "
+            f"finish, or give this run another name with --run"
+        ) from None
 
 
 def _interrupt(signum: int, frame: Any) -> None:

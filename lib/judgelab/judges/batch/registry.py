@@ -20,13 +20,12 @@ import json
 import os
 import secrets
 import time
-from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from judgelab.core import paths, tables
+from judgelab.core import locks, paths, tables
 from judgelab.judges.batch.formats import BatchFormatError
 
 TERMINAL = frozenset({"completed", "failed", "expired", "cancelled"})
@@ -129,21 +128,9 @@ class Registry:
         known = [e.batch_id or e.local_id for e in mine]
         raise LookupError(f"no batch {batch_or_local_id!r} of judge {judge}; known: {known}")
 
-    @contextlib.contextmanager
-    def lock(self) -> Iterator[None]:
+    def lock(self) -> contextlib.AbstractContextManager[None]:
         """Hold the registry's exclusive lock (one submit or collect at a time)."""
-        self.root.mkdir(parents=True, exist_ok=True)
-        with open(self.root / ".lock", "a") as fh:
-            try:
-                import fcntl
-            except ImportError:  # pragma: no cover - not POSIX: no inter-process lock
-                yield
-                return
-            fcntl.flock(fh, fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(fh, fcntl.LOCK_UN)
+        return locks.file_lock(self.root / ".lock")
 
 
 __all__ = ["LOCAL", "TERMINAL", "Entry", "Registry", "now"]
