@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import sqlite3
 import sys
 import warnings
 from collections.abc import Sequence
@@ -13,6 +14,7 @@ from typing import Any
 from judgelab import __version__
 
 EXIT_BAD_INPUT = 2
+EXIT_STORAGE = 74  # EX_IOERR: the file system refused a write (disk full, read-only)
 # Modules that add subcommands: each defines `register(subparsers)`.
 SUBCOMMAND_MODULES = (
     "judgelab.cli.data",
@@ -110,12 +112,20 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; return the exit status."""
+    """Run the command line; return the exit status (everything printed is escaped)."""
+    from judgelab.cli import terminal
+
+    with terminal.escaped_output():
+        return _main(argv)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()
         return 0
+    from judgelab.cli import terminal
     from judgelab.errors import ParamsError, RunInProgress
     from judgelab.reporting import stopping
 
@@ -123,7 +133,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         with stopping.stop_on_signals():  # SIGTERM cleans up as Ctrl-C does
             return int(args.func(args) or 0)
-    except (ParamsError, FileNotFoundError, ValueError, LookupError, RunInProgress) as exc:
+    except (OSError, sqlite3.OperationalError) as exc:
+        message = terminal.storage_failure(exc)
+        if message is None and isinstance(exc, FileNotFoundError):
+            message = str(exc)
+        if message is None:
+            raise
+        print(f"error: {message}", file=sys.stderr)
+        return EXIT_STORAGE if not isinstance(exc, FileNotFoundError) else EXIT_BAD_INPUT
+    except (ParamsError, ValueError, LookupError, RunInProgress) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
