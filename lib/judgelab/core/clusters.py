@@ -156,3 +156,72 @@ def count(frame: pd.DataFrame, column: str | None = COLUMN) -> int:
     """Return the number of resampling units of `frame` (see `codes`)."""
     c = codes(frame, column)
     return int(c.max()) + 1 if c.size else 0
+
+
+#: Below this many effective clusters an interval is flagged as uncertain (DESIGN §9).
+FEW_EFFECTIVE = 20
+
+
+def icc_anova(values: np.ndarray, unit: np.ndarray) -> float:
+    """Return the one-way ANOVA intra-cluster correlation of `values`, clipped to [0, 1].
+
+    With unequal sizes the ANOVA estimator uses n0 = (N − Σ n_g² / N) / (G − 1). NaN-free:
+    0 when there is no within-cluster replication or no variance.
+
+    >>> icc_anova(np.array([1.0, 1.0, 0.0, 0.0]), np.array([0, 0, 1, 1]))
+    1.0
+    """
+    x = np.asarray(values, dtype=np.float64)
+    unit = np.asarray(unit, dtype=np.int64)
+    n_g = np.bincount(unit).astype(float)
+    keep = n_g > 0
+    G, N = int(keep.sum()), float(len(x))
+    if G < 2 or N <= G:
+        return 0.0
+    means = np.bincount(unit, weights=x)[keep] / n_g[keep]
+    grand = x.mean()
+    msb = float(np.sum(n_g[keep] * (means - grand) ** 2) / (G - 1))
+    within = x - (np.bincount(unit, weights=x) / np.maximum(n_g, 1))[unit]
+    msw = float(np.sum(within**2) / (N - G))
+    n0 = (N - float(np.sum(n_g[keep] ** 2)) / N) / (G - 1)
+    denom = msb + (n0 - 1.0) * msw
+    if denom <= 0:
+        return 0.0
+    return float(np.clip((msb - msw) / denom, 0.0, 1.0))
+
+
+def effective(
+    influence: np.ndarray,
+    unit: np.ndarray,
+    *,
+    resid: np.ndarray | None = None,
+    icc: float | None = None,
+) -> float:
+    """Return the effective number of clusters of an estimator (Carter, Schnepel & Steigerwald).
+
+    G* = G / (1 + Γ), Γ the squared coefficient of variation over clusters of
+    γ_g = (1 − ρ) Σ_i a_i² + ρ (Σ_i a_i)², where a_i is row i's weight in the estimator
+    (`influence`: e.g. its denominator in a ratio of sums) and ρ the intra-cluster
+    correlation (`icc`, else `icc_anova` of `resid`, else 1: the conservative choice).
+    Equal clusters give G* = G; one cluster holding most of the weight gives G* near 1.
+
+    >>> round(effective(np.ones(6), np.array([0, 0, 1, 1, 2, 2])), 6)
+    3.0
+    >>> round(effective(np.ones(6), np.array([0, 0, 0, 0, 1, 2])), 3)
+    1.256
+    """
+    a = np.asarray(influence, dtype=np.float64)
+    unit = np.asarray(unit, dtype=np.int64)
+    if unit.size == 0:
+        return 0.0
+    if icc is None:
+        icc = icc_anova(resid, unit) if resid is not None else 1.0
+    rho = float(np.clip(icc, 0.0, 1.0))
+    k = int(unit.max()) + 1
+    s1 = np.bincount(unit, weights=a, minlength=k)
+    s2 = np.bincount(unit, weights=a * a, minlength=k)
+    gamma = ((1.0 - rho) * s2 + rho * s1 * s1)[np.bincount(unit, minlength=k) > 0]
+    mean = float(gamma.mean())
+    if mean <= 0:
+        return 0.0
+    return float(len(gamma) / (1.0 + float(np.var(gamma)) / mean**2))

@@ -1,0 +1,369 @@
+r"""Wild cluster bootstrap tests, restricted under the null, and the intervals that invert them.
+
+The default inference of every test in judgelab (DESIGN §9). A statistic is a linear
+combination θ = a'β of the coefficients of a weighted least-squares problem whose rows fall
+into clusters (the independent units); ratios of sums are such problems (`ratio_problem`:
+Σ num / Σ den is the WLS fit of num = θ·den with weights 1/den), and so are differences of
+ratios over the same or different items (`ratios_problem`: one coefficient per group). A
+problem is kept only through its per-cluster sums: H_g = X_g'W_gX_g and b_g = X_g'W_gy_g,
+which is all the bootstrap needs (Roodman, MacKinnon, Nielsen & Webb 2019, "Fast and wild").
+
+**The test of a'β = r** (WCR: MacKinnon & Webb 2017). The statistic is the CR1 t statistic.
+The bootstrap imposes the null: y* = Xβ̃ + v_g·ũ_g with β̃ the restricted fit, ũ its
+residuals, and one weight v_g per cluster; each replicate's t* is studentized with its own
+CR1 variance, and p = share of replicates with |t*| ≥ |t| (symmetric). Weights: Rademacher
+(±1), or Webb's six-point distribution (±√(1/2), ±1, ±√(3/2)) with fewer than
+`WEBB_BELOW` clusters, where Rademacher has too few distinct draws; when all
+distinct draws number at most `n_boot` they are enumerated (an exact randomization p-value).
+
+**The interval** is the set of r the test does not reject at 1 − `level`, found by root
+finding on each side of θ̂ — so the p-value beside an interval always inverts it. Because the
+restricted fit is affine in r, each replicate's numerator is affine and its CR1 variance
+quadratic in r: the bootstrap is computed once (O(B·G·k)) and p(r) then costs O(B) per r.
+
+The CR1 standard error and its t(G − 1) Wald interval are returned too, as the analytic
+companion (`WildResult.se`, `wald_low`, `wald_high`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+import numpy as np
+
+#: Below this many clusters the weights are Webb's six-point distribution (else Rademacher).
+WEBB_BELOW = 12
+#: Default bootstrap replicates (α·(B + 1) is an integer at α = 0.05, 0.01).
+N_BOOT = 1999
+#: Weight distributions by name (`"auto"`: Webb below `WEBB_BELOW` clusters, else Rademacher).
+WEIGHTS = ("auto", "rademacher", "webb")
+_WEBB = np.array([-np.sqrt(1.5), -1.0, -np.sqrt(0.5), np.sqrt(0.5), 1.0, np.sqrt(1.5)])
+
+
+class Linear(NamedTuple):
+    """A weighted least-squares problem summarised per cluster (G clusters, k coefficients)."""
+
+    H: np.ndarray  # (G, k, k): X_g' W_g X_g
+    b: np.ndarray  # (G, k): X_g' W_g y_g
+
+    @property
+    def n_clusters(self) -> int:
+        """Clusters that carry any weight."""
+        return int(np.sum(np.abs(self.H).reshape(len(self.H), -1).sum(axis=1) > 0))
+
+
+class WildResult(NamedTuple):
+    """A wild-cluster-bootstrap test of a'β = null, with the interval that inverts it."""
+
+    estimate: float
+    ci_low: float
+    ci_high: float
+    p_value: float
+    null: float
+    se: float  # CR1 standard error
+    wald_low: float  # estimate ∓ t(G−1) · se
+    wald_high: float
+    n_clusters: int
+    weights: str
+    n_boot: int  # replicates (all distinct draws when enumerated)
+
+
+def wls_problem(
+    X: np.ndarray, y: np.ndarray, codes: np.ndarray, weights: np.ndarray | None = None
+) -> Linear:
+    """Summarise a WLS problem (rows X, y, optional weights) per cluster `codes` (0..G−1)."""
+    X = np.asarray(X, dtype=np.float64)
+    if X.ndim == 1:
+        X = X[:, None]
+    y = np.asarray(y, dtype=np.float64)
+    w = np.ones(len(y)) if weights is None else np.asarray(weights, dtype=np.float64)
+    codes = np.asarray(codes, dtype=np.int64)
+    G = int(codes.max()) + 1 if codes.size else 0
+    k = X.shape[1]
+    H = np.zeros((G, k, k))
+    np.add.at(H, codes, (X * w[:, None])[:, :, None] * X[:, None, :])
+    b = np.zeros((G, k))
+    np.add.at(b, codes, X * (w * y)[:, None])
+    return Linear(H, b)
+
+
+def ratio_problem(num: np.ndarray, den: np.ndarray, codes: np.ndarray) -> Linear:
+    """Return the problem whose one coefficient is Σ num / Σ den (rows with den = 0 add nothing).
+
+    >>> p = ratio_problem(np.array([1.0, 0.0, 2.0]), np.array([1.0, 1.0, 2.0]), np.array([0, 0, 1]))
+    >>> p.b[:, 0].tolist(), p.H[:, 0, 0].tolist()
+    ([1.0, 2.0], [2.0, 2.0])
+    """
+    return ratios_problem(num, den, np.zeros(len(np.asarray(num)), dtype=np.int64), codes, 1)
+
+
+def ratios_problem(
+    num: np.ndarray, den: np.ndarray, group: np.ndarray, codes: np.ndarray, n_groups: int
+) -> Linear:
+    """Return the saturated problem with β_j = Σ num / Σ den over the rows of group j.
+
+    Rows of several groups may share a cluster (two judges on the same items: a paired
+    difference; own-model and other answers to one question); the clusters are the units.
+    Per cluster, H_g is diagonal with the group's Σ den and b_g holds its Σ num.
+    """
+    num = np.asarray(num, dtype=np.float64)
+    den = np.asarray(den, dtype=np.float64)
+    group = np.asarray(group, dtype=np.int64)
+    codes = np.asarray(codes, dtype=np.int64)
+    G = int(codes.max()) + 1 if codes.size else 0
+    D = np.zeros((G, n_groups))
+    Y = np.zeros((G, n_groups))
+    np.add.at(D, (codes, group), den)
+    np.add.at(Y, (codes, group), num)
+    H = np.zeros((G, n_groups, n_groups))
+    idx = np.arange(n_groups)
+    H[:, idx, idx] = D
+    return Linear(H, Y)
+
+
+def draw_weights(
+    n_clusters: int, n_boot: int, rng: np.random.Generator, kind: str = "auto"
+) -> tuple[np.ndarray, str]:
+    """Return a (B × G) matrix of cluster weights and the distribution's name.
+
+    All distinct draws are enumerated when they number at most `n_boot` (then B = their count).
+    """
+    if kind not in WEIGHTS:
+        raise ValueError(f"unknown wild weights {kind!r}; known: {list(WEIGHTS)}")
+    if kind == "auto":
+        kind = "webb" if n_clusters < WEBB_BELOW else "rademacher"
+    values = np.array([-1.0, 1.0]) if kind == "rademacher" else _WEBB
+    if len(values) ** n_clusters <= n_boot:
+        grid = np.array(np.meshgrid(*[values] * n_clusters, indexing="ij"))
+        return grid.reshape(n_clusters, -1).T.copy(), f"{kind} (all {len(values) ** n_clusters})"
+    return rng.choice(values, size=(n_boot, n_clusters)), kind
+
+
+class _Prepared(NamedTuple):
+    """The bootstrap of one problem and contrast, as coefficients of r (see `_prepare`)."""
+
+    theta: float
+    kappa: float
+    se: float
+    num0: np.ndarray
+    num1: np.ndarray
+    den0: np.ndarray
+    den1: np.ndarray
+    den2: np.ndarray
+    n_clusters: int
+    weights: str
+
+
+def _prepare(
+    problem: Linear, a: np.ndarray, *, n_boot: int, rng: np.random.Generator, weights: str
+) -> _Prepared | None:
+    """Precompute the WCR bootstrap of a'β as functions of δ = (θ̂ − r) / κ (None: no test)."""
+    keep = np.abs(problem.H).reshape(len(problem.H), -1).sum(axis=1) > 0
+    H, b = problem.H[keep], problem.b[keep]
+    G = len(H)
+    if G < 2:
+        return None
+    Hs = H.sum(axis=0)
+    try:
+        M = np.linalg.inv(Hs)
+    except np.linalg.LinAlgError:
+        M = np.linalg.pinv(Hs)
+    beta = M @ b.sum(axis=0)
+    m = M @ a
+    kappa = float(a @ m)
+    if not np.isfinite(kappa) or kappa <= 0:
+        return None
+    s_hat = b - H @ beta  # unrestricted scores per cluster (G × k)
+    q_hat = s_hat @ m
+    c = G / (G - 1)
+    se = float(np.sqrt(c * np.sum(q_hat**2)))
+    Hm = H @ m  # (G × k)
+    d = Hm @ M  # rows d_g' = (M H_g m)' (M symmetric)
+    mHm = Hm @ m
+    V, kind = draw_weights(G, n_boot, rng, weights)
+    S0 = V @ s_hat  # Σ v ŝ (B × k)
+    T = V @ Hm  # Σ v H m (B × k)
+    E0 = V * q_hat[None, :] - S0 @ d.T
+    E1 = V * mHm[None, :] - T @ d.T
+    return _Prepared(
+        theta=float(a @ beta),
+        kappa=kappa,
+        se=se,
+        num0=S0 @ m,
+        num1=T @ m,
+        den0=c * np.sum(E0 * E0, axis=1),
+        den1=2 * c * np.sum(E0 * E1, axis=1),
+        den2=c * np.sum(E1 * E1, axis=1),
+        n_clusters=G,
+        weights=kind,
+    )
+
+
+def _p_at(prep: _Prepared, r: np.ndarray) -> np.ndarray:
+    """Return the WCR p-value of a'β = r for every r (vectorised over r)."""
+    r = np.atleast_1d(np.asarray(r, dtype=np.float64))
+    delta = (prep.theta - r) / prep.kappa  # (R,)
+    t2 = (prep.kappa * delta / prep.se) ** 2 if prep.se > 0 else np.full(len(r), np.inf)
+    num = prep.num0[:, None] + delta[None, :] * prep.num1[:, None]
+    den = (
+        prep.den0[:, None]
+        + delta[None, :] * prep.den1[:, None]
+        + delta[None, :] ** 2 * prep.den2[:, None]
+    )
+    with np.errstate(divide="ignore", invalid="ignore"):
+        reject = num**2 >= t2[None, :] * den - 1e-12 * np.abs(num**2)
+    out = reject.mean(axis=0)
+    # r = θ̂ exactly: t = 0, every replicate is at least as extreme
+    return np.where(np.isclose(delta, 0.0, atol=0.0, rtol=0.0), 1.0, out)
+
+
+def _bound(prep: _Prepared, alpha: float, side: int, tol: float, limit: float | None) -> float:
+    """Return the end of the acceptance region {r: p(r) ≥ alpha} on one side of θ̂."""
+    step = max(prep.se, tol, 1e-8) * 4.0
+    inside, outside = prep.theta, prep.theta + side * step
+    for _ in range(60):
+        if limit is not None and side * (outside - limit) >= 0:
+            if _p_at(prep, np.array([limit]))[0] >= alpha:
+                return limit
+            outside = limit
+            break
+        if _p_at(prep, np.array([outside]))[0] < alpha:
+            break
+        inside, outside = outside, outside + side * step
+        step *= 2.0
+    else:  # never rejected: the data cannot bound this side
+        return float(side * np.inf)
+    for _ in range(80):
+        if abs(outside - inside) <= tol:
+            break
+        mid = 0.5 * (inside + outside)
+        if _p_at(prep, np.array([mid]))[0] >= alpha:
+            inside = mid
+        else:
+            outside = mid
+    return float(inside)
+
+
+def wild_test(
+    problem: Linear,
+    contrast: Sequence[float] | np.ndarray | None = None,
+    *,
+    null: float = 0.0,
+    level: float = 0.95,
+    n_boot: int = N_BOOT,
+    rng: np.random.Generator | None = None,
+    weights: str = "auto",
+    bounds: tuple[float, float] | None = None,
+    interval: bool = True,
+) -> WildResult:
+    """Test a'β = `null` by the restricted wild cluster bootstrap; invert it for the interval.
+
+    Args:
+        problem: The per-cluster problem (`ratio_problem`, `ratios_problem`, `wls_problem`).
+        contrast: a (default: the first coefficient).
+        null: The value of a'β under the null hypothesis.
+        level: Confidence level of the interval (the test's size is 1 − level for it).
+        n_boot: Bootstrap replicates B (fewer when every distinct draw is enumerated).
+        rng: Generator of the weights (seed it: the same draws for p and both bounds).
+        weights: "auto" (Webb below `WEBB_BELOW` clusters, else Rademacher), "rademacher",
+            "webb".
+        bounds: The parameter space (e.g. (0, 1) for a rate): the interval is cut to it.
+        interval: Compute the interval (False: only the p-value; bounds are NaN).
+
+    Returns:
+        A `WildResult`; NaN throughout (n_clusters < 2) when the data cannot support a test.
+    """
+    from scipy import stats as sps
+
+    k = problem.H.shape[1] if problem.H.ndim == 3 else 1
+    a = np.zeros(k) if contrast is None else np.asarray(contrast, dtype=np.float64)
+    if contrast is None:
+        a[0] = 1.0
+    rng = rng if rng is not None else np.random.default_rng(0)
+    prep = _prepare(problem, a, n_boot=n_boot, rng=rng, weights=weights)
+    if prep is None:
+        nan = float("nan")
+        est = _point(problem, a)
+        return WildResult(est, nan, nan, nan, null, nan, nan, nan, problem.n_clusters, "", 0)
+    p = float(_p_at(prep, np.array([null]))[0])
+    alpha = 1.0 - level
+    tq = float(sps.t.ppf(0.5 + level / 2.0, prep.n_clusters - 1))
+    low = high = float("nan")
+    if interval:
+        tol = max(prep.se, 1e-12) * 1e-4
+        lo_lim, hi_lim = bounds if bounds is not None else (None, None)
+        low = _bound(prep, alpha, -1, tol, lo_lim)
+        high = _bound(prep, alpha, +1, tol, hi_lim)
+    return WildResult(
+        estimate=prep.theta,
+        ci_low=low,
+        ci_high=high,
+        p_value=p,
+        null=float(null),
+        se=prep.se,
+        wald_low=prep.theta - tq * prep.se,
+        wald_high=prep.theta + tq * prep.se,
+        n_clusters=prep.n_clusters,
+        weights=prep.weights,
+        n_boot=len(prep.num0),
+    )
+
+
+def _point(problem: Linear, a: np.ndarray) -> float:
+    """Return a'β̂ of `problem` (NaN when it has no weight)."""
+    Hs = problem.H.sum(axis=0)
+    if not np.any(Hs):
+        return float("nan")
+    return float(a @ (np.linalg.pinv(Hs) @ problem.b.sum(axis=0)))
+
+
+def wild_p_values(
+    problem: Linear,
+    nulls: Sequence[float] | np.ndarray,
+    contrast: Sequence[float] | np.ndarray | None = None,
+    *,
+    n_boot: int = N_BOOT,
+    rng: np.random.Generator | None = None,
+    weights: str = "auto",
+) -> np.ndarray:
+    """Return the WCR p-value of a'β = r for every r in `nulls` (one bootstrap for all)."""
+    k = problem.H.shape[1]
+    a = np.zeros(k) if contrast is None else np.asarray(contrast, dtype=np.float64)
+    if contrast is None:
+        a[0] = 1.0
+    prep = _prepare(
+        problem, a, n_boot=n_boot, rng=rng or np.random.default_rng(0), weights=weights
+    )
+    if prep is None:
+        return np.full(len(np.atleast_1d(nulls)), np.nan)
+    return _p_at(prep, np.asarray(nulls, dtype=np.float64))
+
+
+def result_fields(res: WildResult, *, prefix: str = "") -> dict[str, Any]:
+    """Return a `WildResult` as row fields (`ci_low`, `ci_high`, `p_value`, `method`, …)."""
+    return {
+        f"{prefix}ci_low": res.ci_low,
+        f"{prefix}ci_high": res.ci_high,
+        f"{prefix}p_value": res.p_value,
+        f"{prefix}se": res.se,
+        f"{prefix}method": f"wild cluster bootstrap, restricted ({res.weights}, B={res.n_boot})"
+        if res.weights
+        else "no test: fewer than 2 clusters",
+    }
+
+
+__all__ = [
+    "N_BOOT",
+    "WEBB_BELOW",
+    "WEIGHTS",
+    "Linear",
+    "WildResult",
+    "draw_weights",
+    "ratio_problem",
+    "ratios_problem",
+    "result_fields",
+    "wild_p_values",
+    "wild_test",
+    "wls_problem",
+]
