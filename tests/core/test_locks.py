@@ -61,6 +61,9 @@ def test_locked_targets_takes_every_lock(tmp_path: Path) -> None:
     a, b = tmp_path / "a.parquet", tmp_path / "b.parquet"
     with locks.locked_targets([b, a]):
         for t in (a, b):
-            with pytest.raises(locks.LockBusy), locks.file_lock(locks.lock_file_for(t), wait=False):
+            with (
+                pytest.raises(locks.LockBusy),
+                locks.file_lock(locks.lock_file_for(t), wait=False),
+            ):
                 pass
     assert os.path.exists(locks.lock_file_for(a))

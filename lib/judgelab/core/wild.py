@@ -91,7 +91,8 @@ def wls_problem(
 def ratio_problem(num: np.ndarray, den: np.ndarray, codes: np.ndarray) -> Linear:
     """Return the problem whose one coefficient is Σ num / Σ den (rows with den = 0 add nothing).
 
-    >>> p = ratio_problem(np.array([1.0, 0.0, 2.0]), np.array([1.0, 1.0, 2.0]), np.array([0, 0, 1]))
+    >>> num, den = np.array([1.0, 0.0, 2.0]), np.array([1.0, 1.0, 2.0])
+    >>> p = ratio_problem(num, den, np.array([0, 0, 1]))
     >>> p.b[:, 0].tolist(), p.H[:, 0, 0].tolist()
     ([1.0, 2.0], [2.0, 2.0])
     """
