@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import shutil
 
 import pytest
 
@@ -160,3 +162,128 @@ def test_judge_backend_batch_once_wired(setup, capsys):
     code = cli_judge.main([str(a) for a in args])
     out = capsys.readouterr().out
     assert code == 0 and "judgment rows      12 (0 pending)" in out
+
+
+# --- issue 32 (Reliability III): items 7, 8, 10, 17 ------------------------------------------
+
+
+def test_rel3_7_a_broken_batch_does_not_stop_the_others(setup, capsys):
+    server, common, _ = setup
+    judge = ["--judge", common[1]]
+    code, out, _ = _run(["submit", *common, "--max-lines", "4"], capsys)
+    assert code == 0 and "submitted now      12 request(s) in 3 batch(es)" in out
+    reg = Registry()
+    gone, lost, good = reg.entries()  # oldest first
+    server.forget(gone.batch_id)  # the provider answers 404 for it
+    reg.path(lost.local_id, ".input.jsonl").unlink()  # its shard is gone
+    for _ in range(2):  # rerunning the same command goes on with the others
+        code, out, err = _run(["collect", *common], capsys)
+        assert code == 1, err
+        assert "batches broken     2" in out
+        assert f"{gone.batch_id}: NotFoundError" in out and "404" in out
+        assert f"{lost.batch_id}: input shard" in out and "abandon" in out
+        assert "judgment rows      4 (8 pending)" in out
+    assert "answers stored     4 new" not in out  # the second time, nothing new
+    # The paid answers of the batch whose shard is gone are kept on disk.
+    kept = reg.path(lost.local_id, ".output.jsonl")
+    assert kept.exists() and len(kept.read_text().splitlines()) == 4
+    code, out, _ = _run(["status", *judge, "--offline"], capsys)
+    assert "3 batch(es), 2 not collected, 2 broken" in out
+    assert out.count("BROKEN: ") == 2
+    code, out, _ = _run(["submit", *common], capsys)  # held by the broken ones: none sent
+    assert code == 0 and "submitted now      0 request(s)" in out
+    assert "in earlier batches 8" in out
+    code, out, _ = _run(["abandon", gone.batch_id, *judge], capsys)
+    assert code == 0 and f"{gone.batch_id}: abandoned" in out
+    code, out, _ = _run(["abandon", lost.batch_id], capsys)  # --judge is optional
+    assert code == 0 and "4 request(s) may be submitted again" in out
+    code, out, _ = _run(["submit", *common], capsys)
+    assert code == 0 and "submitted now      8 request(s) in 1 batch(es)" in out
+    code, out, _ = _run(["collect", *common], capsys)
+    assert code == 0 and "answers stored     8 new" in out and "(0 pending)" in out
+    code, out, _ = _run(["status", *judge, "--offline"], capsys)
+    assert "4 batch(es), 0 not collected, 0 broken" in out
+    assert out.count(": abandoned, 4 requests") == 2  # kept on disk for the record
+    assert Registry().held_keys(good.judge) == set()
+
+
+def test_rel3_7_abandon_refuses_a_healthy_batch_without_force(setup, capsys):
+    server, common, _ = setup
+    server.hold()
+    judge = ["--judge", common[1]]
+    assert _run(["submit", *common], capsys)[0] == 0
+    (entry,) = Registry().entries()
+    code, _, err = _run(["abandon", entry.batch_id, *judge], capsys)
+    assert code == 2 and "not broken" in err and "--force" in err
+    assert Registry().held_keys(entry.judge) == set(entry.keys)
+    code, _, err = _run(["abandon", "batch_nope"], capsys)
+    assert code == 2 and "no batch 'batch_nope'" in err
+    code, out, _ = _run(["abandon", entry.local_id, "--force"], capsys)
+    assert code == 0 and "abandoned" in out
+    assert Registry().held_keys(entry.judge) == set()
+    code, _, err = _run(["abandon", entry.local_id], capsys)
+    assert code == 2 and "already" in err
+
+
+def _escape_registry(tmp, capsys, common):
+    """Submit one batch, then point its registry entry's local_id outside the home."""
+    assert _run(["submit", *common], capsys)[0] == 0
+    reg = Registry()
+    (entry,) = reg.entries()
+    outside = tmp / "outside"
+    outside.mkdir()
+    evil = os.path.relpath(outside / "X", reg.root)
+    assert evil.startswith("../")
+    shard = reg.path(entry.local_id, ".input.jsonl")
+    shutil.copy(shard, outside / "X.input.jsonl")  # so the old code got as far as writing
+    record = reg.path(entry.local_id)
+    data = json.loads(record.read_text())
+    return reg, record, data, evil, outside
+
+
+def test_rel3_8_registry_ids_come_from_the_file_name(setup, capsys):
+    _, common, tmp = setup
+    reg, record, data, evil, outside = _escape_registry(tmp, capsys, common)
+    record.write_text(json.dumps(data | {"local_id": evil}))
+    code, out, err = _run(["collect", *common], capsys)
+    assert sorted(p.name for p in outside.iterdir()) == ["X.input.jsonl"]  # nothing written
+    assert code == 2 and str(record) in err and "batch id" in err, out
+    assert "does not match its file name" in err
+    code, _, err = _run(["status", "--judge", common[1], "--offline"], capsys)
+    assert code == 2 and str(record) in err
+    # An unsafe file name is refused too (the id is the file name).
+    record.write_text(json.dumps(data))
+    bad = record.with_name("b x.json")
+    record.rename(bad)
+    code, _, err = _run(["collect", *common], capsys)
+    assert code == 2 and str(bad) in err and "batch id name 'b x'" in err
+    bad.rename(record)
+    code, out, _ = _run(["collect", *common], capsys)  # the intact registry collects
+    assert code == 0 and "answers stored     12 new" in out
+
+
+def test_rel3_10_export_prefix_is_one_name_and_removes_only_its_shards(setup, capsys):
+    _, common, tmp = setup
+    out_dir = tmp / "x"
+    assert _run(["export", *common, "--out", out_dir, "--prefix", "other"], capsys)[0] == 0
+    assert _run(["export", *common, "--out", out_dir, "--max-lines", "5"], capsys)[0] == 0
+    for prefix in ("*", "../up", "re[q]"):
+        code, _, err = _run(["export", *common, "--out", out_dir, "--prefix", prefix], capsys)
+        assert code == 2 and "--prefix" in err and f"shard prefix name '{prefix}'" in err
+    names = sorted(p.name for p in out_dir.iterdir())
+    assert names == ["other-00000.jsonl"] + [f"requests-0000{i}.jsonl" for i in range(3)]
+    assert not (tmp / "up-00000.jsonl").exists()
+    assert _run(["export", *common, "--out", out_dir, "--max-lines", "8"], capsys)[0] == 0
+    names = sorted(p.name for p in out_dir.iterdir())  # requests-00002 was stale
+    assert names == ["other-00000.jsonl", "requests-00000.jsonl", "requests-00001.jsonl"]
+
+
+def test_rel3_17_offline_status_counts_what_it_lists(setup, capsys):
+    server, common, _ = setup
+    server.hold()
+    assert _run(["submit", *common, "--max-lines", "5"], capsys)[0] == 0
+    code, out, _ = _run(["status", "--judge", common[1], "--offline"], capsys)
+    assert code == 0 and "3 batch(es), 3 not collected" in out
+    assert out.count("not collected") == 4  # the header and each of the three
+    code, out, _ = _run(["status", "--judge", common[1]], capsys)
+    assert code == 0 and "3 batch(es), 3 not collected" in out

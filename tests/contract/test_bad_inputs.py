@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from dataclasses import asdict
 from pathlib import Path
 
 import pandas as pd
@@ -26,6 +27,7 @@ import pytest
 
 from judgelab.cli import main as cli
 from judgelab.core import schema, tables
+from judgelab.judges.batch import Entry, Registry
 from judgelab.testing.notebooks import write_notebook
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -242,6 +244,19 @@ CASES: list[tuple[str, str, str, list[str]]] = [
      ["{d}/j.csv", "row 2", "column 'instruction'", "differs from", "row 1"]),
     ("item_meta_differs", "data import-file", "a per-judgment value mapped as item meta",
      ["{d}/j.csv", "row 2", "meta.judge", "judgment_meta"]),
+    # --- issue 32: batch registry ids, export prefixes, abandon (`judgelab batch ...`) ---
+    ("batch_registry_id_escapes", "batch status --offline", "b1.json says local_id ../../x",
+     ["batches/b1.json", "batch id '../../x'", "does not match its file name"]),
+    ("batch_registry_unsafe_file", "batch status --offline", "a registry file 'b x.json'",
+     ["batches/b x.json", "batch id name 'b x'"]),
+    ("batch_export_prefix_glob", "batch export --prefix", "--prefix '*' (deleted shards)",
+     ["--prefix", "shard prefix name '*'"]),
+    ("batch_export_prefix_escapes", "batch export --prefix", "--prefix ../up",
+     ["--prefix", "shard prefix name '../up'", "path separator"]),
+    ("batch_abandon_healthy", "batch abandon", "a batch in progress, no --force",
+     ["batch batch_000007", "not broken", "--force"]),
+    ("batch_abandon_unknown", "batch abandon", "an id no batch has",
+     ["no batch 'batch_nope'"]),
 ]  # fmt: skip
 
 # What a failure writes on purpose (globs under the output root), by case.
@@ -744,6 +759,56 @@ BUILDERS["mapping_benchmark_escapes"] = _import_case(
 )
 BUILDERS["mapping_yaml_bomb"] = _import_case(PAIR_CSV, mapping=PAIR_MAPPING + YAML_BOMB)
 BUILDERS["jsonl_nested_too_deep"] = _import_case("[" * 5000 + "]" * 5000 + "\n", name="j.jsonl")
+
+
+# ---------------------------------------------------------------- issue 32 (batch)
+
+
+def _registry_file(name: str, **changes) -> Path:
+    """Write one batch registry entry file, `<name>.json`, with `changes` to its fields."""
+    root = Registry().root
+    root.mkdir(parents=True, exist_ok=True)
+    entry = Entry("b1", "openai", "j", "http://127.0.0.1:9/v1", ["k" * 64], state="in_progress")
+    entry.batch_id = "batch_000007"
+    path = root / f"{name}.json"
+    path.write_text(json.dumps(asdict(entry) | changes))
+    return path
+
+
+def _batch_status(d: Path) -> list[str]:
+    (d / "remote.yaml").write_text(REMOTE)
+    return ["batch", "status", "--judge", str(d / "remote.yaml"), "--offline"]
+
+
+def _batch_export(d: Path, prefix: str) -> list[str]:
+    (d / "remote.yaml").write_text(REMOTE)
+    spec = ["--judge", str(d / "remote.yaml"), "--benchmark", "sample:contextualjudgebench"]
+    return ["batch", "export", *spec, "--out", str(d / "out"), "--prefix", prefix]
+
+
+@builds("batch_registry_id_escapes")
+def _(d):
+    _registry_file("b1", local_id="../../x")
+    return _batch_status(d)
+
+
+@builds("batch_registry_unsafe_file")
+def _(d):
+    _registry_file("b x", local_id="b x")
+    return _batch_status(d)
+
+
+BUILDERS["batch_export_prefix_glob"] = lambda d: _batch_export(d, "*")
+BUILDERS["batch_export_prefix_escapes"] = lambda d: _batch_export(d, "../up")
+
+
+@builds("batch_abandon_healthy")
+def _(d):
+    _registry_file("b1")
+    return ["batch", "abandon", "batch_000007"]
+
+
+BUILDERS["batch_abandon_unknown"] = lambda d: ["batch", "abandon", "batch_nope"]
 
 
 @pytest.fixture()

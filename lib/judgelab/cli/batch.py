@@ -1,9 +1,9 @@
-"""`judgelab batch`: export, submit, poll, cancel and collect batch jobs; ingest vLLM output.
+"""`judgelab batch`: export, submit, poll, cancel, collect and abandon batch jobs; ingest output.
 
 Every answer lands in the same request cache as `judgelab judge` (keyed by the request), so
 a table built after a batch run is the one an online run gives; see `judgelab.judges.batch`.
-Exit status: 0 done, 1 incomplete (error lines, unknown ids, or an API failure; rerun to go
-on), 2 bad input (the message names the file and line).
+Exit status: 0 done, 1 incomplete (error lines, unknown ids, a broken batch, or an API
+failure; rerun to go on), 2 bad input (the message names the file and line).
 """
 
 from __future__ import annotations
@@ -66,6 +66,7 @@ def _cmd_export(args: argparse.Namespace) -> int:
     from judgelab.judges.batch import Registry, export
     from judgelab.judges.batch.backend import opened
 
+    export.shard_name(args.prefix, 0)  # a refused prefix: nothing is read or written
     spec, items = _setup(args)
     export.plan_requests(items, spec, **_selection(args))  # bad input: nothing is written
     if not args.dry_run and not args.out:
@@ -121,17 +122,30 @@ def _cmd_submit(args: argparse.Namespace) -> int:
 def _cmd_status(args: argparse.Namespace) -> int:
     from judgelab.judges.batch import Registry, backend
     from judgelab.judges.batch import openai_batches as api
+    from judgelab.judges.batch.registry import ABANDONED
 
     spec, _ = _setup(args, items=False)
     reg = Registry()
-    with reg.lock():
-        client = None if args.offline else backend.open_client(spec, args.provider)
-        live = api.refresh(spec, client, reg) if client is not None else []
+    if not args.offline:
+        with reg.lock():
+            api.refresh(spec, backend.open_client(spec, args.provider), reg)
     entries = reg.entries(spec.judge_id)
-    print(f"judge {spec.judge_id}: {len(entries)} batch(es), {len(live)} not collected")
+    held = [e for e in entries if e.holds]
+    broken = [e for e in held if e.broken]
+    abandoned = [e for e in entries if e.state == ABANDONED]
+    print(
+        f"judge {spec.judge_id}: {len(entries)} batch(es), {len(held)} not collected, "
+        f"{len(broken)} broken, {len(abandoned)} abandoned"
+    )
     for e in entries:
-        done = "collected " + str(e.result) if e.collected else "not collected"
-        print(f"  {e.batch_id or e.local_id}: {e.state}, {len(e.keys)} requests, {done}")
+        if e.state == ABANDONED:
+            done = "abandoned (its requests may be submitted again)"
+        else:
+            done = "collected " + str(e.result) if e.collected else "not collected"
+        print(f"  {e.label}: {e.state}, {len(e.keys)} requests, {done}")
+        if e.broken:
+            print(f"    BROKEN: {e.problem}")
+            print(f"    `judgelab batch abandon {e.label}` gives its requests to the next submit")
         for err in e.errors[:3]:
             print(f"    {err}")
     return 0
@@ -159,8 +173,7 @@ def _cmd_collect(args: argparse.Namespace) -> int:
         print(report.format())
         if items is not None:
             _write_table(items, spec, cache, args.condition)
-    bad = len(report.ingest.errors) + len(report.ingest.unknown) + report.missing
-    return EXIT_INCOMPLETE if bad else 0
+    return EXIT_INCOMPLETE if report.incomplete else 0
 
 
 def _cmd_cancel(args: argparse.Namespace) -> int:
@@ -175,6 +188,19 @@ def _cmd_cancel(args: argparse.Namespace) -> int:
     for e in done:
         print(f"  {e.batch_id}: {e.state}")
     print("run `judgelab batch collect` once they are cancelled to keep what they answered")
+    return 0
+
+
+def _cmd_abandon(args: argparse.Namespace) -> int:
+    from judgelab.judges.batch import Registry
+
+    judge = _setup(args, items=False)[0].judge_id if args.judge else None
+    reg = Registry()
+    reg.check_abandon(reg.find(judge, args.batch), force=args.force)  # refused: nothing written
+    with reg.lock():
+        entry = reg.abandon(reg.find(judge, args.batch), force=args.force)
+    print(f"{entry.label}: abandoned (judge {entry.judge}); its record stays in {reg.root}")
+    print(f"  {len(entry.keys)} request(s) may be submitted again (`judgelab batch submit`)")
     return 0
 
 
@@ -202,7 +228,7 @@ def _cmd_ingest(args: argparse.Namespace) -> int:
             "--judge, --benchmark and --condition the export used",
             file=sys.stderr,
         )
-    return EXIT_INCOMPLETE if total.errors or total.unknown else 0
+    return EXIT_INCOMPLETE if total.error_lines or total.unknown else 0
 
 
 def _cmd_ray(args: argparse.Namespace) -> int:
@@ -236,7 +262,7 @@ def _cmd_ray(args: argparse.Namespace) -> int:
         print(got.format())
         if items is not None:
             _write_table(items, spec, cache, args.condition, indent="  ")
-    return EXIT_INCOMPLETE if got.errors or got.unknown else 0
+    return EXIT_INCOMPLETE if got.error_lines or got.unknown else 0
 
 
 def _guarded(cmd: Any) -> Any:
@@ -313,7 +339,7 @@ def _provider_arg(p: argparse.ArgumentParser) -> None:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    """Add the `batch` command (export, submit, status, collect, cancel, ingest, ray)."""
+    """Add the `batch` command (export, submit, status, collect, cancel, abandon, ingest, ray)."""
     top = sub.add_parser(
         "batch",
         help="run a judge through batch APIs or vLLM run-batch, into the same cache",
@@ -356,6 +382,24 @@ def register(sub: argparse._SubParsersAction) -> None:
     _provider_arg(p)
     p.add_argument("--batch", metavar="ID", help="only this batch (default: all running)")
     p.set_defaults(func=_guarded(_cmd_cancel))
+
+    p = cmds.add_parser(
+        "abandon",
+        help="give up a broken batch: its record stays, its requests go to the next submit",
+        description="Mark a batch abandoned: never polled, collected or submitted again; its "
+        "record and files stay under the registry; its requests become free for the next "
+        "`batch submit`. Refused for a batch that is not broken unless --force.",
+    )
+    p.add_argument("batch", metavar="ID", help="the batch id or local id `batch status` lists")
+    p.add_argument(
+        "--judge", metavar="SPEC", help="look among this judge's batches only (default: all)"
+    )
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="abandon a batch that is not broken (what it answers is never collected)",
+    )
+    p.set_defaults(func=_guarded(_cmd_abandon))
 
     p = cmds.add_parser("ingest", help="ingest batch output files (vLLM run-batch, OpenAI)")
     p.add_argument("files", nargs="+", metavar="OUT.jsonl", help="batch output files")

@@ -13,7 +13,7 @@ import os
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import pandas as pd
 import pyarrow as pa
@@ -180,7 +180,8 @@ def max_line_bytes() -> int:
     return limit
 
 
-def _too_long(source: str, lineno: int, limit: int) -> LineTooLong:
+def too_long(source: str, lineno: int, limit: int) -> LineTooLong:
+    """Return the `LineTooLong` of line `lineno` of `source` over `limit` bytes."""
     return LineTooLong(
         source,
         f"line longer than {limit:,} bytes, the limit per JSON-lines record (refused before "
@@ -193,7 +194,7 @@ def _parse_line(line: str, source: str, lineno: int, limit: int) -> dict[str, An
     """Return the object on one JSON-lines line (None for a blank line); checks size first."""
     n = len(line)
     if n > limit or (4 * n > limit and len(line.encode("utf-8", "surrogatepass")) > limit):
-        raise _too_long(source, lineno, limit)
+        raise too_long(source, lineno, limit)
     if not line.strip():
         return None
     try:
@@ -225,6 +226,27 @@ def parse_jsonl(text: str, *, source: str) -> list[tuple[int, dict[str, Any]]]:
     return records
 
 
+SKIP_CHUNK = 2**20
+
+
+def bounded_lines(fh: BinaryIO, limit: int) -> Iterator[bytes | None]:
+    """Yield the lines of a binary file (line endings kept); None for one over `limit` bytes.
+
+    No line is held whole once it is over `limit` bytes (its line ending not counted): at
+    most `limit + 2` bytes are read to tell, then None is yielded, and only when the caller
+    asks for the next line is the rest skipped, in chunks of at most `SKIP_CHUNK` bytes (a
+    caller that stops at None reads no further).
+    """
+    while chunk := fh.readline(limit + 2):
+        ending = 2 if chunk.endswith(b"\r\n") else 1 if chunk.endswith(b"\n") else 0
+        if len(chunk) - ending <= limit:
+            yield chunk
+            continue
+        yield None
+        while not chunk.endswith(b"\n") and (chunk := fh.readline(SKIP_CHUNK)):
+            pass
+
+
 def _utf8_lines(path: Path, limit: int) -> Iterator[tuple[int, str]]:
     """Yield the (line number, text) of a UTF-8 file, reading at most `limit` bytes a line.
 
@@ -233,13 +255,12 @@ def _utf8_lines(path: Path, limit: int) -> Iterator[tuple[int, str]]:
     """
     source, offset, physical, lineno, head = str(path), 0, 1, 0, None
     with open(path, "rb") as fh:
-        while chunk := fh.readline(limit + 2):
+        for chunk in bounded_lines(fh, limit):
+            if chunk is None:
+                raise too_long(source, lineno + 1, limit)
             if head is None:
                 chunk = chunk[3:] if chunk.startswith(b"\xef\xbb\xbf") else chunk
                 head = chunk[:2]
-            ending = 2 if chunk.endswith(b"\r\n") else 1 if chunk.endswith(b"\n") else 0
-            if len(chunk) - ending > limit:
-                raise _too_long(source, lineno + 1, limit)
             try:
                 text = chunk.decode("utf-8")
             except UnicodeDecodeError as exc:

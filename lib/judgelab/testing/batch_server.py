@@ -15,7 +15,8 @@ probability `expire_done` are answered, the rest go to the error file as `batch_
 `error_attempts` receptions of a custom_id, so a resubmission succeeds); `drop_rate`: lines
 left out of both files (lost by the provider); `shuffle`: output
 lines out of order; a cancelled batch answers the lines a hash picks with probability 0.5.
-`received` counts each custom_id over all batches; `api_key` makes every request need it.
+`received` counts each custom_id over all batches; `api_key` makes every request need it;
+`forget(batch_id)` makes the fake answer 404 for a batch (a provider that lost or purged it).
 """
 
 from __future__ import annotations
@@ -70,6 +71,7 @@ class _State:
     batches: dict[str, dict[str, Any]] = field(default_factory=dict)
     polls: Counter[str] = field(default_factory=Counter)
     received: Counter[str] = field(default_factory=Counter)
+    created: int = 0
     hold: bool = False
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -183,9 +185,10 @@ def _advance(state: _State, batch: dict[str, Any]) -> None:
 
 
 def _create_batch(state: _State, body: dict[str, Any]) -> dict[str, Any]:
-    bid = f"batch_{len(state.batches):06d}"
+    bid = f"batch_{state.created:06d}"
     outcomes = state.plan.outcomes
-    outcome = outcomes[min(len(state.batches), len(outcomes) - 1)]
+    outcome = outcomes[min(state.created, len(outcomes) - 1)]
+    state.created += 1
     batch = {
         "id": bid,
         "object": "batch",
@@ -285,6 +288,11 @@ class BatchServer(LoopbackServer):
     def set_plan(self, plan: BatchPlan) -> None:
         """Replace the plan (batches created later take their outcome from it)."""
         self.state.plan = plan
+
+    def forget(self, batch_id: str) -> None:
+        """Drop a batch: every later call about it answers 404, as for one purged upstream."""
+        with self.state.lock:
+            del self.state.batches[batch_id]
 
     def hold(self, on: bool = True) -> None:
         """Keep every batch in `in_progress` while `on` (a long-running batch)."""

@@ -93,3 +93,24 @@ def test_anthropic_export_and_offline_judges(cjb, make_spec, tmp_path):
         offline = spec_mod.from_dict({"endpoint": "offline", "model": "always_a"})
         with pytest.raises(ValueError, match="offline baseline"):
             export.pending(cjb, offline, cache)
+
+
+def test_rel3_10_stale_shards_are_only_this_prefix_s_own(cjb, make_spec, tmp_path):
+    spec = make_spec(URL)
+    out = tmp_path / "out"
+    out.mkdir()
+    others = ["ab-00000.jsonl", "a-0001.jsonl", "a-00001.jsonl.bak", "xa-00002.jsonl"]
+    others.append("A-00003.jsonl")
+    for name in others:
+        (out / name).write_text("keep\n")
+    with RequestCache(tmp_path / "c.sqlite") as cache:
+        todo = export.pending(cjb, spec, cache, limit=2).todo
+    export.write_shards(todo, out, prefix="a", max_lines=1)  # a-00000 .. a-00003
+    assert (out / "a-00003.jsonl").exists()
+    export.write_shards(todo, out, prefix="a", max_lines=3)  # a-00000, a-00001
+    names = sorted(p.name for p in out.iterdir())
+    assert names == sorted({"a-00000.jsonl", "a-00001.jsonl", *others})
+    for prefix in ("*", "a/b", "..", "[a]"):
+        with pytest.raises(ValueError, match="shard prefix name"):
+            export.write_shards(todo, out, prefix=prefix)
+    assert sorted(p.name for p in out.iterdir()) == names

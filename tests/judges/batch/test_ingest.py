@@ -136,3 +136,137 @@ def test_an_input_file_whose_ids_are_not_the_request_keys_is_refused(recorded, t
     assert len(ingest.requests_of_input(shard, work.todo[0].request["endpoint"])) == 32
     with pytest.raises(BatchFormatError, match="line 1: custom_id is not the key"):
         ingest.requests_of_input(shard, "http://elsewhere/v1")
+
+
+# --- issue 32 (Reliability III): items 12 and 15 ---------------------------------------------
+
+
+def _answered(path, failed):
+    """Return (index, parsed line) of the output lines that are answers."""
+    lines = path.read_text().splitlines()
+    return [(i, json.loads(x)) for i, x in enumerate(lines) if json.loads(x)["custom_id"]
+            not in failed]  # fmt: skip
+
+
+def _with_content(obj, content):
+    out = json.loads(json.dumps(obj))
+    out["response"]["body"]["choices"][0]["message"]["content"] = content
+    return out
+
+
+def test_rel3_12_an_output_line_over_the_cap_is_a_counted_error_line(
+    recorded, tmp_path, monkeypatch
+):
+    _, work, path, failed = recorded
+    requests = {p.key: p.request for p in work.plan.requests}
+    lines = path.read_text().splitlines()
+    cap = max(len(x.encode()) for x in lines) + 50
+    monkeypatch.setenv("JUDGELAB_MAX_LINE_BYTES", str(cap))
+    (i, over), (j, at) = _answered(path, failed)[:2]
+    for k, obj, size in ((i, over, cap + 1), (j, at, cap)):  # just over, and at the cap
+        text = obj["response"]["body"]["choices"][0]["message"]["content"]
+        pad = size - len(json.dumps(obj).encode())
+        lines[k] = json.dumps(_with_content(obj, text + " " * pad))
+        assert len(lines[k].encode()) == size
+    big = tmp_path / "big.jsonl"
+    big.write_text("\n".join(lines) + "\n")
+    with RequestCache(tmp_path / "c") as cache:
+        report = ingest.ingest_file(big, requests, cache)
+        assert (report.lines, report.stored) == (32, 29)
+        assert over["custom_id"] not in cache and at["custom_id"] in cache
+        assert over["custom_id"] not in report.seen  # it was never parsed: missing, sent again
+    assert len(report.errors) == 2 and report.error_lines == 3
+    assert report.unreadable == [
+        f"{big}, line {i + 1}: line longer than {cap:,} bytes, the limit per JSON-lines record "
+        "(refused before parsing; set JUDGELAB_MAX_LINE_BYTES to raise it)"
+    ]
+    assert f"line {i + 1}" in report.format()
+    # A request shard with an over-long line is refused, naming the file and line.
+    (shard,) = export.write_shards(work.todo, tmp_path / "in")
+    monkeypatch.setenv("JUDGELAB_MAX_LINE_BYTES", "100")
+    with pytest.raises(BatchFormatError, match=r"requests-00000\.jsonl, line 1: line longer"):
+        ingest.requests_of_input(shard, work.todo[0].request["endpoint"])
+
+
+@pytest.mark.slow
+def test_rel3_12_a_huge_line_is_skipped_in_bounded_memory(recorded, tmp_path, monkeypatch):
+    import tracemalloc
+
+    _, work, path, failed = recorded
+    requests = {p.key: p.request for p in work.plan.requests}
+    (_, obj), (_, nxt) = _answered(path, failed)[:2]
+    head, tail = json.dumps(_with_content(obj, "@")).split("@")
+    huge = tmp_path / "huge.jsonl"
+    with open(huge, "w") as fh:  # a 64 MiB answer, then a small one
+        fh.write(head)
+        for _ in range(64):
+            fh.write("x" * 2**20)
+        fh.write(tail + "\n" + json.dumps(nxt) + "\n")
+    monkeypatch.setenv("JUDGELAB_MAX_LINE_BYTES", str(2**20))
+    with RequestCache(tmp_path / "c") as cache:
+        tracemalloc.start()
+        try:
+            report = ingest.ingest_file(huge, requests, cache)
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+    assert (report.lines, report.stored, report.error_lines) == (2, 1, 1)
+    assert "huge.jsonl, line 1: line longer than 1,048,576 bytes" in report.unreadable[0]
+    assert peak < 8 * 2**20, f"peak {peak / 2**20:.1f} MiB"
+
+
+def test_rel3_15_conflicting_answers_for_one_custom_id_are_counted(recorded, tmp_path):
+    _, work, path, failed = recorded
+    requests = {p.key: p.request for p in work.plan.requests}
+    (_, obj), (_, other_obj) = _answered(path, failed)[:2]
+    cid, first = obj["custom_id"], obj["response"]["body"]["choices"][0]["message"]["content"]
+    changed = _with_content(obj, first + " (changed my mind)")
+    dup = tmp_path / "dup.jsonl"
+    rows = [obj, other_obj, obj, changed]  # line 3 repeats line 1, line 4 contradicts it
+    dup.write_text("".join(json.dumps(x) + "\n" for x in rows))
+    with RequestCache(tmp_path / "c") as cache:
+        report = ingest.ingest_file(dup, requests, cache)
+        assert (report.stored, report.already_cached, len(report.conflicts)) == (2, 1, 1)
+        assert cache.get(cid)["content"] == first  # the first is kept
+        assert report.conflicts[cid] == (
+            f"{dup}, line 4: another answer than the first one (line 1), which is kept"
+        )
+        text = report.format()
+        assert "conflicting answers 1 (the first answer is kept;" in text
+        assert f"CONFLICT {cid}" in text
+        # Against what is cached: the cached answer stays, the conflict is named.
+        late = tmp_path / "late.jsonl"
+        late.write_text(json.dumps(changed) + "\n" + json.dumps(other_obj) + "\n")
+        again = ingest.ingest_file(late, requests, cache)
+        assert (again.stored, again.already_cached, len(again.conflicts)) == (0, 1, 1)
+        assert again.conflicts[cid] == (
+            f"{late}, line 1: another answer than the cached one, which is kept"
+        )
+        assert cache.get(cid)["content"] == first
+        # Ingesting the original again is idempotent: no conflict.
+        same = ingest.ingest_file(path, requests, cache)
+        assert not same.conflicts and same.stored == 28 and same.already_cached == 2
+
+
+def test_rel3_15_an_answer_stored_meanwhile_by_another_writer_is_compared(recorded, tmp_path):
+    _, work, path, failed = recorded
+    requests = {p.key: p.request for p in work.plan.requests}
+    (_, obj), (_, other_obj) = _answered(path, failed)[:2]
+    cid = obj["custom_id"]
+    theirs = {"content": "their answer", "finish_reason": "stop"}
+
+    class Raced(RequestCache):
+        """A cache another writer fills between ingest's read and its write."""
+
+        def put_many(self, rows):
+            with RequestCache(self.path) as other:  # a second connection to the same file
+                other.put_many([(cid, requests[cid], theirs)])
+            return super().put_many(rows)
+
+    f = tmp_path / "two.jsonl"
+    f.write_text(json.dumps(obj) + "\n" + json.dumps(other_obj) + "\n")
+    with Raced(tmp_path / "c") as cache:
+        report = ingest.ingest_file(f, requests, cache)
+        assert cache.get(cid)["content"] == "their answer"  # the first stored is kept
+    assert (report.stored, report.already_cached) == (1, 0)
+    assert list(report.conflicts) == [cid] and "line 1" in report.conflicts[cid]

@@ -235,3 +235,23 @@ def test_the_judge_backend_batch_helper_prices_runs_and_writes(cjb, make_spec, k
         assert 0 < first < 32
         text, code = backend.judge_batch(cjb, spec, wait=True, poll_s=0.001)
         assert code == 0 and len(tables.read(path, "judgments")) == 32
+
+
+def test_rel3_7_wait_goes_on_past_a_broken_batch(cjb, make_spec, key_env, tmp_path):
+    with BatchServer(BatchPlan(polls=1), api_key=key_env) as server:
+        spec = make_spec(server.url)
+        reg = Registry()
+        with RequestCache(tmp_path / "c") as cache:
+            first = backend.submit_missing(cjb, spec, cache=cache, registry=reg, limit=4)
+            (gone,) = first.submitted
+            server.forget(gone.batch_id)
+            res = backend.run_batch(
+                cjb, spec, cache=cache, registry=reg, wait=True, poll_s=0.01,
+                max_wait_s=20, write_tables=False,
+            )  # fmt: skip
+            assert len(cache) == 32 - 8 and not set(gone.keys) & set(cache.keys())
+        assert res.held == 8 and [e.label for e in res.submits[0].collected.broken] == [
+            gone.batch_id
+        ]
+        assert "404" in reg.find(spec.judge_id, gone.batch_id).problem
+        assert "batches broken     1" in res.format()

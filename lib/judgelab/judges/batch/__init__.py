@@ -4,7 +4,8 @@
   into the cache record the online loop stores;
 - `export`: plan exactly what the online runner would request (minus what is cached or in
   flight), write it as sharded JSONL, price it at batch rates (`estimate`);
-- `registry`: the persisted record of submitted batches (survives kill -9 and restarts);
+- `registry`: the persisted record of submitted batches (survives kill -9 and restarts;
+  a broken batch is reported and kept until collected or abandoned);
 - `ingest`: output files into the request cache, idempotently, errors counted;
 - `openai_batches`: submit / poll / cancel / collect through the `openai` SDK;
 - `anthropic_batches`: the same for Anthropic Message Batches (optional `anthropic` SDK);

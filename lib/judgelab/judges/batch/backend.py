@@ -175,7 +175,8 @@ def run_batch(
 
     With `wait`, polls every `poll_s` seconds until no batch of the judge is in flight (or
     `max_wait_s` passed), collecting each as it finishes; lines that failed are submitted by
-    the next run. Without it, the table holds what the cache holds now.
+    the next run, and a broken batch is reported, not waited for. Without it, the table holds
+    what the cache holds now.
     """
     reg = registry or Registry()
     client = client if client is not None else open_client(spec, provider)
@@ -189,7 +190,7 @@ def run_batch(
                 provider=provider,
             )
         )  # fmt: skip
-        while wait and reg.held_keys(spec.judge_id):
+        while wait and reg.running(spec.judge_id):  # a broken batch is not waited for
             if max_wait_s is not None and time.monotonic() - t0 > max_wait_s:
                 break
             time.sleep(poll_s)
@@ -220,7 +221,8 @@ def judge_batch(
 
     `dry_run`: count and price at batch rates (`discount` of the spec's prices); send
     nothing. Otherwise `run_batch` with the default cache and registry. Exit 1 when lines
-    came back as errors or missing (the next run sends them again), else 0.
+    came back as errors or missing (the next run sends them again) or a batch is broken,
+    else 0.
     """
     if dry_run:
         with opened(None) as c:
@@ -234,7 +236,7 @@ def judge_batch(
         items, spec, splits=splits, limit=limit, conditions=conditions, wait=wait, poll_s=poll_s
     )
     reports = [s.collected for s in result.submits] + result.collects
-    bad = sum(len(r.ingest.errors) + len(r.ingest.unknown) + r.missing for r in reports)
+    bad = sum(r.incomplete for r in reports)
     return result.format(), 1 if bad else 0
 
 

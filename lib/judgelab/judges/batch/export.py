@@ -9,8 +9,10 @@ each file written atomically. `estimate` is the batch `--dry-run`.
 
 from __future__ import annotations
 
+import glob
 import json
 import os
+import re
 from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +21,7 @@ from typing import Any
 import pandas as pd
 
 from judgelab.core import tables
+from judgelab.core.names import safe_name
 from judgelab.judges import runner
 from judgelab.judges import table as table_mod
 from judgelab.judges.batch import formats
@@ -29,6 +32,7 @@ from judgelab.judges.summary import estimate_tokens
 MAX_LINES = 50_000
 MAX_BYTES = 200 * 1024 * 1024
 DEFAULT_DISCOUNT = 0.5
+PREFIX_KIND = "shard prefix"
 
 
 @dataclass
@@ -129,6 +133,15 @@ def write_shard(path: Path, lines: list[bytes]) -> Path:
     return path
 
 
+def shard_name(prefix: str, index: int) -> str:
+    """Return the file name of shard `index` of an export with `prefix`.
+
+    Raises:
+        UnsafeNameError: `prefix` is not one safe path component (`safe_name`).
+    """
+    return f"{safe_name(PREFIX_KIND, prefix, where='--prefix')}-{index:05d}.jsonl"
+
+
 def write_shards(
     todo: list[table_mod.Planned],
     out_dir: str | os.PathLike[str],
@@ -141,17 +154,23 @@ def write_shards(
     """Write `todo` as `<out_dir>/<prefix>-00000.jsonl`, ...; return the files written.
 
     Shards of an earlier export with the same prefix beyond the ones written are removed, so
-    the folder holds exactly this export.
+    the folder holds exactly this export; nothing else is touched (the prefix is a checked
+    name and is matched literally, never as a pattern).
+
+    Raises:
+        UnsafeNameError: `prefix` is not one safe path component (checked before writing).
     """
+    shard_name(prefix, 0)
     out = Path(out_dir)
     make = line_for(fmt)
     written: list[Path] = []
     lines = (encode(make(p)) for p in todo)
     for i, part in enumerate(shard(lines, max_lines=max_lines, max_bytes=max_bytes)):
-        written.append(write_shard(out / f"{prefix}-{i:05d}.jsonl", part))
+        written.append(write_shard(out / shard_name(prefix, i), part))
     keep = set(written)
-    for stale in out.glob(f"{prefix}-[0-9][0-9][0-9][0-9][0-9].jsonl"):
-        if stale not in keep:
+    ours = re.compile(re.escape(prefix) + r"-[0-9]{5}\.jsonl")
+    for stale in out.glob(glob.escape(prefix) + "-*.jsonl"):
+        if ours.fullmatch(stale.name) and stale not in keep and stale.is_file():
             stale.unlink()
     return written
 
@@ -264,6 +283,7 @@ __all__ = [
     "pending",
     "plan_requests",
     "shard",
+    "shard_name",
     "write_shard",
     "write_shards",
 ]

@@ -10,6 +10,12 @@ adopts a batch created just before a kill, releases a shard that never reached t
 and polls the rest. `collect` downloads the output and error files of finished batches into
 the registry folder and ingests them (`ingest` module); a collected batch releases its keys,
 so the next `submit` sends exactly the lines that failed, expired or never came back.
+
+One bad batch never stops the others: a batch the provider answers 404 for, or whose input
+shard is missing or unreadable, is recorded as broken (`Entry.problem`, shown by `status`
+and `collect`; what it returned is still downloaded and kept) and keeps its keys until it
+is collected on a later try or abandoned (`Registry.abandon`, `judgelab batch abandon`).
+Failures of the endpoint as a whole (the key refused, no connection) still stop the command.
 """
 
 from __future__ import annotations
@@ -23,9 +29,9 @@ from typing import Any
 from judgelab.core import secrets, tables
 from judgelab.errors import JudgeRunError
 from judgelab.judges.batch import export as export_mod
-from judgelab.judges.batch.formats import CHAT_URL
+from judgelab.judges.batch.formats import CHAT_URL, BatchFormatError
 from judgelab.judges.batch.ingest import IngestReport, ingest_file, requests_of_input
-from judgelab.judges.batch.registry import TERMINAL, Entry, Registry
+from judgelab.judges.batch.registry import ABANDONED, TERMINAL, Entry, Registry
 from judgelab.judges.cache import RequestCache
 from judgelab.judges.spec import JudgeSpec
 from judgelab.judges.table import Planned
@@ -46,9 +52,27 @@ def open_client(spec: JudgeSpec) -> Any:
     )
 
 
+class BrokenBatch(JudgeRunError):
+    """One batch cannot be polled or collected (404 upstream, or its input shard is missing).
+
+    The other batches go on; `problem` is what `status` and `collect` show for it.
+    """
+
+    def __init__(self, problem: str):
+        super().__init__(problem)
+        self.problem = problem
+
+
+NOT_FOUND = 404
+
+
 @contextlib.contextmanager
 def api_errors(spec: JudgeSpec, doing: str) -> Iterator[None]:
-    """Turn an SDK error into `JudgeRunError` naming the step; the key is scrubbed."""
+    """Turn an SDK error into `JudgeRunError` naming the step; the key is scrubbed.
+
+    A 404 (the provider does not know this batch or file) is `BrokenBatch`: it concerns one
+    batch, not the endpoint.
+    """
     import openai
 
     errors: list[type[BaseException]] = [openai.APIError]
@@ -63,6 +87,8 @@ def api_errors(spec: JudgeSpec, doing: str) -> Iterator[None]:
         with contextlib.suppress(Exception):
             key = spec.api_key()
         text = secrets.scrub(f"{type(exc).__name__}: {exc}", [key] if key else [])[:500]
+        if getattr(exc, "status_code", None) == NOT_FOUND:
+            raise BrokenBatch(f"{text} (while {doing})") from None
         raise JudgeRunError(
             f"batch API at {spec.endpoint_id} failed while {doing}: {text}. Every step done "
             "before is recorded; rerun the same command to go on"
@@ -93,7 +119,7 @@ def _recover(entry: Entry, client: Any, registry: Registry) -> None:
                 registry.save(entry)
                 return
     entry.errors.append(f"never submitted (the process stopped while {entry.state})")
-    entry.state, entry.collected = "abandoned", True  # release its keys
+    entry.state, entry.collected = ABANDONED, True  # release its keys
     registry.save(entry)
 
 
@@ -102,21 +128,32 @@ def provider_of(client: Any) -> str:
     return str(getattr(client, "provider", "openai"))
 
 
+def _broken(entry: Entry, registry: Registry, problem: str) -> None:
+    """Record why `entry` cannot be polled or collected (it keeps its keys)."""
+    entry.problem = problem
+    registry.save(entry)
+
+
 def refresh(spec: JudgeSpec, client: Any, registry: Registry) -> list[Entry]:
     """Recover interrupted submissions and poll the judge's uncollected batches.
 
-    Only the batches of the client's provider are polled (see `provider_of`).
+    Only the batches of the client's provider are polled (see `provider_of`). A batch the
+    provider answers 404 for is recorded as broken (`Entry.problem`) and the others go on.
     """
     out = []
     for entry in registry.entries(spec.judge_id):
         if entry.collected or entry.provider != provider_of(client):
             continue
-        with api_errors(spec, f"polling batch {entry.batch_id or entry.local_id}"):
-            if entry.batch_id is None:
-                _recover(entry, client, registry)
-            elif entry.state not in TERMINAL:
-                _update(entry, client.batches.retrieve(entry.batch_id))
-                registry.save(entry)
+        try:
+            with api_errors(spec, f"polling batch {entry.label}"):
+                if entry.batch_id is None:
+                    _recover(entry, client, registry)
+                elif entry.state not in TERMINAL:
+                    _update(entry, client.batches.retrieve(entry.batch_id))
+                    entry.problem = None
+                    registry.save(entry)
+        except BrokenBatch as exc:
+            _broken(entry, registry, exc.problem)
         out.append(entry)
     return out
 
@@ -175,8 +212,12 @@ def cancel(
             continue
         if entry.provider != provider_of(client):
             continue
-        with api_errors(spec, f"cancelling batch {entry.batch_id}"):
-            _update(entry, client.batches.cancel(entry.batch_id))
+        try:
+            with api_errors(spec, f"cancelling batch {entry.batch_id}"):
+                _update(entry, client.batches.cancel(entry.batch_id))
+        except BrokenBatch as exc:  # not cancelled; `status` shows why
+            _broken(entry, registry, exc.problem)
+            continue
         out.append(registry.save(entry))
     return out
 
@@ -196,22 +237,36 @@ def download(spec: JudgeSpec, client: Any, file_id: str, path: Path) -> Path:
 
 @dataclass
 class CollectReport:
-    """What a collect did: batches collected, batches still running, and the ingest."""
+    """What a collect did: batches collected, still running and broken, and the ingest."""
 
     collected: list[Entry] = field(default_factory=list)
     waiting: list[Entry] = field(default_factory=list)
     ingest: IngestReport = field(default_factory=IngestReport)
     missing: int = 0
+    broken: list[Entry] = field(default_factory=list)
+
+    @property
+    def incomplete(self) -> int:
+        """Return how many lines or batches did not come back (the exit status 1 counts)."""
+        return self.ingest.error_lines + len(self.ingest.unknown) + self.missing + len(self.broken)
 
     def format(self) -> str:
         """Return the report as text (the ingest counts only when a batch was collected)."""
         lines = [f"batches collected  {len(self.collected)}"]
         for e in self.collected:
-            lines.append(f"  {e.batch_id or e.local_id}: {e.state}, {e.result}")
+            lines.append(f"  {e.label}: {e.state}, {e.result}")
             lines += [f"    {err}" for err in e.errors[:3]]
         lines.append(f"batches running    {len(self.waiting)}")
         for e in self.waiting:
-            lines.append(f"  {e.batch_id or e.local_id}: {e.state} {e.request_counts}")
+            lines.append(f"  {e.label}: {e.state} {e.request_counts}")
+        lines.append(f"batches broken     {len(self.broken)}")
+        for e in self.broken:
+            lines.append(f"  {e.label}: {e.problem}")
+        if self.broken:
+            lines.append(
+                "  a broken batch keeps its requests and is tried again by every collect; "
+                "`judgelab batch abandon ID` gives them to the next submit"
+            )
         if self.collected:
             lines.append(self.ingest.format())
             lines.append(
@@ -221,27 +276,54 @@ class CollectReport:
         return "\n".join(lines)
 
 
+def _downloaded(spec: JudgeSpec, entry: Entry, client: Any, registry: Registry) -> list[Path]:
+    """Return the entry's output and error files, downloading those not on disk yet."""
+    files = []
+    for kind, file_id in (("output", entry.output_file_id), ("errors", entry.error_file_id)):
+        if file_id:
+            path = registry.path(entry.local_id, f".{kind}.jsonl")
+            files.append(path if path.exists() else download(spec, client, file_id, path))
+    return files
+
+
 def collect_entry(
     spec: JudgeSpec, entry: Entry, client: Any, registry: Registry, cache: RequestCache
 ) -> tuple[IngestReport, int]:
-    """Download and ingest one finished batch; mark it collected (releasing its keys)."""
-    requests = requests_of_input(registry.path(entry.local_id, ".input.jsonl"), entry.endpoint)
+    """Download and ingest one finished batch; mark it collected (releasing its keys).
+
+    What came back is downloaded first and kept (a file already downloaded is reused).
+
+    Raises:
+        BrokenBatch: a file is gone upstream (404), or the input shard is missing.
+        BatchFormatError: the input shard or an output file is not readable.
+    """
+    files = _downloaded(spec, entry, client, registry)
+    shard = registry.path(entry.local_id, ".input.jsonl")
+    if not shard.exists():
+        kept = (
+            f"; what came back is kept in {', '.join(map(str, files))} (`judgelab batch "
+            "ingest` reads it against the plan)"
+            if files
+            else ""
+        )
+        raise BrokenBatch(
+            f"input shard {shard} is missing, so its answers cannot be checked against "
+            f"their requests{kept}"
+        )
+    requests = requests_of_input(shard, entry.endpoint)
     report = IngestReport()
-    for kind, file_id in (("output", entry.output_file_id), ("errors", entry.error_file_id)):
-        if file_id:
-            path = download(spec, client, file_id, registry.path(entry.local_id, f".{kind}.jsonl"))
-            report.add(
-                ingest_file(path, requests, cache, max_response_bytes=spec.max_response_bytes)
-            )
+    for path in files:
+        report.add(ingest_file(path, requests, cache, max_response_bytes=spec.max_response_bytes))
     missing = sum(1 for k in entry.keys if k not in report.seen)
     entry.result = {
         "stored": report.stored,
         "already_cached": report.already_cached,
-        "error_lines": len(report.errors),
+        "error_lines": report.error_lines,
         "unknown": len(report.unknown),
         "missing": missing,
+        "conflicts": len(report.conflicts),
     }
-    entry.collected = True
+    entry.collected, entry.problem = True, None
     registry.save(entry)
     return report, missing
 
@@ -249,16 +331,26 @@ def collect_entry(
 def collect(
     spec: JudgeSpec, client: Any, registry: Registry, cache: RequestCache
 ) -> CollectReport:
-    """Poll the judge's batches and collect every finished one (a collected one is skipped)."""
+    """Poll the judge's batches and collect every finished one (a collected one is skipped).
+
+    A batch that cannot be polled or collected is reported as broken; the others go on.
+    """
     out = CollectReport()
     for entry in refresh(spec, client, registry):
         if entry.collected:  # abandoned by recovery: nothing to download
             out.collected.append(entry)
         elif entry.terminal:
-            report, missing = collect_entry(spec, entry, client, registry, cache)
+            try:
+                report, missing = collect_entry(spec, entry, client, registry, cache)
+            except (BrokenBatch, BatchFormatError) as exc:
+                _broken(entry, registry, exc.problem if isinstance(exc, BrokenBatch) else str(exc))
+                out.broken.append(entry)
+                continue
             out.ingest.add(report)
             out.missing += missing
             out.collected.append(entry)
+        elif entry.broken:
+            out.broken.append(entry)
         else:
             out.waiting.append(entry)
     return out
@@ -266,6 +358,7 @@ def collect(
 
 __all__ = [
     "COMPLETION_WINDOW",
+    "BrokenBatch",
     "CollectReport",
     "api_errors",
     "cancel",

@@ -4,13 +4,20 @@ One JSON file per submitted shard under `paths.cache()/batches/` (`<local_id>.js
 atomically), beside the shard itself (`<local_id>.input.jsonl`) and, once collected, its
 downloaded output and error files. An entry records the judge, the endpoint (no credentials:
 `JudgeSpec.endpoint_id`), the provider's file and batch ids, its state and its keys. No key
-or secret is ever written here.
+or secret is ever written here. An entry's id is its file name, checked by the one name
+validator (`core.names.safe_name`); a file whose recorded `local_id` differs is refused.
 
 An entry *holds* its keys until it is collected: they are not submitted again meanwhile. The
 states of an entry are the provider's (`validating`, `in_progress`, `finalizing`,
 `completed`, `failed`, `expired`, `cancelling`, `cancelled`) plus two of its own before the
 provider knows the batch: `uploading` (the shard is being uploaded) and `submitting` (uploaded,
 the batch is being created). A process killed in either is recovered by the next `refresh`.
+
+An entry that cannot be polled or collected (the provider answers 404 for it, its shard is
+missing or unreadable) is *broken*: its `problem` says why, it keeps holding its keys (it may
+still be paid for upstream) and is tried again by every collect, while the other entries go
+on. `abandon` gives one up: state `abandoned`, never polled or collected again, its keys
+released for the next submit, its files kept for the record.
 """
 
 from __future__ import annotations
@@ -26,10 +33,14 @@ from pathlib import Path
 from typing import Any
 
 from judgelab.core import locks, paths, tables
+from judgelab.core.names import safe_name
+from judgelab.errors import short_repr
 from judgelab.judges.batch.formats import BatchFormatError
 
 TERMINAL = frozenset({"completed", "failed", "expired", "cancelled"})
 LOCAL = frozenset({"uploading", "submitting"})
+ABANDONED = "abandoned"
+ID_KIND = "batch id"
 
 
 def now() -> str:
@@ -57,11 +68,22 @@ class Entry:
     result: dict[str, Any] = field(default_factory=dict)
     submitted_at: str = field(default_factory=now)
     updated_at: str = field(default_factory=now)
+    problem: str | None = None
 
     @property
     def holds(self) -> bool:
         """Return True while the entry's keys must not be submitted again (not collected)."""
         return not self.collected
+
+    @property
+    def broken(self) -> bool:
+        """Return True when the entry holds its keys but could not be polled or collected."""
+        return self.holds and self.problem is not None
+
+    @property
+    def label(self) -> str:
+        """Return the id to show: the provider's batch id, else the local id."""
+        return self.batch_id or self.local_id
 
     @property
     def terminal(self) -> bool:
@@ -76,8 +98,12 @@ class Registry:
         self.root = Path(root) if root is not None else paths.cache() / "batches"
 
     def path(self, local_id: str, suffix: str = ".json") -> Path:
-        """Return the file of an entry (`.json`, `.input.jsonl`, `.output.jsonl`, ...)."""
-        return self.root / f"{local_id}{suffix}"
+        """Return the file of an entry (`.json`, `.input.jsonl`, `.output.jsonl`, ...).
+
+        Raises:
+            UnsafeNameError: `local_id` is not one safe path component.
+        """
+        return self.root / f"{safe_name(ID_KIND, local_id)}{suffix}"
 
     def new_id(self) -> str:
         """Return a fresh local id (time-ordered, unique across processes)."""
@@ -92,45 +118,99 @@ class Registry:
         return entry
 
     def load(self, local_id: str) -> Entry:
-        """Read one entry.
+        """Read one entry; its id is its file name.
 
         Raises:
-            BatchFormatError: the entry file is not a valid registry entry (names the file).
+            UnsafeNameError: `local_id` (the file name) is not one safe path component.
+            BatchFormatError: the file is not a valid registry entry, or the `local_id` it
+                records is not its file name (names the file).
         """
         p = self.path(local_id)
         try:
             data = json.loads(p.read_text(encoding="utf-8"))
-            return Entry(**data)
-        except (ValueError, TypeError) as exc:
+            recorded = data["local_id"]
+            entry = Entry(**data)
+        except (ValueError, TypeError, KeyError) as exc:
             raise BatchFormatError(str(p), 1, f"not a batch registry entry ({exc})") from None
+        if recorded != local_id:
+            raise BatchFormatError(
+                str(p),
+                1,
+                f"batch id {short_repr(recorded)} (key local_id) does not match its file name "
+                f"{local_id!r}; refusing the registry until the file is mended or moved away",
+            )
+        return entry
 
     def entries(self, judge: str | None = None) -> list[Entry]:
-        """Return the entries (of `judge`), oldest first."""
+        """Return the entries (of `judge`), oldest first.
+
+        Raises:
+            UnsafeNameError, BatchFormatError: an entry file is refused (see `load`).
+        """
         if not self.root.is_dir():
             return []
-        found = [self.load(p.name[: -len(".json")]) for p in sorted(self.root.glob("b*.json"))]
+        found = []
+        for p in sorted(self.root.glob("b*.json")):
+            local_id = safe_name(ID_KIND, p.name[: -len(".json")], where=str(p))
+            found.append(self.load(local_id))
         return [e for e in found if judge is None or e.judge == judge]
 
     def held_keys(self, judge: str) -> set[str]:
         """Return the keys of `judge`'s entries not collected yet."""
         return {k for e in self.entries(judge) if e.holds for k in e.keys}
 
-    def find(self, judge: str, batch_or_local_id: str) -> Entry:
-        """Return `judge`'s entry with this batch id or local id.
+    def running(self, judge: str) -> bool:
+        """Return True while one of `judge`'s entries is neither collected nor broken."""
+        return any(e.holds and not e.broken for e in self.entries(judge))
+
+    def find(self, judge: str | None, batch_or_local_id: str) -> Entry:
+        """Return the entry (of `judge`, or of any judge) with this batch id or local id.
 
         Raises:
-            LookupError: no such entry (the message lists the known ones).
+            LookupError: no such entry (the message lists the known ones), or, with no
+                judge, entries of several judges.
         """
         mine = self.entries(judge)
-        for e in mine:
-            if batch_or_local_id in (e.batch_id, e.local_id):
-                return e
-        known = [e.batch_id or e.local_id for e in mine]
-        raise LookupError(f"no batch {batch_or_local_id!r} of judge {judge}; known: {known}")
+        hits = [e for e in mine if batch_or_local_id in (e.batch_id, e.local_id)]
+        if len(hits) == 1:
+            return hits[0]
+        if hits:
+            judges = sorted({e.judge for e in hits})
+            raise LookupError(f"batch {batch_or_local_id!r} is in judges {judges}; add --judge")
+        of = f" of judge {judge}" if judge else ""
+        known = [e.label for e in mine]
+        raise LookupError(f"no batch {batch_or_local_id!r}{of}; known: {known}")
+
+    def check_abandon(self, entry: Entry, *, force: bool = False) -> None:
+        """Refuse to abandon an entry already released, or a healthy one without `force`.
+
+        Raises:
+            ValueError: the entry is collected or abandoned already, or is not broken.
+        """
+        if not entry.holds:
+            done = "abandoned" if entry.state == ABANDONED else "collected"
+            raise ValueError(f"batch {entry.label} is already {done}; nothing to abandon")
+        if not entry.broken and not force:
+            raise ValueError(
+                f"batch {entry.label} is not broken (state {entry.state}): abandoning it throws "
+                "away what it answers; cancel it (`judgelab batch cancel --batch ID`) and "
+                "collect it instead, or pass --force"
+            )
+
+    def abandon(self, entry: Entry, *, force: bool = False) -> Entry:
+        """Give `entry` up: never polled or collected again, its keys free for the next submit.
+
+        Its record and files stay on disk. See `check_abandon` for what is refused.
+        """
+        self.check_abandon(entry, force=force)
+        why = f"; {entry.problem}" if entry.problem else ""
+        entry.errors.append(f"abandoned at {now()} (was {entry.state}{why})")
+        entry.state, entry.collected = ABANDONED, True
+        return self.save(entry)
 
     def lock(self) -> contextlib.AbstractContextManager[None]:
         """Hold the registry's exclusive lock (one submit or collect at a time)."""
         return locks.file_lock(self.root / ".lock")
 
 
-__all__ = ["LOCAL", "TERMINAL", "Entry", "Registry", "now"]
+__all__ = ["ABANDONED", "ID_KIND", "LOCAL", "TERMINAL", "Entry", "Registry", "now"]
