@@ -16,7 +16,7 @@ independent draw of the latent variables — never from the simulated sample.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any, NamedTuple
 
@@ -31,24 +31,117 @@ LOGISTIC_VAR = np.pi**2 / 3
 
 @dataclass(frozen=True)
 class Design:
-    """How many clusters, how many items per cluster, and how strongly they hang together."""
+    """How many clusters, how many items each, how strongly they hang together, how they vary.
+
+    Equal sizes by default (`per_cluster` items in each of `n_clusters`). With
+    `size_spread` > 0 sizes are unequal, as in real corpora: `realise(rng)` draws them as
+    1 + Multinomial(n_items − G, w) with log-normal weights w ∝ exp(size_spread · z), so
+    singletons sit next to a cluster holding a third or half of the items (`per_cluster` is
+    then the mean size). `effect_sd` is the SD, on the latent (logit) scale, of effects that
+    vary by cluster: each family draws its planted effect per cluster around its mean
+    (`cluster_slopes`). A generator calls `realise` once per draw; `sizes` then holds the
+    realised cluster sizes.
+    """
 
     n_clusters: int = 60
     per_cluster: int = 5
     icc: float = 0.3
     benchmark: str = "sim"
     split: str = "test"
+    size_spread: float = 0.0
+    effect_sd: float = 0.0
+    sizes: tuple[int, ...] | None = None
 
     def __post_init__(self) -> None:
         if self.n_clusters < 1 or self.per_cluster < 1:
             raise ValueError(f"need >= 1 cluster and item per cluster, got {self}")
         if not 0.0 <= self.icc < 1.0:
             raise ValueError(f"icc must be in [0, 1), got {self.icc}")
+        if self.size_spread < 0 or self.effect_sd < 0:
+            raise ValueError(f"size_spread and effect_sd must be >= 0, got {self}")
+        if self.sizes is not None and (len(self.sizes) != self.n_clusters or min(self.sizes) < 1):
+            raise ValueError(f"need one size >= 1 per cluster, got {self.sizes}")
 
     @property
     def n_items(self) -> int:
-        """Items in the benchmark."""
+        """Items in the benchmark (realised, or the planned total before `realise`)."""
+        if self.sizes is not None:
+            return int(sum(self.sizes))
         return self.n_clusters * self.per_cluster
+
+    @property
+    def cluster_sizes(self) -> np.ndarray:
+        """Items per cluster (equal sizes unless realised unequal)."""
+        if self.sizes is not None:
+            return np.asarray(self.sizes, dtype=np.int64)
+        return np.full(self.n_clusters, self.per_cluster, dtype=np.int64)
+
+    def realise(self, rng: np.random.Generator) -> Design:
+        """Return this design with its cluster sizes drawn (unchanged when sizes are equal)."""
+        if self.sizes is not None or self.size_spread == 0:
+            return self
+        G, n = self.n_clusters, self.n_items
+        w = np.exp(self.size_spread * rng.standard_normal(G))
+        sizes = 1 + rng.multinomial(n - G, w / w.sum())
+        return replace(self, sizes=tuple(int(x) for x in sizes))
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """One cell of the calibration grid: the shape of the data an estimator must survive."""
+
+    sizes: str  # "balanced" | "unequal"
+    effects: str  # "constant" | "varying"
+    n_clusters: int
+    n_items: int
+    icc: float = 0.5
+
+    @property
+    def name(self) -> str:
+        """A short label, e.g. `unequal/varying/G8/n48`."""
+        return f"{self.sizes}/{self.effects}/G{self.n_clusters}/n{self.n_items}"
+
+    def design(self, **overrides: Any) -> Design:
+        """Return the `Design` of this scenario (keyword overrides: e.g. `benchmark`)."""
+        per = max(1, round(self.n_items / self.n_clusters))
+        base = Design(
+            n_clusters=self.n_clusters,
+            per_cluster=per,
+            icc=self.icc,
+            size_spread=SIZE_SPREAD if self.sizes == "unequal" else 0.0,
+            effect_sd=EFFECT_SD if self.effects == "varying" else 0.0,
+        )
+        return replace(base, **overrides)
+
+
+#: Log-normal spread of cluster weights in the unequal scenarios (one cluster often holds
+#: a third to a half of the items when G is 8-15).
+SIZE_SPREAD = 1.5
+#: SD of cluster-varying effects (logit scale) in the varying scenarios.
+EFFECT_SD = 0.5
+#: Items per scenario: small (30-60 items, ~100 with 50 clusters) and moderate.
+_N = {8: (48, 240), 15: (60, 240), 50: (100, 250)}
+#: The calibration grid (DESIGN §9): balanced vs unequal sizes × constant vs cluster-varying
+#: effects × {8, 15, 50} clusters × small and moderate n, intra-cluster correlation 0.5.
+GRID: tuple[Scenario, ...] = tuple(
+    Scenario(sizes, effects, g, n)
+    for sizes in ("balanced", "unequal")
+    for effects in ("constant", "varying")
+    for g in (8, 15, 50)
+    for n in _N[g]
+)
+#: The scenario of the project's earlier, balanced simulator (50 clusters of 5, ICC 0.3).
+BALANCED = Scenario("balanced", "constant", 50, 250, icc=0.3)
+
+
+def scenario(name: str) -> Scenario:
+    """Return the grid scenario named `name` (`Scenario.name`), or `BALANCED` by "balanced"."""
+    if name == "balanced":
+        return BALANCED
+    for s in GRID:
+        if s.name == name:
+            return s
+    raise ValueError(f"unknown scenario {name!r}; known: {[s.name for s in GRID]}")
 
 
 class Simulation(NamedTuple):
@@ -77,13 +170,23 @@ def cluster_sd(icc: float) -> float:
 
 def cluster_index(design: Design) -> np.ndarray:
     """Return the cluster number (0..n_clusters-1) of every item, items grouped by cluster."""
-    return np.repeat(np.arange(design.n_clusters), design.per_cluster)
+    return np.repeat(np.arange(design.n_clusters), design.cluster_sizes)
 
 
 def cluster_effects(rng: np.random.Generator, design: Design) -> np.ndarray:
     """Return one latent effect per item, shared within its cluster (N(0, cluster_sd²))."""
     u = rng.normal(0.0, cluster_sd(design.icc), size=design.n_clusters)
     return u[cluster_index(design)]
+
+
+def cluster_slopes(rng: np.random.Generator, design: Design, mean: float) -> np.ndarray:
+    """Return a planted effect per item that varies by cluster: mean + N(0, effect_sd²).
+
+    The effect is drawn once per cluster (a random slope); with `effect_sd` 0 it is `mean`
+    everywhere. Symmetric around `mean`, so a null effect (mean 0) stays null on average.
+    """
+    e = mean + rng.normal(0.0, design.effect_sd, size=design.n_clusters)
+    return e[cluster_index(design)]
 
 
 def heavy_tailed(
@@ -118,7 +221,7 @@ def words(n: int, token: str = "w") -> str:
 def item_ids(design: Design) -> tuple[np.ndarray, np.ndarray]:
     """Return (item ids, cluster values) of a design: 'c007-i2' in cluster 'src-007'."""
     c = cluster_index(design)
-    within = np.tile(np.arange(design.per_cluster), design.n_clusters)
+    within = np.concatenate([np.arange(k) for k in design.cluster_sizes])
     ids = np.array([f"c{a:04d}-i{b}" for a, b in zip(c, within, strict=True)], dtype=object)
     clusters = np.array([f"src-{a:04d}" for a in c], dtype=object)
     return ids, clusters

@@ -2,13 +2,14 @@
 
 from judgelab.reporting.calibration import run, summarise
 from judgelab.reporting.calibration.checks.contexteval import CHECKS
+from judgelab.simulate.base import BALANCED
 
 BY_NAME = {c.name: c for c in CHECKS}
 
 
 def test_weird_gap_calibrates_and_the_legacy_interval_is_too_narrow():
     check = BY_NAME["contexteval.weird_gap"]
-    reps = run([check], reps=20, variants=("after", "before"), seed=1)
+    reps = run([check], scenarios=[BALANCED], reps=20, variants=("after", "before"), seed=1)
     s = summarise(reps, [check]).set_index("variant")
     assert (reps["error"] == "").all()
     assert s.loc["after", "coverage"] >= 0.85 and s.loc["after", "type_i"] <= 0.15
@@ -19,7 +20,7 @@ def test_weird_gap_calibrates_and_the_legacy_interval_is_too_narrow():
 
 def test_win_rate_margin_calibrates():
     check = BY_NAME["contexteval.win_rate_margin"]
-    reps = run([check], reps=20, variants=("after",), seed=1)
+    reps = run([check], scenarios=[BALANCED], reps=20, variants=("after",), seed=1)
     s = summarise(reps, [check]).iloc[0]
     assert (reps["error"] == "").all()
     assert s["coverage"] >= 0.85 and s["type_i"] <= 0.15 and s["power"] >= 0.5

@@ -6,6 +6,7 @@ import pytest
 
 from judgelab.reporting.calibration import run, summarise
 from judgelab.reporting.calibration.checks import correctness, reference
+from judgelab.simulate.base import BALANCED
 
 R = 40
 
@@ -18,7 +19,7 @@ def table():
         for c in correctness.CHECKS + reference.CHECKS
         if c.name in names
     ]
-    reps = run(checks, reps=R, variants=("after",))
+    reps = run(checks, scenarios=[BALANCED], reps=R, variants=("after",))
     assert (reps["error"] == "").all(), reps.loc[reps["error"] != "", "error"].iloc[0]
     return summarise(reps, checks).set_index("check")
 

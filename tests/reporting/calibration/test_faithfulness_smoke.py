@@ -9,13 +9,14 @@ from __future__ import annotations
 
 from judgelab.reporting.calibration import run, summarise
 from judgelab.reporting.calibration.checks import faithfulness as checks
+from judgelab.simulate.base import BALANCED
 
 R = 16
 
 
 def _summary(name: str, variants=("after",)):
     check = next(c for c in checks.CHECKS if c.name == name)
-    reps = run([check], reps=R, variants=variants, seed=7)
+    reps = run([check], scenarios=[BALANCED], reps=R, variants=variants, seed=7)
     return summarise(reps, [check]).set_index("variant")
 
 

@@ -9,7 +9,7 @@ from judgelab.core import schema
 from judgelab.reporting.calibration import run, summarise
 from judgelab.reporting.calibration.checks import all_checks, grounding
 from judgelab.simulate import grounding as sim_grounding
-from judgelab.simulate.base import Design
+from judgelab.simulate.base import BALANCED, Design
 
 R = 10
 
@@ -47,7 +47,7 @@ def test_generator_plants_what_it_says():
 def table():
     checks = [replace(c, options={"n_boot": 200}, before={**c.before, "n_boot": 200})
               for c in grounding.CHECKS]  # fmt: skip
-    reps = run(checks, reps=R, variants=("after", "before"))
+    reps = run(checks, scenarios=[BALANCED], reps=R, variants=("after", "before"))
     assert (reps["error"] == "").all(), reps.loc[reps["error"] != "", "error"].iloc[0]
     return summarise(reps, checks).set_index(["check", "variant"])
 

@@ -14,14 +14,16 @@ import pandas as pd
 import pytest
 
 from judgelab.core import clusters, inference, stats
-from judgelab.reporting.calibration import Check, Outcome, results, run, summarise
+from judgelab.reporting.calibration import Check, Outcome, extend, harness, results, run, summarise
 from judgelab.reporting.calibration.checks import all_checks
-from judgelab.simulate.base import Simulation
+from judgelab.simulate.base import BALANCED, GRID, Scenario, Simulation
+
+ONE = [BALANCED]
 
 
-def simulate_means(rng: np.random.Generator, scenario: str) -> Simulation:
+def simulate_means(rng: np.random.Generator, hypothesis: str, shape: Scenario) -> Simulation:
     n_c, per = 40, 5
-    shift = 0.0 if scenario == "null" else 0.5
+    shift = 0.0 if hypothesis == "null" else 0.5
     u = np.repeat(rng.normal(0, 1, n_c), per)
     frame = pd.DataFrame(
         {"x": shift + u + rng.normal(0, 0.5, n_c * per), "cluster": np.repeat(np.arange(n_c), per)}
@@ -52,23 +54,88 @@ CHECK = Check(
 
 
 def test_harness_tells_the_cluster_bootstrap_from_the_naive_one():
-    reps = run([CHECK], reps=60, variants=("after", "before"))
+    reps = run([CHECK], scenarios=ONE, reps=60, variants=("after", "before"))
     assert set(reps["error"]) == {""}
     summary = summarise(reps, [CHECK]).set_index("variant")
-    assert summary.loc["after", "coverage"] >= 0.85
-    assert summary.loc["before", "coverage"] <= 0.70  # ignoring the clusters under-covers
+    assert summary.loc["after", "coverage_null"] >= 0.85
+    assert summary.loc["before", "coverage"] <= 0.75  # ignoring the clusters under-covers
     assert summary.loc["before", "type_i"] >= 0.25
     assert summary.loc["after", "power"] > summary.loc["after", "type_i"]
     assert summary.loc["after", "reps"] == 60
-    assert summary.loc["after", "coverage_se"] == pytest.approx(
-        inference.mc_se(summary.loc["after", "coverage"], 120)
+    low, high = harness.mc_interval(summary.loc["after", "type_i"] * 60, 60)
+    assert summary.loc["after", "type_i_low"] == pytest.approx(low)
+    assert summary.loc["after", "type_i_high"] == pytest.approx(high)
+    assert summary.loc["before", "type_i_verdict"] == "fail"
+    assert summary.loc["after", "coverage_verdict"] == "inconclusive"  # R = 60 cannot tell
+
+
+def test_null_and_alternative_are_reported_apart():
+    reps = run([CHECK], scenarios=ONE, reps=30)
+    s = summarise(reps, [CHECK]).iloc[0]
+    null = reps[reps["hypothesis"] == "null"]
+    covered = (null["low"] <= null["truth"]) & (null["truth"] <= null["high"])
+    assert s["coverage_null"] == pytest.approx(covered.mean())
+    assert s["type_i"] == pytest.approx((null["p_value"] < 0.05).mean())
+
+
+def _nan_p(sim: Simulation, options: dict[str, Any]) -> Outcome:
+    return estimate_mean(sim, options)._replace(p_value=float("nan"))
+
+
+def _declines(sim: Simulation, options: dict[str, Any]) -> Outcome:
+    return Outcome(float("nan"), declined="fewer than 2 own-model negatives")
+
+
+def test_a_missing_p_value_is_a_failure_not_a_non_rejection():
+    check = Check("demo.nan_p", "demo", "x", "mean", simulate_means, _nan_p)
+    s = summarise(run([check], scenarios=ONE, reps=5), [check]).iloc[0]
+    assert s["failed"] == 10 and np.isnan(s["type_i"]) and s["verdict"] == "fail"
+
+
+def test_a_declined_estimate_is_counted_apart():
+    check = Check("demo.declines", "demo", "x", "mean", simulate_means, _declines)
+    s = summarise(run([check], scenarios=ONE, reps=4), [check]).iloc[0]
+    assert s["declined"] == 8 and s["failed"] == 0
+
+
+def test_checks_sharing_a_generator_share_each_draw():
+    twin = Check("demo.twin", "demo", "x", "mean", simulate_means, estimate_mean)
+    reps = run([CHECK, twin], scenarios=ONE, reps=3)
+    a = reps[reps["check"] == "demo.mean"].reset_index(drop=True)
+    b = reps[reps["check"] == "demo.twin"].reset_index(drop=True)
+    assert a["estimate"].tolist() == b["estimate"].tolist()
+
+
+def test_extend_adds_replicates_to_undecided_cells_only():
+    reps = run([CHECK], scenarios=ONE, reps=20)
+    more = extend(reps, [CHECK], max_reps=40)
+    assert more["r"].max() == 39  # inconclusive at R = 20: doubled once, up to the cap
+    again = run([CHECK], scenarios=ONE, reps=40)
+    cols = ["hypothesis", "r", "estimate", "low", "high"]
+    key = ["hypothesis", "r"]
+    pd.testing.assert_frame_equal(
+        more[cols].sort_values(key).reset_index(drop=True),
+        again[cols].sort_values(key).reset_index(drop=True),
     )
-    assert not summary.loc["before", "meets_targets"]
+
+
+def test_verdicts_read_the_monte_carlo_interval():
+    assert harness.verdict(0.931, 0.969, harness.COVERAGE_TARGET) == "pass"
+    assert harness.verdict(0.90, 0.929, harness.COVERAGE_TARGET) == "fail"
+    assert harness.verdict(0.92, 0.95, harness.COVERAGE_TARGET) == "inconclusive"
+
+
+def test_the_grid_crosses_sizes_effects_clusters_and_n():
+    assert len(GRID) == 24
+    assert {s.sizes for s in GRID} == {"balanced", "unequal"}
+    assert {s.effects for s in GRID} == {"constant", "varying"}
+    assert {s.n_clusters for s in GRID} == {8, 15, 50}
+    assert min(s.n_items for s in GRID) <= 60
 
 
 def test_harness_is_deterministic_and_parallel_safe():
-    one = run([CHECK], reps=6, variants=("after",), seed=3)
-    two = run([CHECK], reps=6, variants=("after",), seed=3, workers=2)
+    one = run([CHECK], scenarios=ONE, reps=6, variants=("after",), seed=3)
+    two = run([CHECK], scenarios=ONE, reps=6, variants=("after",), seed=3, workers=2)
     cols = ["check", "scenario", "r", "estimate", "low", "high", "p_value"]
     pd.testing.assert_frame_equal(one[cols], two[cols])
 
@@ -79,26 +146,27 @@ def _broken(sim: Simulation, options: dict[str, Any]) -> Outcome:
 
 def test_a_failing_estimator_is_counted_not_raised():
     check = Check("demo.broken", "demo", "x", "mean", simulate_means, _broken)
-    reps = run([check], reps=3)
+    reps = run([check], scenarios=ONE, reps=3)
     assert reps["error"].str.contains("estimator failed").all()
     s = summarise(reps, [check]).iloc[0]
-    assert s["failed"] == 6 and s["coverage"] != s["coverage"]  # NaN: nothing measured
+    assert s["failed"] == 6 and np.isnan(s["coverage_null"])  # nothing measured
+    assert s["verdict"] == "fail"
 
 
 def test_unknown_variant_is_refused():
     with pytest.raises(ValueError, match="unknown variant"):
-        run([CHECK], reps=1, variants=("legacy",))
+        run([CHECK], scenarios=ONE, reps=1, variants=("legacy",))
 
 
 def test_results_round_trip_and_table(tmp_path):
-    reps = run([CHECK], reps=5, variants=("after", "before"))
+    reps = run([CHECK], scenarios=ONE, reps=5, variants=("after", "before"))
     summary = summarise(reps, [CHECK])
     results.save(results.Results(reps, summary, {"reps": 5}), tmp_path)
     back = results.load(tmp_path)
     assert back is not None and back.meta == {"reps": 5}
     shown = results.table(back.summary)
-    assert {"coverage (default)", "coverage (legacy)", "type-I (default)"} <= set(shown.columns)
-    assert "demo.mean" in results.markdown(back.summary)
+    assert {"coverage (null)", "type-I", "verdict", "scenario"} <= set(shown.columns)
+    assert "demo.mean" in results.markdown(harness.overview(back.summary))
     assert results.load(tmp_path / "nothing") is None
 
 

@@ -6,6 +6,7 @@ at R = 20 per scenario so that a broken estimator or generator fails `make test`
 
 from judgelab.reporting.calibration import run, summarise
 from judgelab.reporting.calibration.checks.length import CHECKS
+from judgelab.simulate.base import BALANCED
 
 NAMES = ("length.context_trend", "length.accuracy_by_context_bin")
 
@@ -22,7 +23,7 @@ def test_length_checks_are_registered_and_picklable():
 
 def test_context_checks_cover_and_hold_their_level():
     checks = [c for c in CHECKS if c.name in NAMES]
-    reps = run(checks, reps=20, seed=3, variants=("after",))
+    reps = run(checks, scenarios=[BALANCED], reps=20, seed=3, variants=("after",))
     assert (reps["error"] == "").all(), reps.loc[reps["error"] != "", "error"].iloc[0]
     table = summarise(reps, checks).set_index("check")
     assert (table["coverage"] >= 0.85).all()

@@ -9,6 +9,7 @@ import numpy as np
 from judgelab.reporting.calibration import run, summarise
 from judgelab.reporting.calibration.checks import all_checks
 from judgelab.reporting.calibration.checks.pairwise import CHECKS
+from judgelab.simulate.base import BALANCED
 
 
 def test_checks_are_registered_and_named():
@@ -24,7 +25,7 @@ def test_position_and_judge_difference_calibrated_at_small_r():
         for c in CHECKS
         if c.name in ("pairwise.pos_a_rate", "pairwise.pos_a_rate_decisive", "pairwise.compare_ca")
     ]
-    reps = run(picked, reps=20, seed=1, variants=("after",))
+    reps = run(picked, scenarios=[BALANCED], reps=20, seed=1, variants=("after",))
     s = summarise(reps, picked).set_index("check")
     assert (s["failed"] == 0).all()
     assert (s["coverage"] >= 0.85).all(), s["coverage"]

@@ -6,6 +6,7 @@ import numpy as np
 
 from judgelab.reporting.calibration import run
 from judgelab.reporting.calibration.checks import all_checks, probes
+from judgelab.simulate.base import BALANCED
 
 
 def test_checks_are_registered():
@@ -16,7 +17,7 @@ def test_checks_are_registered():
 
 def test_pull_check_runs_and_detects_the_planted_pull():
     check = replace(probes.CHECKS[0], options={"n_boot": 100})
-    reps = run([check], reps=2, variants=("after",))
+    reps = run([check], scenarios=[BALANCED], reps=2, variants=("after",))
     assert (reps["error"] == "").all(), reps["error"].tolist()
     null = reps[reps["scenario"] == "null"]
     alt = reps[reps["scenario"] == "alternative"]

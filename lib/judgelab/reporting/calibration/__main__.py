@@ -1,9 +1,12 @@
-"""`make calibrate`: run every calibration check and save the table.
+"""`make calibrate`: run every calibration check on the scenario grid and save the table.
 
-    python -m judgelab.reporting.calibration                    # R=500, defaults + legacy
-    python -m judgelab.reporting.calibration --reps 40 --only pairwise,length --variants after
+    python -m judgelab.reporting.calibration                     # the grid, R=400 -> 1600
+    python -m judgelab.reporting.calibration --reps 100 --only pairwise,length \
+        --scenarios unequal/varying/G8/n48,balanced/constant/G50/n250 --variants after
 
-Prints the table (markdown) and writes `reports/calibration/` (see `results`).
+Starts with `--reps` replicates per cell, then adds replicates (doubling, up to
+`--max-reps`) to the cells whose verdict is still inconclusive, while `--budget-min` lasts.
+Prints the overview (markdown) and writes `reports/calibration/` (see `results`).
 """
 
 from __future__ import annotations
@@ -15,15 +18,19 @@ import sys
 import time
 
 from judgelab.reporting.calibration import checks, harness, results
+from judgelab.simulate import base
 
 
 def parse(argv: list[str] | None) -> argparse.Namespace:
     """Parse the command line."""
     p = argparse.ArgumentParser(prog="python -m judgelab.reporting.calibration")
-    p.add_argument("--reps", type=int, default=500, help="replicates per cell (default 500)")
+    p.add_argument("--reps", type=int, default=400, help="first replicates per cell (400)")
+    p.add_argument("--max-reps", type=int, default=1600, help="most replicates per cell")
+    p.add_argument("--budget-min", type=float, default=45.0, help="minutes for extending")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--variants", default="after,before", help="after (defaults), before (legacy)")
+    p.add_argument("--variants", default="after,before", help="after (defaults), before")
     p.add_argument("--only", default="", help="comma-separated families or check names")
+    p.add_argument("--scenarios", default="", help="comma-separated scenario names (all)")
     p.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     p.add_argument("--alpha", type=float, default=0.05)
     p.add_argument("--no-save", action="store_true", help="print only; write nothing")
@@ -45,24 +52,42 @@ def select(names: str) -> list[harness.Check]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the checks, print the table, save the results."""
+    """Run the checks, print the overview, save the results."""
     args = parse(argv)
     chosen = select(args.only)
+    scenarios = [base.scenario(s) for s in args.scenarios.split(",") if s] or list(base.GRID)
     variants = tuple(v for v in args.variants.split(",") if v)
     start = time.perf_counter()
+
+    def note(msg: str) -> None:
+        print(f"  done {msg}", file=sys.stderr, flush=True)
+
     reps = harness.run(
         chosen,
+        scenarios=scenarios,
         reps=args.reps,
         seed=args.seed,
         variants=variants,
         workers=args.workers,
-        progress=lambda msg: print(f"  done {msg}", file=sys.stderr, flush=True),
+        progress=note,
+    )
+    reps = harness.extend(
+        reps,
+        chosen,
+        alpha=args.alpha,
+        max_reps=args.max_reps,
+        seed=args.seed,
+        workers=args.workers,
+        budget_s=60 * args.budget_min,
+        progress=note,
     )
     summary = harness.summarise(reps, chosen, alpha=args.alpha)
     meta = {
         "reps": args.reps,
+        "max_reps": args.max_reps,
         "seed": args.seed,
         "variants": list(variants),
+        "scenarios": [s.name for s in scenarios],
         "alpha": args.alpha,
         "workers": args.workers,
         "checks": [c.name for c in chosen],
@@ -70,14 +95,15 @@ def main(argv: list[str] | None = None) -> int:
         "python": platform.python_version(),
         "cpus": os.cpu_count(),
     }
-    print(results.markdown(summary))
-    print(f"\n{len(chosen)} checks, R={args.reps}, {meta['seconds']} s", file=sys.stderr)
+    print(results.markdown(harness.overview(summary)))
+    print(f"\n{len(chosen)} checks, {meta['seconds']} s", file=sys.stderr)
     if not args.no_save:
         where = results.save(results.Results(reps, summary, meta))
         print(f"saved to {where}", file=sys.stderr)
-    missed = summary[(summary["variant"] == "after") & ~summary["meets_targets"]]
-    if not missed.empty:
-        print(f"MISSED TARGETS: {missed['check'].tolist()}", file=sys.stderr)
+    failed = summary[(summary["variant"] == "after") & (summary["verdict"] == "fail")]
+    if not failed.empty:
+        cells = sorted(set(zip(failed["check"], failed["scenario"], strict=True)))
+        print(f"FAILED TARGETS ({len(cells)} cells): {cells}", file=sys.stderr)
     return 0
 
 

@@ -1,20 +1,31 @@
-"""Run estimators on planted truth: coverage, type-I error and power with Monte-Carlo errors.
+"""Run estimators on planted truth over a grid of data shapes; judge them with Monte-Carlo error.
 
 A `Check` ties one estimator of the library to a generator of `judgelab.simulate`:
 
-- `simulate(rng, scenario)` draws one simulated benchmark (`Simulation`) under the scenario
-  ``"null"`` (no effect) or ``"alternative"`` (the stated effect);
-- `estimate(sim, options)` runs the library's estimator on the simulated tables, with
-  `options` (keyword arguments: the defaults when empty, the legacy choices for "before"),
-  and returns an `Outcome`: the estimate, its interval and (for a test) its p-value;
-- `truth(sim, scenario)` is the population value the interval must cover (by default
+- `simulate(rng, hypothesis, scenario)` draws one simulated benchmark (`Simulation`) under
+  the hypothesis ``"null"`` (no effect) or ``"alternative"`` (the stated effect), shaped
+  like `scenario` (a cell of `simulate.base.GRID`: balanced or unequal cluster sizes,
+  constant or cluster-varying effects, 8 / 15 / 50 clusters, small or moderate n);
+- `estimate(sim, options)` runs the library's public estimator on the simulated tables with
+  `options` (the defaults when empty; the earlier defaults for "before") and returns an
+  `Outcome`: the estimate, its interval, its p-value — or `declined`, the reason the
+  estimator gave for reporting no number (e.g. too few own-model negatives);
+- `truth(sim, hypothesis)` is the population value the interval must cover (by default
   `sim.truth[check.estimand]`).
 
-`run(checks, R, ...)` runs R replicates per check × scenario × variant (seeded per
-replicate: a cell's numbers do not depend on which other cells ran, or on the worker count)
-and `summarise` reports per cell: coverage of the interval (both scenarios), type-I error
-(null) and power (alternative) at `alpha`, each with its Monte-Carlo standard error, the
-mean interval width, failures (an estimator that returned NaN) and seconds per replicate.
+Checks that share their `simulate` function share each simulated benchmark: one draw per
+replicate feeds all of them. `run` seeds every replicate by (seed, generator, scenario,
+hypothesis, r), so a cell's numbers do not depend on which other cells ran, on the worker
+count, or on whether more replicates were added later (`extend`).
+
+`summarise` reports per check × scenario × variant, null and alternative apart: coverage
+under each, type-I error (null) and power (alternative) at `alpha`, each with its
+Monte-Carlo 95 % interval (Wilson); failures (an exception, or no number without a reason)
+and declines in their own columns, never silently dropped or counted as "no rejection";
+mean interval width and effective clusters. Each target gets a verdict from its MC interval:
+**pass** when the whole interval lies inside the target (coverage in [0.93, 0.97], type-I
+error below 0.06), **fail** when it lies wholly outside, **inconclusive** otherwise (then more
+replicates decide: `extend` adds them to the undecided cells).
 """
 
 from __future__ import annotations
@@ -28,14 +39,16 @@ from typing import Any, NamedTuple
 import numpy as np
 import pandas as pd
 
-from judgelab.core import inference, stats
-from judgelab.simulate.base import Simulation
+from judgelab.core import stats
+from judgelab.simulate.base import BALANCED, GRID, Scenario, Simulation
 
-SCENARIOS = ("null", "alternative")
+HYPOTHESES = ("null", "alternative")
 VARIANTS = ("after", "before")
-#: Targets of issue 20 at the default settings.
+#: Targets at the default settings (issue 33).
 COVERAGE_TARGET = (0.93, 0.97)
 TYPE_I_TARGET = 0.06
+#: Verdicts of a target from its Monte-Carlo interval.
+VERDICTS = ("pass", "fail", "inconclusive", "n/a")
 
 
 class Outcome(NamedTuple):
@@ -45,6 +58,8 @@ class Outcome(NamedTuple):
     low: float = float("nan")
     high: float = float("nan")
     p_value: float = float("nan")
+    declined: str = ""  # the estimator's own reason for reporting no number (not a failure)
+    n_eff: float = float("nan")  # effective clusters behind the number
 
 
 @dataclass(frozen=True)
@@ -55,11 +70,11 @@ class Check:
     family: str
     estimator: str  # the library function, e.g. "analyses.pairwise.pairwise_rates (ca)"
     estimand: str  # key of Simulation.truth
-    simulate: Callable[[np.random.Generator, str], Simulation]
+    simulate: Callable[[np.random.Generator, str, Scenario], Simulation]
     estimate: Callable[[Simulation, Mapping[str, Any]], Outcome]
     interval: bool = True  # reports an interval (coverage is measured)
     test: bool = True  # reports a p-value (type-I error and power are measured)
-    before: Mapping[str, Any] | None = None  # legacy options (None: the check is new/unchanged)
+    before: Mapping[str, Any] | None = None  # earlier defaults (None: the check is new)
     effect: str = ""  # the alternative, in words
     truth: Callable[[Simulation, str], float] | None = None
     notes: str = ""
@@ -71,137 +86,332 @@ class Check:
             return self.options
         return self.before
 
-    def true_value(self, sim: Simulation, scenario: str) -> float:
+    def true_value(self, sim: Simulation, hypothesis: str) -> float:
         """The population value the interval should cover."""
         if self.truth is not None:
-            return float(self.truth(sim, scenario))
+            return float(self.truth(sim, hypothesis))
         return float(sim.truth[self.estimand])
 
 
-def replicate(check: Check, scenario: str, variant: str, r: int, seed: int) -> dict[str, Any]:
-    """Run one replicate of one cell; errors are recorded, never raised."""
-    opts = check.variant_options(variant)
-    rng = stats.rng_for(seed, check.name, scenario, r)
-    row: dict[str, Any] = {"check": check.name, "scenario": scenario, "variant": variant, "r": r}
+def generator_name(fn: Callable[..., Any]) -> str:
+    """Return a stable name of a `simulate` function: module, name and any bound arguments.
+
+    Two partials of one function with different arguments are different generators.
+    """
+    inner = getattr(fn, "func", fn)  # functools.partial
+    name = f"{getattr(inner, '__module__', '?')}.{getattr(inner, '__qualname__', repr(inner))}"
+    bound = sorted((getattr(fn, "keywords", None) or {}).items())
+    args = getattr(fn, "args", ())
+    return name + (f"{args!r}{bound!r}" if bound or args else "")
+
+
+class _Job(NamedTuple):
+    checks: tuple[Check, ...]  # all share one simulate function
+    scenario: Scenario
+    hypothesis: str
+    variants: tuple[str, ...]
+    rs: tuple[int, ...]
+    seed: int
+
+
+def _replicate(job: _Job, r: int) -> list[dict[str, Any]]:
+    """Draw one benchmark and run every check of the job on it; errors are rows, not raised."""
+    gen = job.checks[0].simulate
+    rng = stats.rng_for(job.seed, generator_name(gen), job.scenario.name, job.hypothesis, r)
+    base = {"scenario": job.scenario.name, "hypothesis": job.hypothesis, "r": r}
     start = time.perf_counter()
     try:
-        sim = check.simulate(rng, scenario)
-        out = check.estimate(sim, dict(opts or {}))
-        truth = check.true_value(sim, scenario)
-        row.update(out._asdict(), truth=truth, error="")
-    except Exception as exc:  # noqa: BLE001 - a failed replicate is counted, not fatal
-        row.update(Outcome(np.nan)._asdict(), truth=np.nan, error=f"{type(exc).__name__}: {exc}")
-    row["seconds"] = time.perf_counter() - start
-    return row
-
-
-def _cells(checks: Iterable[Check], variants: Sequence[str]) -> list[tuple[Check, str, str]]:
-    cells = []
-    for check in checks:
-        for variant in variants:
-            if check.variant_options(variant) is None:
+        sim = gen(rng, job.hypothesis, job.scenario)
+        sim_error = ""
+    except Exception as exc:  # noqa: BLE001 - a failed draw is counted, not fatal
+        sim, sim_error = None, f"simulate: {type(exc).__name__}: {exc}"
+    sim_s = time.perf_counter() - start
+    rows = []
+    for check in job.checks:
+        for variant in job.variants:
+            opts = check.variant_options(variant)
+            if opts is None:
                 continue
-            cells.extend((check, scenario, variant) for scenario in SCENARIOS)
-    return cells
+            row = {"check": check.name, "variant": variant, **base}
+            t0 = time.perf_counter()
+            if sim is None:
+                row.update(Outcome(np.nan)._asdict(), truth=np.nan, error=sim_error)
+            else:
+                try:
+                    out = check.estimate(sim, dict(opts))
+                    row.update(out._asdict(), truth=check.true_value(sim, job.hypothesis))
+                    row["error"] = ""
+                except Exception as exc:  # noqa: BLE001 - a failed estimate is counted
+                    row.update(Outcome(np.nan)._asdict(), truth=np.nan)
+                    row["error"] = f"{type(exc).__name__}: {exc}"
+            row["seconds"] = time.perf_counter() - t0 + sim_s / len(job.checks)
+            rows.append(row)
+    return rows
 
 
-def _run_cell(args: tuple[Check, str, str, int, int]) -> list[dict[str, Any]]:
-    check, scenario, variant, reps, seed = args
-    return [replicate(check, scenario, variant, r, seed) for r in range(reps)]
+def _run_job(job: _Job) -> list[dict[str, Any]]:
+    return [row for r in job.rs for row in _replicate(job, r)]
+
+
+def _jobs(
+    checks: Iterable[Check],
+    scenarios: Sequence[Scenario],
+    variants: Sequence[str],
+    rs: Sequence[int],
+    seed: int,
+) -> list[_Job]:
+    groups: dict[str, list[Check]] = {}
+    for check in checks:
+        groups.setdefault(generator_name(check.simulate), []).append(check)
+    jobs = []
+    for members in groups.values():
+        for scenario in scenarios:
+            for hypothesis in HYPOTHESES:
+                jobs.append(
+                    _Job(tuple(members), scenario, hypothesis, tuple(variants), tuple(rs), seed)
+                )
+    return jobs
+
+
+def _execute(
+    jobs: list[_Job], workers: int, progress: Callable[[str], None] | None
+) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
+
+    def note(job: _Job) -> None:
+        if progress:
+            names = ",".join(c.name for c in job.checks)
+            progress(f"{names} {job.scenario.name} {job.hypothesis} R+={len(job.rs)}")
+
+    if workers <= 1:
+        for job in jobs:
+            rows.extend(_run_job(job))
+            note(job)
+        return rows
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        for job, out in zip(jobs, pool.map(_run_job, jobs), strict=True):
+            rows.extend(out)
+            note(job)
+    return rows
 
 
 def run(
     checks: Iterable[Check],
     *,
+    scenarios: Sequence[Scenario],
     reps: int = 500,
     seed: int = 0,
     variants: Sequence[str] = ("after",),
     workers: int = 1,
     progress: Callable[[str], None] | None = None,
 ) -> pd.DataFrame:
-    """Return one row per replicate of every check × scenario × variant (see `replicate`)."""
+    """Return one row per replicate × check × variant × scenario × hypothesis."""
     unknown = [v for v in variants if v not in VARIANTS]
     if unknown:
         raise ValueError(f"unknown variant(s) {unknown}; known: {list(VARIANTS)}")
-    jobs = [(c, s, v, reps, seed) for c, s, v in _cells(checks, variants)]
-    rows: list[dict[str, Any]] = []
-    if workers <= 1:
-        for job in jobs:
-            rows.extend(_run_cell(job))
-            if progress:
-                progress(f"{job[0].name} {job[1]} {job[2]}")
-    else:
-        with ProcessPoolExecutor(max_workers=workers) as pool:
-            for job, out in zip(jobs, pool.map(_run_cell, jobs), strict=True):
-                rows.extend(out)
-                if progress:
-                    progress(f"{job[0].name} {job[1]} {job[2]}")
-    return pd.DataFrame(rows)
+    jobs = _jobs(list(checks), list(scenarios), variants, range(reps), seed)
+    return pd.DataFrame(_execute(jobs, workers, progress))
 
 
-def _rate(flags: pd.Series) -> tuple[float, float, int]:
-    x = flags.dropna().astype(float)
-    if x.empty:
-        return np.nan, np.nan, 0
-    return float(x.mean()), inference.mc_se(float(x.mean()), len(x)), len(x)
+def extend(
+    replicates: pd.DataFrame,
+    checks: Iterable[Check],
+    *,
+    alpha: float = 0.05,
+    max_reps: int = 2000,
+    seed: int = 0,
+    workers: int = 1,
+    budget_s: float | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> pd.DataFrame:
+    """Add replicates to every undecided cell (doubling, up to `max_reps`) within a budget.
+
+    A cell (checks sharing a generator × scenario) is undecided while any of its verdicts
+    is inconclusive. Replicate r of a cell is the same draw whatever else ran, so extending
+    equals running with more replicates from the start.
+    """
+    checks = list(checks)
+    start = time.perf_counter()
+    by_name = {c.name: c for c in checks}
+    while True:
+        summary = summarise(replicates, checks, alpha=alpha)
+        open_ = summary[
+            (summary[["coverage_verdict", "type_i_verdict"]] == "inconclusive").any(axis=1)
+        ]
+        have_r = replicates.groupby(["check", "scenario"])["r"].max() + 1
+        todo: dict[tuple[str, str], int] = {}
+        for row in open_.itertuples():
+            have = int(have_r[(row.check, row.scenario)])
+            if have < max_reps:
+                todo[(generator_name(by_name[row.check].simulate), row.scenario)] = have
+        if not todo:
+            return replicates
+        if budget_s is not None and time.perf_counter() - start > budget_s:
+            return replicates
+        jobs = []
+        for (gen, scen_name), have in todo.items():
+            members = tuple(c for c in checks if generator_name(c.simulate) == gen)
+            scen = next(s for s in (*GRID, BALANCED) if s.name == scen_name)
+            variants = tuple(sorted(set(replicates["variant"])))
+            more = range(have, min(max_reps, 2 * have))
+            for hypothesis in HYPOTHESES:
+                jobs.append(_Job(members, scen, hypothesis, variants, tuple(more), seed))
+        replicates = pd.concat(
+            [replicates, pd.DataFrame(_execute(jobs, workers, progress))], ignore_index=True
+        )
+
+
+def mc_interval(k: float, n: int) -> tuple[float, float]:
+    """Return the Wilson 95 % interval of a Monte-Carlo rate (k of n replicates)."""
+    if n <= 0:
+        return float("nan"), float("nan")
+    low, high = stats.wilson_interval(k, n, level=0.95)
+    return float(low), float(high)
+
+
+def verdict(low: float, high: float, target: tuple[float, float]) -> str:
+    """Return pass / fail / inconclusive: the MC interval inside, outside or across `target`.
+
+    >>> verdict(0.935, 0.965, (0.93, 0.97)), verdict(0.80, 0.90, (0.93, 0.97))
+    ('pass', 'fail')
+    >>> verdict(0.92, 0.96, (0.93, 0.97)), verdict(0.01, 0.05, (0.0, 0.06))
+    ('inconclusive', 'pass')
+    """
+    if not np.isfinite(low) or not np.isfinite(high):
+        return "n/a"
+    lo, hi = target
+    if lo <= low and high <= hi:
+        return "pass"
+    if high < lo or low > hi:
+        return "fail"
+    return "inconclusive"
+
+
+def _rate(flags: pd.Series) -> dict[str, float]:
+    x = flags.astype(float)
+    n = len(x)
+    k = float(x.sum())
+    low, high = mc_interval(k, n)
+    return {"rate": k / n if n else np.nan, "low": low, "high": high, "n": n}
 
 
 def summarise(
     replicates: pd.DataFrame, checks: Iterable[Check], *, alpha: float = 0.05
 ) -> pd.DataFrame:
-    """Return one row per check × variant: coverage, type-I error, power, MC SEs, widths.
+    """Return one row per check × scenario × variant with rates, MC intervals and verdicts.
 
-    Coverage counts replicates of both scenarios whose interval holds the truth (a NaN
-    interval counts as a miss: an estimator that cannot answer has not covered); type-I
-    error is the share of null replicates with p < alpha (NaN p counts as no rejection),
-    power the same under the alternative.
+    A replicate *failed* when the estimator raised or returned no number without a reason
+    (NaN estimate, NaN bounds of an interval check, NaN p-value of a test check); it is
+    *declined* when the estimator said why it reports nothing. Neither enters the rates;
+    both are counted. Coverage is measured under each hypothesis; type-I error from the
+    null replicates, power from the alternative ones.
     """
     by_name = {c.name: c for c in checks}
     rows = []
-    for (name, variant), block in replicates.groupby(["check", "variant"], sort=False):
+    keys = ["check", "scenario", "variant"]
+    for (name, scen, variant), block in replicates.groupby(keys, sort=False):
         check = by_name[name]
-        ok = block["error"] == ""
+        declined = block["declined"].fillna("").astype(str) != ""
+        bad = block["error"].fillna("").astype(str) != ""
+        bad |= ~declined & block["estimate"].isna()
+        if check.interval:
+            bad |= ~declined & (block["low"].isna() | block["high"].isna())
+        if check.test:
+            bad |= ~declined & block["p_value"].isna()
+        ok = ~bad & ~declined
         covered = (block["low"] <= block["truth"]) & (block["truth"] <= block["high"])
-        null = block[block["scenario"] == "null"]
-        alt = block[block["scenario"] == "alternative"]
-        cov, cov_se, n_cov = _rate(covered.where(ok)) if check.interval else (np.nan,) * 3
-        t1, t1_se, n_null = (
-            _rate((null["p_value"] < alpha).where(null["error"] == ""))
-            if check.test
-            else (np.nan,) * 3
+        rejected = block["p_value"] < alpha
+        row: dict[str, Any] = {
+            "family": check.family,
+            "check": name,
+            "estimator": check.estimator,
+            "scenario": scen,
+            "variant": variant,
+            "reps": int(block["r"].nunique()),
+            "failed": int(bad.sum()),
+            "declined": int(declined.sum()),
+            "effect": check.effect,
+        }
+        pooled = _rate(covered[ok]) if check.interval else None
+        row["coverage"] = pooled["rate"] if pooled else np.nan  # both hypotheses together
+        for hyp, tag in (("null", "null"), ("alternative", "alt")):
+            sel = ok & (block["hypothesis"] == hyp)
+            cov = _rate(covered[sel]) if check.interval else None
+            row[f"coverage_{tag}"] = cov["rate"] if cov else np.nan
+            row[f"coverage_{tag}_low"] = cov["low"] if cov else np.nan
+            row[f"coverage_{tag}_high"] = cov["high"] if cov else np.nan
+            rej = _rate(rejected[sel]) if check.test else None
+            name_rej = "type_i" if hyp == "null" else "power"
+            row[name_rej] = rej["rate"] if rej else np.nan
+            row[f"{name_rej}_low"] = rej["low"] if rej else np.nan
+            row[f"{name_rej}_high"] = rej["high"] if rej else np.nan
+        row["width"] = (
+            float((block["high"] - block["low"])[ok].mean()) if check.interval else np.nan
         )
-        pw, pw_se, n_alt = (
-            _rate((alt["p_value"] < alpha).where(alt["error"] == ""))
-            if check.test
-            else (np.nan,) * 3
-        )
-        rows.append(
-            {
-                "family": check.family,
-                "check": name,
-                "estimator": check.estimator,
-                "variant": variant,
-                "coverage": cov,
-                "coverage_se": cov_se,
-                "type_i": t1,
-                "type_i_se": t1_se,
-                "power": pw,
-                "power_se": pw_se,
-                "effect": check.effect,
-                "width": float((block["high"] - block["low"]).mean())
-                if check.interval
-                else np.nan,
-                "reps": int(len(block) // 2),
-                "failed": int((~ok).sum() + (ok & block["estimate"].isna()).sum()),
-                "s_per_rep": float(block["seconds"].mean()),
-                "meets_targets": _meets(check, cov, t1),
-            }
-        )
+        row["n_eff"] = float(block["n_eff"][ok].mean()) if ok.any() else np.nan
+        row["s_per_rep"] = float(block["seconds"].mean())
+        row.update(_verdicts(row, check))
+        rows.append(row)
     return pd.DataFrame(rows)
 
 
-def _meets(check: Check, coverage: float, type_i: float) -> bool:
-    lo, hi = COVERAGE_TARGET
-    cov_ok = (not check.interval) or (lo <= coverage <= hi)
-    t1_ok = (not check.test) or (type_i <= TYPE_I_TARGET)
-    return bool(cov_ok and t1_ok)
+def _verdicts(row: Mapping[str, Any], check: Check) -> dict[str, str]:
+    if check.interval:
+        both = [
+            verdict(row[f"coverage_{t}_low"], row[f"coverage_{t}_high"], COVERAGE_TARGET)
+            for t in ("null", "alt")
+        ]
+        cov = _worst(both)
+    else:
+        cov = "n/a"
+    t1 = (
+        verdict(row["type_i_low"], row["type_i_high"], (0.0, TYPE_I_TARGET))
+        if check.test
+        else "n/a"
+    )
+    if row["failed"]:
+        cov = "fail" if check.interval else cov
+        t1 = "fail" if check.test else t1
+    return {"coverage_verdict": cov, "type_i_verdict": t1, "verdict": _worst([cov, t1])}
+
+
+def _worst(verdicts: Sequence[str]) -> str:
+    for v in ("fail", "inconclusive", "pass"):
+        if v in verdicts:
+            return v
+    return "n/a"
+
+
+def overview(summary: pd.DataFrame) -> pd.DataFrame:
+    """Return one row per check × variant: how many scenarios pass, fail, are inconclusive."""
+    counts = (
+        summary.groupby(["family", "check", "variant", "verdict"], sort=False)
+        .size()
+        .unstack("verdict", fill_value=0)
+        .reindex(columns=list(VERDICTS[:3]), fill_value=0)
+        .reset_index()
+    )
+    worst = summary.groupby(["check", "variant"], sort=False)["verdict"].agg(
+        lambda v: _worst(list(v))
+    )
+    pairs = zip(counts["check"], counts["variant"], strict=True)
+    counts["verdict"] = [worst[(c, v)] for c, v in pairs]
+    return counts
+
+
+__all__ = [
+    "COVERAGE_TARGET",
+    "HYPOTHESES",
+    "TYPE_I_TARGET",
+    "VARIANTS",
+    "VERDICTS",
+    "Check",
+    "Outcome",
+    "extend",
+    "generator_name",
+    "mc_interval",
+    "overview",
+    "run",
+    "summarise",
+    "verdict",
+]

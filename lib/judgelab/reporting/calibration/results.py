@@ -53,42 +53,45 @@ def load(where: Path | None = None) -> Results | None:
     return Results(pd.read_parquet(files[0]), pd.read_csv(files[1]), meta)
 
 
-def _pct(rate: float, se: float) -> str:
-    if rate is None or np.isnan(rate):
+def _pct(rate: float, low: float, high: float) -> str:
+    if rate is None or not np.isfinite(rate):
         return "—"
-    return f"{100 * rate:.1f} ± {100 * se:.1f}"
+    return f"{100 * rate:.1f} [{100 * low:.1f}, {100 * high:.1f}]"
 
 
 def table(summary: pd.DataFrame) -> pd.DataFrame:
-    """Return the display table: check, estimator, then per variant coverage / type-I / power.
+    """Return the display table: one row per check × scenario × variant.
 
-    Rates are percent ± Monte-Carlo SE; `ok` says whether the default ("after") variant meets
-    the targets (coverage in [93, 97] %, type-I ≤ 6 %).
+    Rates are percent with their Monte-Carlo 95 % interval; `verdict` is pass / fail /
+    inconclusive against the targets (coverage in [93, 97] %, type-I error ≤ 6 %).
     """
     rows = []
-    for (family, check), block in summary.groupby(["family", "check"], sort=False):
-        row: dict[str, Any] = {"family": family, "check": check}
-        row["estimator"] = block["estimator"].iloc[0]
-        for variant in ("after", "before"):
-            sub = block[block["variant"] == variant]
-            if sub.empty:
-                continue
-            r = sub.iloc[0]
-            label = "default" if variant == "after" else "legacy"
-            row[f"coverage ({label})"] = _pct(r["coverage"], r["coverage_se"])
-            row[f"type-I ({label})"] = _pct(r["type_i"], r["type_i_se"])
-            row[f"power ({label})"] = _pct(r["power"], r["power_se"])
-            if variant == "after":
-                row["R"] = int(r["reps"])
-                row["ok"] = bool(r["meets_targets"])
-                row["alternative"] = r["effect"]
-        rows.append(row)
+    for r in summary.itertuples(index=False):
+        rows.append(
+            {
+                "family": r.family,
+                "check": r.check,
+                "scenario": r.scenario,
+                "variant": "default" if r.variant == "after" else "earlier default",
+                "coverage (null)": _pct(
+                    r.coverage_null, r.coverage_null_low, r.coverage_null_high
+                ),
+                "coverage (alt.)": _pct(r.coverage_alt, r.coverage_alt_low, r.coverage_alt_high),
+                "type-I": _pct(r.type_i, r.type_i_low, r.type_i_high),
+                "power": _pct(r.power, r.power_low, r.power_high),
+                "R": int(r.reps),
+                "failed": int(r.failed),
+                "declined": int(r.declined),
+                "eff. clusters": round(float(r.n_eff), 1) if np.isfinite(r.n_eff) else None,
+                "verdict": r.verdict,
+            }
+        )
     return pd.DataFrame(rows)
 
 
-def markdown(summary: pd.DataFrame) -> str:
-    """The display table as GitHub markdown (for notes and the README)."""
-    shown = table(summary).astype(str)
+def markdown(frame: pd.DataFrame) -> str:
+    """A table as GitHub markdown (for notes and the README)."""
+    shown = frame.astype(str)
     lines = ["| " + " | ".join(shown.columns) + " |", "|" + "---|" * len(shown.columns)]
     lines += ["| " + " | ".join(row) + " |" for row in shown.itertuples(index=False)]
     return "\n".join(lines)

@@ -15,6 +15,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from judgelab.reporting.calibration import checks, harness, results
+from judgelab.simulate import base
 
 
 def chosen(families: Sequence[str] = ()) -> list[harness.Check]:
@@ -56,71 +57,95 @@ def obtain(
     reps: int = 10,
     seed: int = 0,
     variants: Sequence[str] = ("after",),
+    scenarios: Sequence[str] = (),
     alpha: float = 0.05,
 ) -> tuple[results.Results, str]:
-    """Return calibration results and a label saying where they come from."""
+    """Return calibration results and a label saying where they come from.
+
+    The saved `make calibrate` run when it covers the checks asked for; else a small-R run
+    on the spot over `scenarios` (default: the two extremes of the grid), labelled a smoke.
+    """
     names = {c.name for c in selected}
     saved = results.load() if use_saved else None
     if saved is not None and names <= set(saved.summary["check"]):
         summary = saved.summary[saved.summary["check"].isin(names)].reset_index(drop=True)
         meta = saved.meta
         label = (
-            f"`make calibrate` results: R = {meta.get('reps')} replicates per cell, "
-            f"seed {meta.get('seed')}, {meta.get('seconds')} s on {meta.get('cpus')} CPUs"
+            f"`make calibrate` results: {meta.get('reps')} to {meta.get('max_reps')} "
+            f"replicates per cell, {len(meta.get('scenarios', []))} scenarios, seed "
+            f"{meta.get('seed')}, {meta.get('seconds')} s on {meta.get('cpus')} CPUs"
         )
         return results.Results(saved.replicates, summary, meta), label
-    reps_table = harness.run(selected, reps=reps, seed=seed, variants=variants)
+    chosen_scenarios = [base.scenario(s) for s in scenarios] or list(SMOKE_SCENARIOS)
+    reps_table = harness.run(
+        selected, scenarios=chosen_scenarios, reps=reps, seed=seed, variants=variants
+    )
     summary = harness.summarise(reps_table, selected, alpha=alpha)
     meta = {"reps": reps, "seed": seed, "variants": list(variants)}
     label = (
-        f"SMOKE run in this notebook: R = {reps} replicates per cell (Monte-Carlo SE of a "
-        f"coverage near 95 % ≈ {100 * np.sqrt(0.95 * 0.05 / (2 * reps)):.0f} points). "
-        "Run `make calibrate` for the R = 500 table."
+        f"SMOKE run in this notebook: R = {reps} replicates per cell on "
+        f"{len(chosen_scenarios)} scenarios (Monte-Carlo SE of a coverage near 95 % ≈ "
+        f"{100 * np.sqrt(0.95 * 0.05 / reps):.0f} points: every verdict is inconclusive). "
+        "Run `make calibrate` for the grid."
     )
     return results.Results(reps_table, summary, meta), label
 
 
+#: Scenarios of the notebook's smoke run: the old balanced design and the hardest cell.
+SMOKE_SCENARIOS = (
+    base.scenario("balanced/constant/G50/n250"),
+    base.scenario("unequal/varying/G8/n48"),
+)
+
+
 def misses(summary: pd.DataFrame) -> pd.DataFrame:
-    """Return the default-variant rows that miss a target, with what they missed."""
-    after = summary[summary["variant"] == "after"].copy()
-    lo, hi = harness.COVERAGE_TARGET
-    cov_bad = after["coverage"].notna() & ~after["coverage"].between(lo, hi)
-    t1_bad = after["type_i"].notna() & (after["type_i"] > harness.TYPE_I_TARGET)
-    after["missed"] = np.where(cov_bad, "coverage", "") + np.where(t1_bad, " type-I", "")
-    cols = ["family", "check", "coverage", "coverage_se", "type_i", "type_i_se", "missed"]
-    return after.loc[cov_bad | t1_bad, cols].reset_index(drop=True)
+    """Return the default-variant cells that fail a target, or are inconclusive, and why."""
+    after = summary[summary["variant"] == "after"]
+    bad = after[after["verdict"].isin(["fail", "inconclusive"])]
+    cols = [
+        "family",
+        "check",
+        "scenario",
+        "coverage_null",
+        "coverage_alt",
+        "type_i",
+        "coverage_verdict",
+        "type_i_verdict",
+        "reps",
+        "failed",
+        "declined",
+    ]
+    return bad[cols].sort_values(["family", "check"]).reset_index(drop=True)
 
 
-def plot(summary: pd.DataFrame) -> Figure:
-    """Coverage (target band shaded) and type-I error (target line) per check, both variants."""
-    data = summary.copy()
-    order = list(dict.fromkeys(data["check"]))
-    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 0.32 * len(order) + 1.5), sharey=True)
-    y = np.arange(len(order))
-    styles = {"after": ("tab:blue", "o", -0.15), "before": ("tab:grey", "s", 0.15)}
-    for variant, (color, marker, shift) in styles.items():
-        block = data[data["variant"] == variant].set_index("check").reindex(order)
-        label = "default" if variant == "after" else "legacy"
-        for ax, col in ((left, "coverage"), (right, "type_i")):
-            ax.errorbar(
-                100 * block[col],
-                y + shift,
-                xerr=100 * 1.96 * block[f"{col}_se"],
-                fmt=marker,
-                color=color,
-                label=label,
-                markersize=4,
-                capsize=2,
-            )
+def plot(summary: pd.DataFrame, *, variant: str = "after") -> Figure:
+    """Heat maps check × scenario: coverage under the null and type-I error, verdicts marked."""
+    data = summary[summary["variant"] == variant]
+    checks_ = list(dict.fromkeys(data["check"]))
+    scen = [s.name for s in base.GRID if s.name in set(data["scenario"])]
+    scen += [s for s in dict.fromkeys(data["scenario"]) if s not in scen]
+    cov = data.pivot_table(index="check", columns="scenario", values="coverage_null")
+    t1 = data.pivot_table(index="check", columns="scenario", values="type_i")
+    cov = cov.reindex(index=checks_, columns=scen)
+    t1 = t1.reindex(index=checks_, columns=scen)
+    height = 0.28 * len(checks_) + 2.5
+    fig, (left, right) = plt.subplots(1, 2, figsize=(14, height), sharey=True)
     lo, hi = harness.COVERAGE_TARGET
-    left.axvspan(100 * lo, 100 * hi, color="tab:green", alpha=0.15, label="target")
-    left.axvline(95, color="grey", linestyle="--", linewidth=1)
-    right.axvline(100 * harness.TYPE_I_TARGET, color="tab:red", linestyle="--", linewidth=1)
-    right.axvline(5, color="grey", linestyle=":", linewidth=1)
-    left.set_yticks(y, order)
-    left.invert_yaxis()
-    left.set_xlabel("coverage of the 95 % interval (%)")
-    right.set_xlabel("type-I error at α = 5 % (%)")
-    left.legend(loc="lower left", fontsize=8)
+    left.imshow(100 * cov.to_numpy(), aspect="auto", cmap="RdYlGn", vmin=85, vmax=100)
+    right.imshow(100 * t1.to_numpy(), aspect="auto", cmap="RdYlGn_r", vmin=0, vmax=12)
+    verdicts = data.set_index(["check", "scenario"])
+    for ax, col in ((left, "coverage_verdict"), (right, "type_i_verdict")):
+        for i, c in enumerate(checks_):
+            for j, s in enumerate(scen):
+                v = verdicts[col].get((c, s))
+                mark = {"fail": "✗", "inconclusive": "?", "pass": ""}.get(v, "")
+                if mark:
+                    ax.text(j, i, mark, ha="center", va="center", fontsize=7)
+        ax.set_xticks(range(len(scen)), scen, rotation=90, fontsize=7)
+    left.set_yticks(range(len(checks_)), checks_, fontsize=8)
+    left.set_title(
+        f"coverage of the 95 % interval, null (%): target {100 * lo:.0f}-{100 * hi:.0f}"
+    )
+    right.set_title("type-I error at α = 5 % (%): target ≤ 6")
     fig.tight_layout()
     return fig

@@ -22,7 +22,7 @@ import numpy as np
 from judgelab.analyses import contexteval as ce
 from judgelab.reporting.calibration.harness import Check, Outcome
 from judgelab.simulate import contexteval as sc
-from judgelab.simulate.base import Simulation
+from judgelab.simulate.base import Scenario, Simulation
 
 BASE, CTX = sc.SETTINGS
 P_MAX_BOOT = 8000
@@ -30,14 +30,21 @@ ATTR = "Age Group"
 
 
 def simulate_pairwise(
-    rng: np.random.Generator, scenario: str, *, alternative: Mapping[str, Any], null: Mapping
+    rng: np.random.Generator,
+    scenario: str,
+    shape: Scenario | None = None,
+    *,
+    alternative: Mapping[str, Any],
+    null: Mapping,
 ) -> Simulation:
     """Draw a pairwise benchmark: `null` parameters, or `alternative` ones."""
     params = alternative if scenario == "alternative" else null
     return sc.pairwise(rng, tables=False, **params)
 
 
-def simulate_ratings(rng: np.random.Generator, scenario: str, *, gap: float) -> Simulation:
+def simulate_ratings(
+    rng: np.random.Generator, scenario: str, shape: Scenario | None = None, *, gap: float
+) -> Simulation:
     """Draw WEIRD ratings: no gap (null) or a latent `gap` on Age Group (alternative)."""
     return sc.ratings(rng, gaps={ATTR: gap} if scenario == "alternative" else {}, tables=False)
 

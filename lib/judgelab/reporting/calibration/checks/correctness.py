@@ -17,7 +17,7 @@ import numpy as np
 from judgelab.analyses import correctness
 from judgelab.reporting.calibration.harness import Check, Outcome
 from judgelab.simulate import correctness as sim_correctness
-from judgelab.simulate.base import Design, Simulation
+from judgelab.simulate.base import Design, Scenario, Simulation
 
 DESIGN = Design(n_clusters=50, per_cluster=5, icc=0.3)
 #: Alternatives (logit shifts): the judge is lenient with its own answers; it grades worse on
@@ -26,7 +26,9 @@ SELF_FPR = 1.0
 ANSWERED_SHIFT = 1.0
 
 
-def simulate(rng: np.random.Generator, scenario: str, *, effect: str = "") -> Simulation:
+def simulate(
+    rng: np.random.Generator, scenario: str, shape: Scenario | None = None, *, effect: str = ""
+) -> Simulation:
     """Draw one benchmark; the alternative plants `effect` (`self` or `answered`)."""
     alt = scenario == "alternative"
     return sim_correctness.correctness_sim(

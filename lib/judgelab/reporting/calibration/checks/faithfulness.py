@@ -23,14 +23,16 @@ import numpy as np
 from judgelab.analyses import faithfulness, prompting
 from judgelab.reporting.calibration.harness import Check, Outcome
 from judgelab.simulate import faithfulness as sim_faith
-from judgelab.simulate.base import Simulation
+from judgelab.simulate.base import Scenario, Simulation
 
 #: Planted effects of the alternatives.
 ALT_DISCRIMINATION = 0.5
 ALT_STRATEGY = 0.4
 
 
-def simulate_alignment(rng: np.random.Generator, scenario: str) -> Simulation:
+def simulate_alignment(
+    rng: np.random.Generator, scenario: str, shape: Scenario | None = None
+) -> Simulation:
     """FaithBench-style pairs; the null detector does not separate the labels."""
     disc = 0.0 if scenario == "null" else ALT_DISCRIMINATION
     return sim_faith.faithbench(rng, discrimination=disc)
@@ -44,7 +46,9 @@ def estimate_alignment(sim: Simulation, options: Mapping[str, Any]) -> Outcome:
     return Outcome(row["alignment"], row["ci_low"], row["ci_high"], row["p_value"])
 
 
-def simulate_faitheval(rng: np.random.Generator, scenario: str) -> Simulation:
+def simulate_faitheval(
+    rng: np.random.Generator, scenario: str, shape: Scenario | None = None
+) -> Simulation:
     """FaithEval-style answers; the alternative is a weaker model (interval only)."""
     return sim_faith.faitheval_mc(rng, ability=0.8 if scenario == "null" else 0.0)
 
@@ -57,7 +61,9 @@ def estimate_faitheval(sim: Simulation, options: Mapping[str, Any]) -> Outcome:
     return Outcome(row["accuracy"], row["ci_low"], row["ci_high"])
 
 
-def simulate_strategies(rng: np.random.Generator, scenario: str) -> Simulation:
+def simulate_strategies(
+    rng: np.random.Generator, scenario: str, shape: Scenario | None = None
+) -> Simulation:
     """One model, Vanilla vs CoT and Reference; the alternative shifts CoT's logit."""
     cot = 0.0 if scenario == "null" else ALT_STRATEGY
     return sim_faith.prompt_strategies(rng, effects={"CoT": cot, "Reference": 0.0})

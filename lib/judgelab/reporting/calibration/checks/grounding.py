@@ -26,7 +26,7 @@ import pandas as pd
 from judgelab.analyses import grounding
 from judgelab.reporting.calibration.harness import Check, Outcome
 from judgelab.simulate import grounding as sim_grounding
-from judgelab.simulate.base import Design, Simulation
+from judgelab.simulate.base import Design, Scenario, Simulation
 
 IID = Design(n_clusters=600, per_cluster=1, icc=0.0)
 CLUSTERED = Design(n_clusters=60, per_cluster=10, icc=0.3)
@@ -35,7 +35,9 @@ FPR = {"null": 0.15, "alternative": 0.4}
 BIAS = {"null": 0.7, "alternative": 1.0}
 
 
-def simulate(rng: np.random.Generator, scenario: str, *, setting: str) -> Simulation:
+def simulate(
+    rng: np.random.Generator, scenario: str, shape: Scenario | None = None, *, setting: str
+) -> Simulation:
     """Draw one benchmark of `setting` with the scenario's judge bias.
 
     Settings: binary_iid, binary_clustered, numeric_clustered, stratified.

@@ -22,7 +22,7 @@ from judgelab.analyses import juries
 from judgelab.reporting.calibration.harness import Check, Outcome
 from judgelab.simulate import base
 from judgelab.simulate import juries as sim_juries
-from judgelab.simulate.base import Simulation
+from judgelab.simulate.base import Scenario, Simulation
 
 DESIGN = base.Design(n_clusters=60, per_cluster=5, icc=0.3)
 #: Three judges; judge 0 is the best (its intercept is solved for the null).
@@ -38,18 +38,24 @@ N_BOOT = 1000
 LEGACY = {"cluster": None}
 
 
-def simulate_jury(rng: np.random.Generator, scenario: str) -> Simulation:
+def simulate_jury(
+    rng: np.random.Generator, scenario: str, shape: Scenario | None = None
+) -> Simulation:
     """Null: a jury exactly as accurate as its best member; alternative: `ALTERNATIVE`."""
     params = sim_juries.null_params(BASE, DESIGN.icc) if scenario == "null" else ALTERNATIVE
     return sim_juries.jury_benchmark(rng, DESIGN, params)
 
 
-def simulate_agreement(rng: np.random.Generator, scenario: str) -> Simulation:
+def simulate_agreement(
+    rng: np.random.Generator, scenario: str, shape: Scenario | None = None
+) -> Simulation:
     """Null: the `BASE` judges; alternative: the (more agreeing) `ALTERNATIVE` judges."""
     return sim_juries.jury_benchmark(rng, DESIGN, BASE if scenario == "null" else ALTERNATIVE)
 
 
-def simulate_sc(rng: np.random.Generator, scenario: str) -> Simulation:
+def simulate_sc(
+    rng: np.random.Generator, scenario: str, shape: Scenario | None = None
+) -> Simulation:
     """One judge with 5 samples per order (weak judge under null, strong under alternative)."""
     return sim_juries.jury_benchmark(rng, DESIGN, SC[scenario])
 

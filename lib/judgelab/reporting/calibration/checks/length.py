@@ -17,7 +17,7 @@ import numpy as np
 from judgelab.analyses import length
 from judgelab.reporting.calibration.harness import Check, Outcome
 from judgelab.simulate import length as sim
-from judgelab.simulate.base import Design, Simulation
+from judgelab.simulate.base import Design, Scenario, Simulation
 
 FAMILY = "length"
 DESIGN = Design(n_clusters=60, per_cluster=5, icc=0.3)
@@ -28,7 +28,12 @@ LC_BIAS = 0.8  # log-odds per tanh unit of the standardized length difference
 
 
 def simulate_pairs(
-    rng: np.random.Generator, scenario: str, *, form: str = "log_ratio", kind: str = "lognormal"
+    rng: np.random.Generator,
+    scenario: str,
+    shape: Scenario | None = None,
+    *,
+    form: str = "log_ratio",
+    kind: str = "lognormal",
 ) -> Simulation:
     """Pairwise items judged in both orders; the alternative plants a length bias."""
     bias = 0.0 if scenario == "null" else PAIR_BIAS
@@ -37,13 +42,17 @@ def simulate_pairs(
     return sim.pairwise_lengths(rng, DESIGN, bias=bias, form=form, length_kind=kind)
 
 
-def simulate_context(rng: np.random.Generator, scenario: str) -> Simulation:
+def simulate_context(
+    rng: np.random.Generator, scenario: str, shape: Scenario | None = None
+) -> Simulation:
     """Documents with heavy-tailed contexts; the alternative plants a falling trend."""
     slope = 0.0 if scenario == "null" else CONTEXT_SLOPE
     return sim.context_lengths(rng, DESIGN, slope=slope)
 
 
-def simulate_lc(rng: np.random.Generator, scenario: str) -> Simulation:
+def simulate_lc(
+    rng: np.random.Generator, scenario: str, shape: Scenario | None = None
+) -> Simulation:
     """A longer-writing model against a baseline; the alternative plants a length preference."""
     bias = 0.0 if scenario == "null" else LC_BIAS
     return sim.lc_winrate(rng, DESIGN, bias=bias)

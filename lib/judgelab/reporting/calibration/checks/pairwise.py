@@ -19,7 +19,7 @@ import numpy as np
 from judgelab.analyses import pairwise
 from judgelab.reporting.calibration.harness import Check, Outcome
 from judgelab.simulate import pairwise as simpw
-from judgelab.simulate.base import Design, Simulation
+from judgelab.simulate.base import Design, Scenario, Simulation
 
 FAMILY = "pairwise"
 DESIGN = Design(n_clusters=50, per_cluster=5, icc=0.3)
@@ -48,17 +48,19 @@ TWO = {
 }  # fmt: skip
 
 
-def sim_one(rng: np.random.Generator, scenario: str) -> Simulation:
+def sim_one(rng: np.random.Generator, scenario: str, shape: Scenario | None = None) -> Simulation:
     """One judge on one split."""
     return simpw.pairwise_benchmark(rng, DESIGN, ONE[scenario])
 
 
-def sim_two(rng: np.random.Generator, scenario: str) -> Simulation:
+def sim_two(rng: np.random.Generator, scenario: str, shape: Scenario | None = None) -> Simulation:
     """Two judges on one split."""
     return simpw.pairwise_benchmark(rng, DESIGN, TWO[scenario])
 
 
-def sim_splits(rng: np.random.Generator, scenario: str) -> Simulation:
+def sim_splits(
+    rng: np.random.Generator, scenario: str, shape: Scenario | None = None
+) -> Simulation:
     """One judge on two splits of different difficulty (30 and 20 sources): the pooled row."""
     hard = ONE[scenario].__class__(**{**_fields(ONE[scenario]), "accuracy": (0.2,)})
     a = simpw.pairwise_benchmark(

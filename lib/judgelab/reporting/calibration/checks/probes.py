@@ -18,7 +18,7 @@ import numpy as np
 from judgelab.analyses import probes
 from judgelab.reporting.calibration.harness import Check, Outcome
 from judgelab.simulate import probes as sim
-from judgelab.simulate.base import Design, Simulation
+from judgelab.simulate.base import Design, Scenario, Simulation
 
 FAMILY = "probes"
 DESIGN = Design(n_clusters=60, per_cluster=5, icc=0.3)
@@ -27,7 +27,7 @@ PROBE = "verbosity"
 BETA = 0.6
 
 
-def simulate(rng: np.random.Generator, scenario: str) -> Simulation:
+def simulate(rng: np.random.Generator, scenario: str, shape: Scenario | None = None) -> Simulation:
     """One probe, both arms, both orders; the alternative plants a pull of `BETA`."""
     beta = 0.0 if scenario == "null" else BETA
     params = sim.ProbeParams(susceptibility={PROBE: beta}, accuracy=1.0, delta=0.3)

@@ -16,7 +16,7 @@ import numpy as np
 from judgelab.analyses import pairwise, reference
 from judgelab.reporting.calibration.harness import Check, Outcome
 from judgelab.simulate import correctness as sim_correctness
-from judgelab.simulate.base import Design, Simulation
+from judgelab.simulate.base import Design, Scenario, Simulation
 
 DESIGN = Design(n_clusters=50, per_cluster=5, icc=0.3)
 #: The alternative: a human reference raises the judge's accuracy logit by 0.6.
@@ -24,7 +24,7 @@ HUMAN_EFFECT = 0.6
 PAIR = ("reference=human", "reference=none")
 
 
-def simulate(rng: np.random.Generator, scenario: str) -> Simulation:
+def simulate(rng: np.random.Generator, scenario: str, shape: Scenario | None = None) -> Simulation:
     """Draw one benchmark; the alternative plants the human-reference effect."""
     effect = HUMAN_EFFECT if scenario == "alternative" else 0.0
     return sim_correctness.reference_sim(rng, design=DESIGN, effects=(0.0, effect, 0.2))
