@@ -162,32 +162,51 @@ def count(frame: pd.DataFrame, column: str | None = COLUMN) -> int:
 FEW_EFFECTIVE = 20
 
 
+def icc_from_sums(n_g: np.ndarray, s_g: np.ndarray, q_g: np.ndarray) -> float:
+    """Return the ANOVA intra-cluster correlation from per-cluster rows, Σ x and Σ x² (in [0, 1]).
+
+    With unequal sizes the ANOVA estimator uses n0 = (N − Σ n_g² / N) / (G − 1); 0 when there
+    is no within-cluster replication or no variance.
+    """
+    n_g = np.asarray(n_g, dtype=np.float64)
+    keep = n_g > 0
+    n_g, s_g, q_g = n_g[keep], np.asarray(s_g, float)[keep], np.asarray(q_g, float)[keep]
+    G, N = len(n_g), float(n_g.sum())
+    if G < 2 or N <= G:
+        return 0.0
+    means = s_g / n_g
+    grand = float(s_g.sum()) / N
+    msb = float(np.sum(n_g * (means - grand) ** 2) / (G - 1))
+    msw = float(np.sum(q_g - s_g**2 / n_g) / (N - G))
+    n0 = (N - float(np.sum(n_g**2)) / N) / (G - 1)
+    denom = msb + (n0 - 1.0) * msw
+    if denom <= 0:
+        return 0.0
+    return float(np.clip((msb - msw) / denom, 0.0, 1.0))
+
+
 def icc_anova(values: np.ndarray, unit: np.ndarray) -> float:
     """Return the one-way ANOVA intra-cluster correlation of `values`, clipped to [0, 1].
-
-    With unequal sizes the ANOVA estimator uses n0 = (N − Σ n_g² / N) / (G − 1). NaN-free:
-    0 when there is no within-cluster replication or no variance.
 
     >>> icc_anova(np.array([1.0, 1.0, 0.0, 0.0]), np.array([0, 0, 1, 1]))
     1.0
     """
     x = np.asarray(values, dtype=np.float64)
     unit = np.asarray(unit, dtype=np.int64)
-    n_g = np.bincount(unit).astype(float)
-    keep = n_g > 0
-    G, N = int(keep.sum()), float(len(x))
-    if G < 2 or N <= G:
+    return icc_from_sums(
+        np.bincount(unit), np.bincount(unit, weights=x), np.bincount(unit, weights=x * x)
+    )
+
+
+def effective_from_sums(s1: np.ndarray, s2: np.ndarray, icc: float) -> float:
+    """Return G* from per-cluster Σ a_i (`s1`) and Σ a_i² (`s2`); see `effective`."""
+    s1 = np.asarray(s1, dtype=np.float64)
+    s2 = np.asarray(s2, dtype=np.float64)
+    rho = float(np.clip(icc, 0.0, 1.0))
+    gamma = ((1.0 - rho) * s2 + rho * s1 * s1)[s2 > 0]
+    if gamma.size == 0 or gamma.mean() <= 0:
         return 0.0
-    means = np.bincount(unit, weights=x)[keep] / n_g[keep]
-    grand = x.mean()
-    msb = float(np.sum(n_g[keep] * (means - grand) ** 2) / (G - 1))
-    within = x - (np.bincount(unit, weights=x) / np.maximum(n_g, 1))[unit]
-    msw = float(np.sum(within**2) / (N - G))
-    n0 = (N - float(np.sum(n_g[keep] ** 2)) / N) / (G - 1)
-    denom = msb + (n0 - 1.0) * msw
-    if denom <= 0:
-        return 0.0
-    return float(np.clip((msb - msw) / denom, 0.0, 1.0))
+    return float(len(gamma) / (1.0 + float(np.var(gamma)) / float(gamma.mean()) ** 2))
 
 
 def effective(
@@ -216,12 +235,7 @@ def effective(
         return 0.0
     if icc is None:
         icc = icc_anova(resid, unit) if resid is not None else 1.0
-    rho = float(np.clip(icc, 0.0, 1.0))
     k = int(unit.max()) + 1
     s1 = np.bincount(unit, weights=a, minlength=k)
     s2 = np.bincount(unit, weights=a * a, minlength=k)
-    gamma = ((1.0 - rho) * s2 + rho * s1 * s1)[np.bincount(unit, minlength=k) > 0]
-    mean = float(gamma.mean())
-    if mean <= 0:
-        return 0.0
-    return float(len(gamma) / (1.0 + float(np.var(gamma)) / mean**2))
+    return effective_from_sums(s1, s2, icc)

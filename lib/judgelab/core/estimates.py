@@ -69,8 +69,97 @@ FIELDS = (
 )
 
 
-def _codes(unit: np.ndarray) -> np.ndarray:
-    return np.unique(np.asarray(unit), return_inverse=True)[1].astype(np.int64)
+class Sums(NamedTuple):
+    """Per cluster × group sufficient statistics (G × J): all any estimate here needs.
+
+    Rows, Σ num, Σ den, Σ num², Σ den², Σ num·den — what a lazy scan aggregates per
+    cluster, so the eager and the lazy path give the same estimates, intervals and tests.
+    """
+
+    count: np.ndarray
+    num: np.ndarray
+    den: np.ndarray
+    num2: np.ndarray
+    den2: np.ndarray
+    numden: np.ndarray
+
+
+def sums(
+    num: np.ndarray, den: np.ndarray, group: np.ndarray, unit: np.ndarray, n_groups: int
+) -> Sums:
+    """Return the `Sums` of per-row numerators and denominators (rows with den 0 dropped)."""
+    num = np.asarray(num, dtype=np.float64)
+    den = np.asarray(den, dtype=np.float64)
+    keep = den > 0
+    num, den = num[keep], den[keep]
+    group = np.asarray(group, dtype=np.int64)[keep]
+    unit = np.asarray(unit)[keep]
+    codes = np.unique(unit, return_inverse=True)[1].astype(np.int64) if len(unit) else unit
+    G = int(codes.max()) + 1 if len(codes) else 0
+    cell = codes * n_groups + group
+    size = G * n_groups
+
+    def add(x: np.ndarray) -> np.ndarray:
+        return np.bincount(cell, weights=x, minlength=size).reshape(G, n_groups)
+
+    return Sums(
+        add(np.ones(len(num))), add(num), add(den), add(num * num), add(den * den), add(num * den)
+    )
+
+
+def from_sums(
+    s: Sums,
+    weights: Sequence[float],
+    *,
+    null: float = float("nan"),
+    level: float = 0.95,
+    n_boot: int = wild.N_BOOT,
+    rng: np.random.Generator | None = None,
+    bounds: tuple[float, float] | None = None,
+    wild_weights: str = "auto",
+) -> Estimate:
+    """Return Σ_j weights_j · (Σ num / Σ den of group j) from per-cluster `Sums` (`contrast`)."""
+    a = np.asarray(weights, dtype=np.float64)
+    J = len(a)
+    tot_num, tot_den = s.num.sum(axis=0), s.den.sum(axis=0)
+    n = float(tot_den.sum())
+    present = s.count.sum(axis=1) > 0
+    G = int(present.sum())
+    nan = float("nan")
+    if G == 0 or np.any(tot_den[a != 0] <= 0):
+        return Estimate(nan, nan, nan, nan, null, n, G, nan, True, "no data")
+    ratios = np.divide(tot_num, tot_den, out=np.zeros(J), where=tot_den > 0)
+    value = float(a @ ratios)
+    scale = np.divide(a, tot_den, out=np.zeros(J), where=tot_den > 0)
+    s1 = s.den @ scale  # Σ_i a_i per cluster, a_i = weight_j · den_i / D_j
+    s2 = s.den2 @ (scale**2)
+    res_sum = (s.num - s.den * ratios).sum(axis=1)
+    res_sq = (s.num2 - 2 * s.numden * ratios + s.den2 * ratios**2).sum(axis=1)
+    icc = clusters.icc_from_sums(s.count.sum(axis=1), res_sum, res_sq)
+    n_eff = clusters.effective_from_sums(s1[present], s2[present], icc)
+    few = bool(n_eff < clusters.FEW_EFFECTIVE)
+    if J == 1 and bounds == (0.0, 1.0) and np.all(np.abs(res_sq) < 1e-18):
+        return _wilson_by_cluster(value, null, level, n, G, n_eff, few)
+    H = np.zeros((G, J, J))
+    idx = np.arange(J)
+    H[:, idx, idx] = s.den[present]
+    problem = wild.Linear(H, s.num[present])
+    test_null = null if np.isfinite(null) else value
+    res = wild.wild_test(
+        problem,
+        a,
+        null=test_null,
+        level=level,
+        n_boot=n_boot,
+        rng=rng,
+        weights=wild_weights,
+        bounds=bounds,
+    )
+    p = res.p_value if np.isfinite(null) else nan
+    method = f"wild cluster bootstrap, restricted ({res.weights}, B={res.n_boot})"
+    if not res.weights:
+        method = "no interval: fewer than 2 clusters"
+    return Estimate(value, res.ci_low, res.ci_high, p, null, n, G, n_eff, few, method)
 
 
 def contrast(
@@ -102,46 +191,17 @@ def contrast(
         bounds: Parameter space to cut the interval to (e.g. (0, 1) for a rate).
         wild_weights: `core.wild.WEIGHTS`.
     """
-    num = np.asarray(num, dtype=np.float64)
-    den = np.asarray(den, dtype=np.float64)
-    group = np.asarray(group, dtype=np.int64)
-    a = np.asarray(weights, dtype=np.float64)
-    keep = den > 0
-    num, den, group = num[keep], den[keep], group[keep]
-    codes = _codes(np.asarray(unit)[keep]) if keep.any() else np.zeros(0, dtype=np.int64)
-    J = len(a)
-    tot_num = np.bincount(group, weights=num, minlength=J)
-    tot_den = np.bincount(group, weights=den, minlength=J)
-    n = float(den.sum())
-    G = int(codes.max()) + 1 if codes.size else 0
-    nan = float("nan")
-    if np.any(tot_den[a != 0] <= 0) or G == 0:
-        return Estimate(nan, nan, nan, nan, null, n, G, nan, True, "no data")
-    ratios = np.divide(tot_num, tot_den, out=np.zeros(J), where=tot_den > 0)
-    value = float(a @ ratios)
-    influence = a[group] * den / tot_den[group]
-    resid = num - ratios[group] * den
-    n_eff = clusters.effective(influence, codes, resid=resid)
-    few = bool(n_eff < clusters.FEW_EFFECTIVE)
-    if J == 1 and bounds == (0.0, 1.0) and np.allclose(resid, 0.0):
-        return _wilson_by_cluster(value, null, level, n, G, n_eff, few)
-    problem = wild.ratios_problem(num, den, group, codes, J)
-    test_null = null if np.isfinite(null) else value
-    res = wild.wild_test(
-        problem,
-        a,
-        null=test_null,
+    s = sums(num, den, group, unit, len(weights))
+    return from_sums(
+        s,
+        weights,
+        null=null,
         level=level,
         n_boot=n_boot,
         rng=rng,
-        weights=wild_weights,
         bounds=bounds,
+        wild_weights=wild_weights,
     )
-    p = res.p_value if np.isfinite(null) else nan
-    method = f"wild cluster bootstrap, restricted ({res.weights}, B={res.n_boot})"
-    if not res.weights:
-        method = "no interval: fewer than 2 clusters"
-    return Estimate(value, res.ci_low, res.ci_high, p, null, n, G, n_eff, few, method)
 
 
 def _wilson_by_cluster(
@@ -229,4 +289,14 @@ def seeded(seed: int, *key: object) -> np.random.Generator:
     return stats.rng_for(seed, "wild", *key)
 
 
-__all__ = ["FIELDS", "Estimate", "contrast", "difference", "ratio", "seeded"]
+__all__ = [
+    "FIELDS",
+    "Estimate",
+    "Sums",
+    "contrast",
+    "difference",
+    "from_sums",
+    "ratio",
+    "seeded",
+    "sums",
+]
