@@ -319,10 +319,12 @@ def clash_error(
             f"{len(clash.row_ids)} {clash.kind} rows of {clash.path} (first key "
             f"{clash.first_key}): {by}"
         )
-    keep_both = (
-        "to keep both, give this import's rows other keys (another judge id, condition or "
-        "order) or import into another benchmark"
-    )
+    other_keys = {
+        "items": "this import's items other ids (or another split)",
+        "judgments": "this import's judgments another judge id or condition",
+    }
+    give = " and ".join(v for k, v in other_keys.items() if any(c.kind == k for c in clashes))
+    keep_both = f"to keep both, give {give}, or import into another benchmark"
     if {o for who in blame for o in who} & set(earlier) and not replace:
         how = (
             "To replace the earlier import(s) of the same file(s) named here (all of their "
