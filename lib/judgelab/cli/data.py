@@ -145,7 +145,11 @@ def _cmd_import_file(args: argparse.Namespace) -> int:
     from judgelab.data import ingest as imports
 
     report = imports.import_mapped_file(
-        args.file, args.mapping, limit=args.limit, allow_invalid=args.allow_invalid
+        args.file,
+        args.mapping,
+        limit=args.limit,
+        allow_invalid=args.allow_invalid,
+        replace=args.replace,
     )
     _report(report)
     return 0
@@ -177,6 +181,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--allow-invalid",
         action="store_true",
         help="accept a file whose every verdict is unmapped (kept as invalid)",
+    )
+    p.add_argument(
+        "--replace",
+        action="store_true",
+        help="replace the earlier imports of the same file(s) (another mapping) whose rows "
+        "this import would change, instead of refusing",
     )
     p.set_defaults(func=_cmd_import_file)
     p = dsub.add_parser("validate", help="check an items/judgments file against the schema")

@@ -49,7 +49,7 @@ def _stale(path, table) -> bool:
 def _cmd_probe(args: argparse.Namespace) -> int:
     from judgelab.analyses import probes
     from judgelab.cli.judge import _items_source
-    from judgelab.core import paths, tables
+    from judgelab.core import locks, paths, tables
     from judgelab.core.names import safe_name
     from judgelab.data import catalog
     from judgelab.errors import ChecksumError, FetchError, UnsafeNameError
@@ -72,16 +72,17 @@ def _cmd_probe(args: argparse.Namespace) -> int:
         table = probes.generate(items, names, seed=args.seed, model=model, pad_ratio=ratio)
         name = safe_name("benchmark", _target_name(table, ""), where="--benchmark")
         path = paths.items() / f"{name}.parquet"
-        if _stale(path, table) and not args.force:
-            print(
-                f"error: {path} holds other probe variants and judgments in "
-                f"{paths.judgments() / name} refer to them; rerun with the same arguments, "
-                "or pass --force to replace the variants (old verdicts would no longer match)",
-                file=sys.stderr,
-            )
-            return EXIT_BAD_INPUT
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tables.write_items(table, path)
+        with locks.locked_targets([path]):  # issue 32 (1): the check and the write, one step
+            if _stale(path, table) and not args.force:
+                print(
+                    f"error: {path} holds other probe variants and judgments in "
+                    f"{paths.judgments() / name} refer to them; rerun with the same "
+                    "arguments, or pass --force to replace the variants (old verdicts would "
+                    "no longer match)",
+                    file=sys.stderr,
+                )
+                return EXIT_BAD_INPUT
+            tables.write_items(table, path)
     except (ValueError, LookupError, UnsafeNameError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT

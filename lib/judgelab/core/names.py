@@ -6,13 +6,20 @@ mapping constants, data rows, items files, spec files, command lines and file na
 goes through `safe_name` before it touches the file system: `..`, `/abs`, `a/b` or a NUL never
 leave (or delete) anything outside the folder it belongs in.
 
-Allowed: letters, digits and `_ - . : + =`, at most `MAX_LENGTH` characters, and never a name
-made only of dots (`.`, `..`, `...`).
+Allowed: ASCII letters, digits and `_ - . : + =`, at most `MAX_LENGTH` characters, and never a
+name made only of dots (`.`, `..`, `...`). A name is checked, never rewritten: `jugé` is refused
+(naming `é` and its code point), not stored as `jug`. `check_case` refuses a name that differs
+from one already there only by case (one file on a case-insensitive disk).
+
+`relative_path_problem` is the rule for a path that an input file gives relative to its own
+folder (a registry file, a mapping's joined files): relative, no `..`; `check_inside` (links
+resolved) is the rule for where it may lead.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from pathlib import Path
 
 from judgelab.errors import UnsafeNameError, short_repr
@@ -38,7 +45,8 @@ def _problem(value: object) -> str | None:
         return f"must be at most {MAX_LENGTH} characters, got {len(value)}"
     if not _ALLOWED.fullmatch(value):
         bad = sorted({c for c in value if not _ALLOWED.fullmatch(c)})
-        return f"may hold only letters, digits and '_-.:+=' (not {''.join(bad)!r})"
+        shown = ", ".join(repr(c) if c.isascii() else f"{c!r} U+{ord(c):04X}" for c in bad)
+        return f"may hold only ASCII letters, digits and '_-.:+=' (not {shown})"
     return None
 
 
@@ -62,6 +70,32 @@ def safe_name(kind: str, value: object, *, where: str | None = None) -> str:
     raise UnsafeNameError(f"{prefix}{kind} name {short_repr(value)} {problem}")
 
 
+def check_case(kind: str, value: str, existing: Iterable[str], *, where: str | None = None) -> str:
+    """Return `value` unless one of `existing` differs from it only by case; else raise.
+
+    `GPT-4` and `gpt-4` would be one file on a case-insensitive disk (and two easily
+    confused tables on any other), so the second is refused, naming the first.
+    """
+    for other in existing:
+        if other != value and other.casefold() == value.casefold():
+            prefix = f"{where}: " if where else ""
+            raise UnsafeNameError(
+                f"{prefix}{kind} name {short_repr(value)} differs only by case from "
+                f"{short_repr(other)}, which is already there; use the same spelling, or a "
+                "name that differs in more than case"
+            )
+    return value
+
+
+def relative_path_problem(value: object) -> str | None:
+    """Return why `value` is not a relative path that stays in its folder, None when it is."""
+    if not isinstance(value, str) or not value:
+        return f"must be a non-empty relative path, got {short_repr(value)}"
+    if value.startswith(("/", "\\")) or ".." in Path(value).parts or Path(value).is_absolute():
+        return f"must be relative and stay inside the folder, got {short_repr(value)}"
+    return None
+
+
 def child(parent: Path, kind: str, value: object, *, where: str | None = None) -> Path:
     """Return `parent/<value>` after checking `value` with `safe_name`."""
     return Path(parent) / safe_name(kind, value, where=where)
@@ -79,4 +113,12 @@ def check_inside(path: Path, parent: Path) -> Path:
     return path
 
 
-__all__ = ["KINDS", "MAX_LENGTH", "check_inside", "child", "safe_name"]
+__all__ = [
+    "KINDS",
+    "MAX_LENGTH",
+    "check_case",
+    "check_inside",
+    "child",
+    "relative_path_problem",
+    "safe_name",
+]

@@ -52,6 +52,7 @@ from urllib.parse import quote
 import yaml
 
 from judgelab.core import yamlsafe
+from judgelab.core.names import relative_path_problem
 from judgelab.data.clustering import parse_cluster
 from judgelab.errors import ChoiceError, check_choice
 from judgelab.errors import RegistryError as RegistryError
@@ -127,11 +128,9 @@ def _check_choice(file: Path, key: str, value: Any, options: tuple[str, ...]) ->
 
 
 def _check_rel_path(file: Path, key: str, value: Any) -> str:
-    if not isinstance(value, str) or not value:
-        raise _fail(file, key, f"must be a non-empty relative path, got {value!r}")
-    parts = Path(value).parts
-    if value.startswith(("/", "\\")) or ".." in parts or Path(value).is_absolute():
-        raise _fail(file, key, f"must be relative and stay inside the folder, got {value!r}")
+    problem = relative_path_problem(value)
+    if problem is not None:
+        raise _fail(file, key, problem)
     return value
 
 

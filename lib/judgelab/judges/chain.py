@@ -32,7 +32,7 @@ from typing import Any, NamedTuple
 
 import pandas as pd
 
-from judgelab.core import paths, schema, tables
+from judgelab.core import locks, paths, schema, tables
 from judgelab.core.names import safe_name
 from judgelab.core.schema import read_meta
 from judgelab.core.schema import require_columns as _require
@@ -333,7 +333,9 @@ def _step(
         return schema.empty(schema.JUDGMENTS)
     if opts["write_tables"]:
         bench = str(items["benchmark"].iloc[0])
-        tables.write_items(items, paths.items() / f"{safe_name('benchmark', bench)}.parquet")
+        path = paths.items() / f"{safe_name('benchmark', bench)}.parquet"
+        with locks.locked_targets([path]):  # issue 32 (1): never mid-way through an import
+            tables.write_items(items, path)
     res = runner.run(
         items,
         replace(spec, orders=(0,)),

@@ -57,8 +57,8 @@ def _shown(df: pd.DataFrame, columns: list[str]) -> list[tuple[str, ...]]:
 
 
 def _run(blocks: list[tuple[str, str]], where: Path):
-    """Write the section's files; return (report or exception, expected blocks)."""
-    command = None
+    """Write the section's files and run its commands: return the last report or first error."""
+    commands = []
     for info, body in blocks:
         m = re.match(r"\S+ file=(\S+)", info)
         if m:
@@ -66,17 +66,27 @@ def _run(blocks: list[tuple[str, str]], where: Path):
             p.parent.mkdir(parents=True, exist_ok=True)
             p.write_text(body, encoding="utf-8")
         elif info == "console":
-            command = shlex.split(body.strip().lstrip("$ "))
-    assert command[:3] == ["judgelab", "data", "import-file"], command
-    args = command[3:]
-    mapping = args[args.index("--mapping") + 1]
-    files = [a for i, a in enumerate(args) if a != "--mapping" and args[i - 1] != "--mapping"]
-    try:
-        return ingest.import_mapped_file(
-            [str(where / f) for f in files], where / mapping, allow_invalid=False
-        )
-    except SourceFormatError as exc:
-        return exc
+            commands += [shlex.split(ln[2:]) for ln in body.splitlines() if ln.startswith("$ ")]
+    out = None
+    for command in commands:
+        assert command[:3] == ["judgelab", "data", "import-file"], command
+        args = command[3:]
+        mapping = args[args.index("--mapping") + 1]
+        files = [
+            a
+            for i, a in enumerate(args)
+            if a not in ("--mapping", "--replace") and args[i - 1] != "--mapping"
+        ]
+        try:
+            out = ingest.import_mapped_file(
+                [str(where / f) for f in files],
+                where / mapping,
+                allow_invalid=False,
+                replace="--replace" in args,
+            )
+        except SourceFormatError as exc:
+            return exc
+    return out
 
 
 def test_the_page_has_an_example_of_every_shape():
@@ -131,9 +141,12 @@ def test_the_wrong_frame_note_of_section_7(tmp_path, capsys):
     data, mapping = _slot_judge_files(tmp_path)
     report = ingest.import_mapped_file(data, mapping)
     assert any(fragment in n for n in report.notes), report.notes
-    # mapped right (slots as slots), the same file reads 0.9 in both presentations, no note
+    # mapped right (slots as slots), the same file reads 0.9 in both presentations, no note;
+    # the fixed mapping replaces the wrong import's rows only when asked (issue 32, 4)
     mapping.write_text(mapping.read_text().replace('{"1": A, "2": B}', '{"1": "1", "2": "2"}'))
-    report = ingest.import_mapped_file(data, mapping)
+    with pytest.raises(SourceFormatError, match="20 judgments rows .* re-run with --replace"):
+        ingest.import_mapped_file(data, mapping)
+    report = ingest.import_mapped_file(data, mapping, replace=True)
     assert report.notes == ()
     acc = report.presentation.set_index("shown_first")["accuracy"]
     assert acc.round(3).to_dict() == {"1": 0.9, "2": 0.9}

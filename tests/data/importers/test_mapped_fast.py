@@ -10,10 +10,10 @@ import pytest
 from judgelab.data.importers import SourceFormatError, mapped_fast, mapping, reshape
 
 PAIR_CSV = """id,instruction,out1,out2,label,swap,winner,judge,run
-q1,Say hi,Hello!,Go away.,1,false,[[A]],gpt-4 / v1,0
-q1,Say hi,Hello!,Go away.,1,true,[[A]],gpt-4 / v1,0
-q2,Add 2+2,5,4,2,false,[[B]],gpt-4 / v1,1
-q2,Add 2+2,5,4,2,true,garbage,gpt-4 / v1,1
+q1,Say hi,Hello!,Go away.,1,false,[[A]],gpt-4:v1,0
+q1,Say hi,Hello!,Go away.,1,true,[[A]],gpt-4:v1,0
+q2,Add 2+2,5,4,2,false,[[B]],gpt-4:v1,1
+q2,Add 2+2,5,4,2,true,garbage,gpt-4:v1,1
 q3,Pick,x,y,tie,false,[[C]],other,0
 q4,No gold,a,b,,yes,[[B]],other,0
 q4,No gold,b,a,,yes,[[A]],other,0

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from judgelab.core import paths, tables
+from judgelab.core import locks, paths, tables
 from judgelab.core.names import safe_name
 from judgelab.data import clustering
 from judgelab.data.catalog.core import (
@@ -97,7 +97,9 @@ def write_pair_items(pair_table: pd.DataFrame, *, cluster: Sequence[str] = PAIR_
     if len(names) != 1:
         raise ValueError(f"pair items must hold one benchmark, got {list(names)}")
     pair_table = clustering.with_clusters(pair_table, cluster)
-    tables.write_items(pair_table, paths.items() / f"{safe_name('benchmark', names[0])}.parquet")
+    path = paths.items() / f"{safe_name('benchmark', names[0])}.parquet"
+    with locks.locked_targets([path]):  # issue 32 (1): never mid-way through an import
+        tables.write_items(pair_table, path)
     return str(names[0])
 
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import io
 import json
-import re
 from pathlib import Path
 from typing import Any
 
@@ -29,12 +28,14 @@ import pyarrow as pa
 from pyarrow import json as pa_json
 
 from judgelab.core import schema, tables
+from judgelab.core.names import safe_name
 from judgelab.data import clustering
 from judgelab.data.importers.base import Imported
 from judgelab.data.importers.mapped_rows import _FALSE, _TRUE, text
 from judgelab.data.importers.mapping_spec import Field
 from judgelab.data.importers.mapping_spec import normalise as _norm
 from judgelab.data.importers.records import read_records
+from judgelab.errors import UnsafeNameError
 
 _SUFFIXES = (".csv", ".tsv", ".jsonl", ".ndjson")
 _SHAPES = ("join", "explode", "judgment_meta", "meta")
@@ -383,7 +384,7 @@ class _Columns:
     def judgments(self, keys: dict[str, Any], slots: dict, f: np.ndarray) -> pd.DataFrame:
         """The judgment columns of every record (`mapping._judgment`, pairwise)."""
         judge_raw = _per_value(self.texts("judge", "imported"), lambda j: j or "imported")
-        judge = _coded(judge_raw, safe_id)
+        judge = _coded(judge_raw, _safe_judge)
         model = self.texts("model")
         if "model" not in self.fields:
             model = _where(pd.notna(model), model, _coded(judge_raw))
@@ -453,6 +454,14 @@ class _Columns:
         return chosen, shown
 
 
+def _safe_judge(name: str) -> str:
+    """The judge name as given when it is safe; the record path names the one that is not."""
+    try:
+        return safe_name("judge", name)
+    except UnsafeNameError:
+        raise _Fallback from None
+
+
 def _verdict(v: Any, shown_a: str, slot1: str | None, mapped: bool) -> tuple[Any, Any]:
     """(chosen, verdict as shown) of one record (`mapping._pairwise_verdict`)."""
     if v is None or v is _UNMAPPED:
@@ -471,15 +480,3 @@ def _verdict(v: Any, shown_a: str, slot1: str | None, mapped: bool) -> tuple[Any
     else:
         return None, None
     return chosen, "A" if chosen == shown_a else "B"
-
-
-_SAFE = re.compile(r"[^A-Za-z0-9._\-]+")
-
-
-def safe_id(text: str) -> str:
-    """Return `text` made file-name safe (letters, digits, `.`, `_`, `-`).
-
-    >>> safe_id("gpt-4o / vanilla prompt")
-    'gpt-4o_vanilla_prompt'
-    """
-    return _SAFE.sub("_", text).strip("_") or "judge"

@@ -33,10 +33,10 @@ from typing import Any
 import pandas as pd
 
 from judgelab.core import schema
+from judgelab.core.names import safe_name
 from judgelab.data import clustering
 from judgelab.data.importers import mapped_fast, reshape
 from judgelab.data.importers.base import Imported, SourceFormatError
-from judgelab.data.importers.mapped_fast import safe_id as safe_id
 from judgelab.data.importers.mapped_items import ItemKey, Items
 from judgelab.data.importers.mapped_rows import (
     Rows,
@@ -57,6 +57,7 @@ from judgelab.data.importers.mapping_spec import normalise as _norm
 from judgelab.data.importers.mapping_spec import parse_mapping as parse_mapping
 from judgelab.data.importers.records import read_records as read_records
 from judgelab.data.importers.reshape import Record
+from judgelab.errors import UnsafeNameError
 
 
 def import_records(
@@ -169,13 +170,13 @@ def _judgment(
     rows: Rows, rec: Record, task: str, slot_of: dict[str, str], *, gold: str | None
 ) -> dict[str, Any]:
     """Return the judgment columns of one record (without benchmark, split and item id)."""
-    judge_raw = text(rows.get("judge", rec, default="imported")) or "imported"
+    judge_raw = _judge_name(rows, rec)
     verdict = rows.get("verdict", rec)
     fields = rows.fields
     raw = rows.get("output", rec) if "output" in fields else rows.raw("verdict", rec)
     output = text(raw)
     out: dict[str, Any] = {
-        "judge": safe_id(judge_raw),
+        "judge": judge_raw,
         "model": text(rows.get("model", rec)),
         "prompt": text(rows.get("prompt", rec)),
         "condition": text(rows.get("condition", rec, default="")) or "",
@@ -201,6 +202,29 @@ def _judgment(
     out.update(order=0, verdict=value, valid=valid, chosen=None)
     out["correct"] = None if gold is None else bool(valid and value == gold)
     return out
+
+
+def _judge_name(rows: Rows, rec: Record) -> str:
+    """Return the judge of a record: a safe name as given, never rewritten (issue 32, 16).
+
+    A value the judge's `map` does not list is used as it is (the map renames some judges).
+
+    Raises:
+        SourceFormatError: naming the file, row/line and column (or mapping key), why the
+            name is refused, and how to map it to a safe one.
+    """
+    value = rows.get("judge", rec, default="imported")
+    name = text(value.raw if isinstance(value, Unmapped) else value) or "imported"
+    try:
+        return safe_name("judge", name)
+    except UnsafeNameError as exc:
+        column = rows.column("judge")
+        raise rec.loc.error(
+            f"{exc} ({'' if column else 'mapping key judge; '}a judge name becomes a file "
+            "name and is never rewritten: map the value to a safe name, e.g. "
+            "judge: {column: ..., map: {raw value: safe-name}})",
+            column,
+        ) from None
 
 
 def _pairwise_verdict(
@@ -287,5 +311,4 @@ __all__ = [
     "load_mapping",
     "parse_mapping",
     "read_records",
-    "safe_id",
 ]

@@ -9,7 +9,8 @@ for `benchmark`, `task`, `split`, `judge`, `model`, `prompt` and `condition` (wr
     task: pairwise                  # pairwise | pointwise | qa (default pairwise)
     split: {column: subset}         # default "default"
     item_id: id                     # default: the 0-based row number
-    judge: {column: judge_name}     # default "imported"; file-name safe after import
+    judge: {column: judge_name}     # default "imported"; a safe name (ASCII letters, digits,
+                                    # _-.:+=), never rewritten: `map:` other values to one
     model: gpt-4o                   # optional; prompt, condition likewise
     question: instruction
     context: passage                # optional text fields: question, context, reference
@@ -41,7 +42,8 @@ Shapes (docs/importing.md has a worked example of each):
   glob) are one import. The pseudo-column `_file` holds the file name.
 - *One record over several files*: `join: {files: {ab: out_ab.jsonl, ba: out_ba.jsonl},
   on: line}` (or `on: KEY`, or `on: {left: KEY, right: KEY}`) pairs each record with its
-  output in every file (paths relative to the data file); the output is read at `joined`
+  output in every file (paths relative to the data file, inside its folder: no `..`, no
+  absolute path, no link leading out); the output is read at `joined`
   (`joined.verdict`) and the file's name at `_join`.
 - *Per-judgment fields*: `judgment_meta: [run, score]` (or `{name: path}`) is kept on each
   judgment (`judgments.judgment_meta`); item `meta` must agree between an item's rows.
@@ -52,6 +54,8 @@ YAML file; errors (`SourceFormatError`) name the file and the mapping key.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -60,7 +64,7 @@ from typing import Any
 import yaml
 
 from judgelab.core import schema, tables, yamlsafe
-from judgelab.core.names import safe_name
+from judgelab.core.names import relative_path_problem, safe_name
 from judgelab.data import clustering
 from judgelab.data.importers import fieldpath
 from judgelab.data.importers.base import SourceFormatError
@@ -206,6 +210,12 @@ def _join(spec: Any, where: str) -> Join:
         or not all(isinstance(k, str) and isinstance(v, str) for k, v in files.items())
     ):
         raise _fail_mapping(where, "join", "files must map a name to a file path")
+    for name, rel in files.items():
+        problem = relative_path_problem(rel)
+        if problem is not None:  # issue 32 (11): the data file's folder, as every input path
+            raise _fail_mapping(
+                where, f"join.files.{name}", f"{problem} (outside the data file's folder)"
+            )
     on = spec.get("on", "line")
     if on == "line":
         return Join(dict(files))
@@ -270,6 +280,10 @@ def parse_mapping(raw: Any, *, where: str = "mapping") -> dict[str, Any]:
     bench = out["benchmark"]
     if isinstance(bench, Field) and bench.column is None:  # a constant becomes a file name
         safe_name("benchmark", str(bench.value), where=f"{where}, mapping key 'benchmark'")
+    judge = out.get("judge")
+    if isinstance(judge, Field) and judge.column is None and judge.filename is None:
+        if judge.map is None and judge.value is not None:  # so does the judge (issue 32, 16)
+            safe_name("judge", str(judge.value), where=f"{where}, mapping key 'judge'")
     task = out.get("task", Field(value="pairwise"))
     if task.column is None:
         try:
@@ -283,6 +297,31 @@ def parse_mapping(raw: Any, *, where: str = "mapping") -> dict[str, Any]:
 
 def load_mapping(path: str | Path) -> dict[str, Any]:
     """Read and validate a mapping YAML; errors name the file and the key."""
+    return parse_mapping(read_raw(path), where=str(path))
+
+
+def digest(mapping: str | Path | dict[str, Any]) -> str:
+    """Return a short digest of a mapping's content (a YAML path or its parsed content).
+
+    Two mappings that read the same (comments, key order and layout aside) digest alike:
+    a file import is named by its files *and* this digest (`judgelab.data.manifests`).
+    """
+    raw = read_raw(mapping) if isinstance(mapping, (str, Path)) else mapping
+    text = json.dumps(_canonical(raw), sort_keys=True, default=str, ensure_ascii=False)
+    return hashlib.sha256(text.encode()).hexdigest()[:8]
+
+
+def _canonical(value: Any) -> Any:
+    """`value` with every mapping key as text naming its type (YAML keys may be 0, true…)."""
+    if isinstance(value, dict):
+        return {f"{type(k).__name__}:{k}": _canonical(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_canonical(v) for v in value]
+    return value
+
+
+def read_raw(path: str | Path) -> Any:
+    """Return the content of a mapping YAML, unvalidated; errors name the file (and line)."""
     p = Path(path)
     try:
         raw = yamlsafe.load(tables.read_utf8(p), source=str(p))
@@ -296,7 +335,7 @@ def load_mapping(path: str | Path) -> dict[str, Any]:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else None
         raise SourceFormatError(str(p), f"not valid YAML ({exc})", line=line) from None
-    return parse_mapping(raw, where=str(p))
+    return raw
 
 
 __all__ = [
@@ -308,6 +347,7 @@ __all__ = [
     "SHAPE_FIELDS",
     "Field",
     "Join",
+    "digest",
     "load_mapping",
     "normalise",
     "parse_mapping",

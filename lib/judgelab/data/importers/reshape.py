@@ -7,7 +7,8 @@ file, line or row) so every later error can name it. Steps, in order, per data f
    constants the mapping captures from that name (`Field.filename`);
 2. `join`: pair each record with its record in every output file (by line number, or on a
    key), under `joined`, the output file's name under `_join`; a record no output file
-   has is kept as an item without a judgment (and counted in the notes);
+   has is kept as an item without a judgment (and counted in the notes). An output file
+   must lie inside the data file's folder (links resolved);
 3. `explode`: one record per element of a list, the element at the exploded path, its
    0-based position at `_index`; an empty list keeps the item without a judgment.
 """
@@ -20,10 +21,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from judgelab.core.names import check_inside
 from judgelab.data.importers import fieldpath
 from judgelab.data.importers.base import SourceFormatError
 from judgelab.data.importers.mapping_spec import Field, Join, normalise
 from judgelab.data.importers.records import read_records
+from judgelab.errors import UnsafeNameError
 
 #: Where a field captured from the file name is kept on a record.
 CAPTURED = "_filename:"
@@ -143,7 +146,7 @@ def _join(path: Path, records: list[Record], join: Join, notes: list[str]) -> li
     out: list[Record] = []
     matched = [False] * len(records)
     for name, rel in join.files.items():
-        other = Path(rel) if Path(rel).is_absolute() else path.parent / rel
+        other = _joined_file(path, name, rel)
         rows, index, unit = _rows(other)
         if join.left is None:
             if len(rows) != len(records):
@@ -184,6 +187,25 @@ def _join(path: Path, records: list[Record], join: Join, notes: list[str]) -> li
             out.append(Record(rec.loc, rec.pos, {**rec.row, "_join": None}, judged=False))
     out.sort(key=lambda r: r.pos)  # stable: file order within a record
     return out
+
+
+def _joined_file(path: Path, name: str, rel: str) -> Path:
+    """Return the joined file `rel` of data file `path`, refused when it leads out of its folder.
+
+    The mapping already refused `..` and absolute paths; here links are resolved, so a link
+    beside the data file cannot pull a file from elsewhere into the tables (issue 32, 11).
+    """
+    other = path.parent / rel
+    if other.exists():
+        try:
+            check_inside(other, path.parent)
+        except UnsafeNameError:
+            raise SourceFormatError(
+                str(other),
+                f"mapping key 'join.files.{name}': resolves to {other.resolve()}, outside the "
+                f"data file's folder {path.parent}; joined files must lie inside it",
+            ) from None
+    return other
 
 
 def _as_list(value: Any) -> list[Any] | None:
