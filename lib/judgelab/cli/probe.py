@@ -146,12 +146,14 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run `probe` as a standalone command (`python -m judgelab.cli.probe ...`)."""
-    parser = argparse.ArgumentParser(prog="judgelab")
-    sub = parser.add_subparsers(dest="command")
-    register(sub)
-    args = parser.parse_args(["probe", *(sys.argv[1:] if argv is None else argv)])
-    return int(args.func(args))
+    """Run `probe` as a standalone command (`python -m judgelab.cli.probe ...`).
+
+    The same as `judgelab probe ...`: one entry point, so the output is escaped and errors
+    are reported the same way (`judgelab.cli.main`).
+    """
+    from judgelab.cli import main as entry
+
+    return entry.main(["probe", *(sys.argv[1:] if argv is None else argv)])
 
 
 if __name__ == "__main__":  # pragma: no cover
