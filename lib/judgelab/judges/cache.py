@@ -7,8 +7,9 @@ processes can read and write it at once; the first answer stored for a key wins.
 
 A stored answer (a record of `judgelab.judges.loop`) is checked on the way in and on the way
 out (`check_record`): text with lone surrogates (which UTF-8 cannot encode) is stored with
-U+FFFD in their place and the original kept JSON-escaped, and a token count that is not a
-plausible non-negative integer is recorded as unknown (None); both are flagged in the record.
+U+FFFD in their place and the original kept JSON-escaped, a text field that is not text (a
+number, a list) is recorded as none with its JSON kept, and a token count that is not a
+plausible non-negative integer is recorded as unknown (None); all are flagged in the record.
 One entry that still cannot be encoded is stored JSON-escaped, so it never fails the
 transaction it shares with other answers. `evict` removes entries (`judgelab judge
 --evict-invalid` evicts the flagged ones of a run, to pay for them again).
@@ -31,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from judgelab.core import paths
+from judgelab.errors import clip
 
 SECRET_FIELDS = frozenset({"api_key", "apikey", "authorization", "key", "token", "secret"})
 
@@ -116,7 +118,9 @@ def check_record(record: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
     Token counts that are not plausible non-negative integers (-1, 12.5, 1e23, "abc") become
     None (unknown) and the raw value is kept in `usage_invalid`; text fields with lone
     surrogates get U+FFFD in their place, the original is kept JSON-escaped under
-    `<field>_escaped`. A record checked before keeps its flags (`problems` lists them again).
+    `<field>_escaped`; a text field that is not text (`content: 42`, a list, an object) becomes
+    None (no text: an invalid judgment), its JSON kept under `<field>_invalid`. A record
+    checked before keeps its flags (`problems` lists them again).
     """
     out = dict(record)
     problems = [str(p) for p in out.get("problems") or []]
@@ -130,7 +134,13 @@ def check_record(record: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
             out[name] = token_count(value)
     for name in TEXT_FIELDS:
         value = out.get(name)
-        if isinstance(value, str) and _SURROGATES.search(value):
+        if value is not None and not isinstance(value, str):  # issue 32 item 5: 42, [..], {..}
+            shown = clip(storable_json(value), 80)
+            kind = type(value).__name__
+            problems.append(f"{name} is a {kind}, not text ({shown}); recorded as none")
+            out[f"{name}_invalid"] = storable_json(value)
+            out[name] = None
+        elif isinstance(value, str) and _SURROGATES.search(value):
             problems.append(f"{name} held text UTF-8 cannot encode; replaced with U+FFFD")
             out[f"{name}_escaped"] = json.dumps(value, ensure_ascii=True)
             out[name] = safe_text(value)

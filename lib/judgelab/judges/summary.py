@@ -35,7 +35,8 @@ class Summary:
     retry_reasons: dict[str, int] = field(default_factory=dict)
     errors: dict[str, str] = field(default_factory=dict)
     # answers kept but flagged (malformed usage recorded as unknown, unencodable text
-    # replaced), by request key; and cached answers evicted by `--evict-invalid`
+    # replaced, content that is not text), by request key; and cached answers evicted by
+    # `--evict-invalid`
     flagged: dict[str, str] = field(default_factory=dict)
     evicted: int = 0
     path: str | None = None
@@ -63,7 +64,8 @@ class Summary:
             lines.append(f"  evicted            {self.evicted} invalid cached answer(s)")
         if self.flagged:
             lines.append(
-                f"  flagged answers    {len(self.flagged)} (kept; usage unknown or text repaired)"
+                f"  flagged answers    {len(self.flagged)} (kept; usage unknown, text repaired or "
+                "not text; --evict-invalid requests them again)"
             )
         if self.path:
             lines.append(f"  table              {self.path}")
