@@ -5,17 +5,25 @@ Every test talks to a loopback server only (`judgelab.testing.openai_server`).
 
 from __future__ import annotations
 
+import functools
 import json
+import os
+import re
+import signal
 import subprocess
+import sys
+import time
 
 import pandas as pd
 import pytest
 
+from judgelab.cli import judge as cli_judge
 from judgelab.core import secrets, tables
 from judgelab.data import catalog
 from judgelab.judges import runner, table
 from judgelab.judges import spec as spec_mod
 from judgelab.judges.cache import RequestCache, request_key
+from judgelab.judges.claims import Claims
 from judgelab.testing import openai_server
 from judgelab.testing.items import write_pairwise_items
 from judgelab.testing.judge_cli import judge_command, loopback_spec_dict, write_loopback_spec
@@ -180,3 +188,107 @@ def test_rel3_18_base_url_with_an_azure_key_query_is_refused_and_scrubbed(name):
             }
         )
     assert secrets.scrub(f"HTTP 401 for {url}") == f"HTTP 401 for {url.split(name)[0]}{name}=***"
+
+
+# --- 6: two runs on one cache and benchmark pay each request once --------------------------
+
+
+def _started_together(cmds, env):
+    procs = [
+        subprocess.Popen(c, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        for c in cmds
+    ]
+    return [(p, *p.communicate(timeout=120)) for p in procs]
+
+
+def test_rel3_6_two_judge_processes_started_together_pay_each_request_once(tmp_path, key_env):
+    items_file = write_pairwise_items(tmp_path / "items.jsonl", 100, benchmark="rel3")
+    waited = 0
+    with OpenAIServer(latency_s=0.03) as server:
+        spec_file = write_loopback_spec(
+            tmp_path / "judge.yaml", server.url, api_key_env="JL_REL3_KEY", concurrency=4
+        )
+        cmd = judge_command(spec_file, "--benchmark", str(items_file), "--no-progress")
+        for attempt in range(2):  # a fresh cache and table each time (more: the fault soak)
+            env = {**os.environ, "JUDGELAB_HOME": str(tmp_path / f"home{attempt}")}
+            server.reset()
+            done = _started_together([cmd, cmd], env)
+            for proc, out, err in done:
+                assert proc.returncode == 0, err[-2000:]
+                assert (
+                    "judgment rows      200 (0 invalid verdicts, raw output kept; 0 pending)"
+                    in out
+                )
+            made = [int(re.search(r"requests made +(\d+)", out).group(1)) for _, out, _ in done]
+            assert server.total == 200 and sum(made) == 200, (attempt, server.total, made)
+            waited += sum("from another run" in out for _, out, _ in done)
+    assert waited, "the two runs never overlapped: the test proved nothing"
+
+
+HOLDER = """
+import sys, time
+from judgelab.judges.cache import RequestCache
+from judgelab.judges.claims import Claims
+with RequestCache(sys.argv[1]) as cache, Claims(cache) as claims:
+    print(len(claims.take(sys.argv[2:]).mine), flush=True)
+    time.sleep(120)
+"""
+
+
+def test_rel3_6_claims_hold_while_their_run_lives_and_free_when_it_is_killed(tmp_path):
+    keys = [f"k{i}" for i in range(5)]
+    path = tmp_path / "c.sqlite"
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(path), *keys[:3]], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert holder.stdout.readline().strip() == "3"
+        with RequestCache(path) as cache, Claims(cache) as claims:
+            cache.put("k0", {"q": 0}, {"content": "A"})  # the holder stored one answer
+            got = claims.take(keys)
+            assert got.answered == {"k0"} and sorted(got.mine) == ["k3", "k4"]
+            assert got.busy == {"k1": holder.pid, "k2": holder.pid}
+            holder.send_signal(signal.SIGKILL)
+            holder.wait(10)
+            t0 = time.monotonic()
+            later = claims.take(["k1", "k2"])  # no lease to wait out
+            assert sorted(later.mine) == ["k1", "k2"] and not later.busy
+            assert time.monotonic() - t0 < 1.0
+        with RequestCache(path) as cache, Claims(cache) as other:  # released on exit
+            assert sorted(other.take(keys).mine) == ["k1", "k2", "k3", "k4"]
+        assert not list((tmp_path / ".c.sqlite.claims").iterdir())  # no lock file left
+    finally:
+        holder.kill()
+        holder.wait(10)
+
+
+# --- 9: keys held by batches not collected yet are reported and skipped -------------------
+
+
+def test_rel3_9_online_run_skips_keys_held_by_uncollected_batches(tmp_path, key_env, capsys):
+    from judgelab.judges.batch.registry import Entry, Registry
+
+    items_file = write_pairwise_items(tmp_path / "items.jsonl", N_ITEMS, benchmark="rel3")
+    items = catalog.load_items(str(items_file))
+    with OpenAIServer() as server:
+        spec_file = write_loopback_spec(
+            tmp_path / "judge.yaml", server.url, api_key_env="JL_REL3_KEY"
+        )
+        spec = spec_mod.load(spec_file)
+        keys = [p.key for p in table.plan(items, spec).requests]
+        reg = Registry()  # 12 keys in a batch in progress; 2 in one collected (not held)
+        new = functools.partial(Entry, provider="openai", judge=spec.judge_id)
+        reg.save(new(reg.new_id(), endpoint=spec.endpoint_id, keys=keys[:12], state="in_progress"))
+        reg.save(new(reg.new_id(), endpoint=spec.endpoint_id, keys=keys[12:14], collected=True))
+        args = ["--judge", str(spec_file), "--benchmark", str(items_file), "--no-progress"]
+
+        assert cli_judge.main([*args, "--dry-run"]) == 0
+        dry = capsys.readouterr().out
+        assert re.search(r"held by batches +12 ", dry) and re.search(r"to request +8\n", dry)
+        assert cli_judge.main(args) == 0
+        out = capsys.readouterr().out
+        assert server.total == 8  # the 12 held keys were not requested
+        assert re.search(r"held by batches +12 ", out) and "8 answered" in out
+        assert "12 pending" in out
+        assert cli_judge.main([*args, "--request-held"]) == 0
+        assert server.total == 20 and "12 answered" in capsys.readouterr().out

@@ -26,7 +26,7 @@ import os
 import re
 import sqlite3
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -205,6 +205,14 @@ CREATE TABLE IF NOT EXISTS requests (
     created_at TEXT NOT NULL
 );
 """
+# Requests in flight: which run (`owner`, process `pid`) is fetching a key (`judges.claims`).
+_CLAIMS = """
+CREATE TABLE IF NOT EXISTS claims (
+    key TEXT PRIMARY KEY,
+    owner TEXT NOT NULL,
+    pid INTEGER NOT NULL
+);
+"""
 
 
 class RequestCache:
@@ -223,6 +231,7 @@ class RequestCache:
         self._conn.execute("PRAGMA synchronous=NORMAL")
         self._conn.execute(f"PRAGMA busy_timeout={int(timeout_s * 1000)}")
         self._retry(lambda: self._conn.execute(_SCHEMA))
+        self._retry(lambda: self._conn.execute(_CLAIMS))
 
     def _retry(self, fn: Any) -> Any:
         """Run `fn`, retrying while another process holds the write lock."""
@@ -318,27 +327,36 @@ class RequestCache:
         return int(self._write("DELETE FROM requests WHERE key = ?", [(k,) for k in keys]))
 
     def _write(self, sql: str, rows: list[tuple[Any, ...]]) -> int:
-        """Run `sql` over `rows` in one transaction; return how many rows changed.
+        """Run `sql` over `rows` in one transaction; return how many rows changed."""
+
+        def body(cur: sqlite3.Cursor) -> int:
+            before = self._conn.total_changes
+            cur.executemany(sql, rows)
+            return self._conn.total_changes - before
+
+        return int(self._transaction(body)) if rows else 0
+
+    def _transaction(self, body: Callable[[sqlite3.Cursor], Any]) -> Any:
+        """Run `body(cursor)` in one write transaction (retried while the cache is busy).
 
         A failed write raises its own error (e.g. "database or disk is full"), never the
         "no transaction is active" of a rollback after SQLite already rolled back.
         """
 
-        def txn() -> int:
+        def txn() -> Any:
             cur = self._conn.cursor()
             cur.execute("BEGIN IMMEDIATE")
             try:
-                before = self._conn.total_changes
-                cur.executemany(sql, rows)
+                out = body(cur)
                 cur.execute("COMMIT")
-                return self._conn.total_changes - before
+                return out
             except BaseException:
                 if self._conn.in_transaction:
                     with contextlib.suppress(sqlite3.Error):
                         cur.execute("ROLLBACK")
                 raise
 
-        return int(self._retry(txn)) if rows else 0
+        return self._retry(txn)
 
     def invalid(self, keys: Iterable[str] | None = None) -> dict[str, list[str]]:
         """Return {key: problems} of the stored entries (of `keys`; None: all) that are flagged.
@@ -392,6 +410,46 @@ class RequestCache:
     def keys(self) -> list[str]:
         """Return every stored key."""
         return [r[0] for r in self._conn.execute("SELECT key FROM requests")]
+
+    def claim(
+        self, keys: Iterable[str], owner: str, alive: Callable[[str], bool]
+    ) -> tuple[list[str], set[str], dict[str, int]]:
+        """Claim the unanswered `keys` for `owner`, in one transaction (`judges.claims`).
+
+        A key claimed by another owner stays theirs while `alive(owner)` says so; a dead
+        owner's claims are dropped (all of them) and its keys claimed here.
+
+        Returns:
+            (keys claimed now, keys answered already, {key: pid} of keys a live other holds).
+        """
+        wanted = list(dict.fromkeys(keys))
+
+        def body(cur: sqlite3.Cursor) -> tuple[list[str], set[str], dict[str, int]]:
+            answered = self.present(wanted)
+            open_keys = [k for k in wanted if k not in answered]
+            held: dict[str, tuple[str, int]] = {}
+            for start in range(0, len(open_keys), 500):
+                chunk = open_keys[start : start + 500]
+                marks = ",".join("?" * len(chunk))
+                sql = f"SELECT key, owner, pid FROM claims WHERE key IN ({marks})"
+                held.update((k, (o, p)) for k, o, p in cur.execute(sql, chunk))
+            live = {o: o == owner or alive(o) for o, _ in held.values()}
+            cur.executemany(
+                "DELETE FROM claims WHERE owner = ?", [(o,) for o in live if not live[o]]
+            )
+            busy = {k: p for k, (o, p) in held.items() if live[o] and o != owner}
+            mine = [k for k in open_keys if k not in busy]
+            cur.executemany(
+                "INSERT OR REPLACE INTO claims (key, owner, pid) VALUES (?, ?, ?)",
+                [(k, owner, os.getpid()) for k in mine],
+            )
+            return mine, answered, busy
+
+        return self._transaction(body)
+
+    def release(self, owner: str) -> int:
+        """Drop every claim of `owner` (its answers are stored, or it gave up on them)."""
+        return int(self._write("DELETE FROM claims WHERE owner = ?", [(owner,)]))
 
 
 @contextlib.contextmanager
