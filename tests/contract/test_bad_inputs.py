@@ -158,6 +158,8 @@ CASES: list[tuple[str, str, str, list[str]]] = [
      ["{d}/judge.yaml, line 2", "not UTF-8"]),
     ("spec_unknown_name", "judge --judge", "no spec named nope",
      ["no judge spec named 'nope'"]),
+    ("spec_client_streams", "judge --judge", "client: streams (removed in issue 32)",
+     ["{d}/judge.yaml", "key 'client'", "'streams' was removed", "'aiohttp'", "'openai'"]),
     # issue 32 item 18: Azure Functions / API Management keys in a base_url query
     ("spec_base_url_azure_code", "judge --judge", "base_url ...?code=<function key>",
      ["{d}/judge.yaml", "key 'base_url'", "literal API key"]),
@@ -652,6 +654,7 @@ BUILDERS["spec_broken_yaml"] = _spec_case(
     "endpoint: offline\nmodel: prefer_longer\n\toptions: 1\n"
 )
 BUILDERS["spec_latin1"] = _spec_case("endpoint: offline\n# café\n".encode("latin-1"))
+BUILDERS["spec_client_streams"] = _spec_case(REMOTE + "client: streams\n")
 for _case, _query in (
     ("spec_base_url_azure_code", "code=Zm9vYmFyMTIzNDU2"),
     ("spec_base_url_subscription_key", "subscription-key=0123456789abcdef"),

@@ -17,14 +17,17 @@ before claims existed.
 
 from __future__ import annotations
 
+import contextlib
 import secrets
+import sqlite3
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from judgelab.core import locks
-from judgelab.judges.cache import RequestCache
+from judgelab.errors import JudgeRunError
+from judgelab.judges.cache import RequestCache, storage_problem
 
 POLL_S = 0.25  # how often a waiting run looks for the answers another run is fetching
 
@@ -51,16 +54,26 @@ class Claims:
         return self.folder / f"{owner}.lock"
 
     def __enter__(self) -> Claims:
-        self._held = locks.file_lock(self._lock_path(self.owner))
-        self._held.__enter__()  # held before the first claim names this owner
+        held = locks.file_lock(self._lock_path(self.owner))
+        try:
+            held.__enter__()  # held before the first claim names this owner
+        except OSError as exc:  # a read-only or full disk
+            raise self._cannot(exc) from None
+        self._held = held
         return self
 
     def __exit__(self, *exc: object) -> None:
-        try:
+        # Best effort: claims left behind are dropped by the next run, as a dead owner's.
+        with contextlib.suppress(sqlite3.Error, OSError):
             self.cache.release(self.owner)
-        finally:
+        with contextlib.suppress(OSError):
             self._lock_path(self.owner).unlink(missing_ok=True)
-            self._held.__exit__(None, None, None)
+        self._held.__exit__(None, None, None)
+
+    def _cannot(self, exc: BaseException) -> JudgeRunError:
+        return JudgeRunError(
+            f"cannot claim requests in the request cache {self.cache.path}: {storage_problem(exc)}"
+        )
 
     def _alive(self, owner: str) -> bool:
         """Return True while `owner` holds its lock (its run is alive); tidy a dead one's file."""
@@ -73,8 +86,15 @@ class Claims:
         return False
 
     def take(self, keys: list[str]) -> Taken:
-        """Claim those of `keys` nobody answered or holds; see `RequestCache.claim`."""
-        mine, answered, busy = self.cache.claim(keys, self.owner, self._alive)
+        """Claim those of `keys` nobody answered or holds; see `RequestCache.claim`.
+
+        Raises:
+            JudgeRunError: the cache cannot be written (read-only, disk full).
+        """
+        try:
+            mine, answered, busy = self.cache.claim(keys, self.owner, self._alive)
+        except (sqlite3.OperationalError, OSError) as exc:  # read-only, disk full
+            raise self._cannot(exc) from None
         return Taken(mine, answered, busy)
 
     def wait(self, keys: dict[str, int], deadline: float | None = None) -> Taken:

@@ -1,12 +1,11 @@
 """A run's request phase: ask for what the cache lacks, each distinct key once.
 
-The plan is made first; the uncached requests go to the request loop in this process, or,
-with `spec.workers > 1`, to worker processes (`judgelab.judges.workers`), whose answers the
-waiting parent parses into rows while they arrive (`judgelab.judges.prebuild`).
-
-(Measured and left out: streaming the plan into the loop part by part, with a poller
-parsing rows in-process, saved at most 0.2 s of 6 s at 20,000 requests with the streams
-client and cost 0.3-0.5 s with aiohttp, whose loop has no CPU to spare: `make bench`.)
+The plan is made first. The uncached keys are claimed (`judgelab.judges.claims`), so two
+runs on one cache never request one key twice: a run waits for the keys another run holds and
+reads their answers from the cache. Keys held by submitted batches are not requested. The
+claimed requests go to the request loop in this process, or, with `spec.workers > 1`, to
+worker processes (`judgelab.judges.workers`), whose answers the waiting parent parses into
+rows while they arrive (`judgelab.judges.prebuild`).
 """
 
 from __future__ import annotations
@@ -72,22 +71,49 @@ def request_missing(
     if items is not None and p.judge is not None and worker_count(spec, len(todo)) > 1:
         pre = Prebuild(item_records(items), p, cache.path)
     t_req = time.monotonic()
-    deadline = t_req + spec.deadline_s if spec.deadline_s else None
+    stats, others = FetchStats(), 0
+    if todo:  # a cached rerun claims nothing
+        stats, others = _fetch_claimed(todo, cache, spec, hits, progress, pre)
+    took = time.monotonic() - t_req
+    return Requested(
+        stats,
+        hits,
+        len(p.requests),
+        len(p.skipped),
+        took,
+        evicted,
+        pre,
+        len(skip),
+        others,
+    )
+
+
+def _fetch_claimed(
+    todo: dict[str, table_mod.Planned],
+    cache: RequestCache,
+    spec: JudgeSpec,
+    hits: int,
+    progress: bool,
+    pre: Prebuild | None,
+) -> tuple[FetchStats, int]:
+    """Claim `todo`; fetch ours, wait for what other runs hold, fetch what they drop.
+
+    Returns the fetch counters and how many keys another run answered meanwhile.
+    """
+    deadline = time.monotonic() + spec.deadline_s if spec.deadline_s else None
     parts: list[FetchStats] = []
     told = False
     with Claims(cache) as claims:
         got = claims.take(list(todo))
-        others = len(got.answered)  # stored since `present`: by another run
+        others = len(got.answered)  # stored since the run looked: by another run
         while got.mine or got.busy:
             if got.mine:
+                mine = [todo[k] for k in got.mine]
+                on_poll = pre.poll if pre else None
+                later = _within(spec, deadline) if parts else spec
                 parts.append(
                     fetch_in_workers(
-                        _within(spec, deadline) if parts else spec,
-                        [todo[k] for k in got.mine],
-                        cache,
-                        cached=hits,
-                        progress=progress,
-                        on_poll=pre.poll if pre else None,
+                        later, mine, cache, cached=hits, progress=progress, on_poll=on_poll
                     )
                 )
             if not got.busy:
@@ -100,11 +126,7 @@ def request_missing(
             if got.busy and not got.mine and deadline and time.monotonic() > deadline:
                 parts.append(_not_waited(got.busy, spec))
                 break
-    took = time.monotonic() - t_req
-    stats = merge(parts) if parts else FetchStats()
-    return Requested(
-        stats, hits, len(p.requests), len(p.skipped), took, evicted, pre, len(skip), others
-    )
+    return merge(parts), others
 
 
 def _within(spec: JudgeSpec, deadline: float | None) -> JudgeSpec:

@@ -1,7 +1,7 @@
 """Run a judge over a benchmark: fetch what is not cached, then build and write the table.
 
 Remote judges go to any OpenAI-compatible endpoint through a `judgelab.judges.clients`
-client (`spec.client`: aiohttp, the default, the openai SDK, or the lean `streams`); the
+client (`spec.client`: aiohttp, the default, or the openai SDK); the
 request loop, its retries and the store-on-arrival cache writes are in `judgelab.judges.loop`,
 and `judgelab.judges.workers` spreads it over `spec.workers` processes. The table is
 then built from the cache alone (`judgelab.judges.table.build_for`) and written under a lock
