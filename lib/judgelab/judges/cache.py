@@ -12,7 +12,8 @@ number, a list) is recorded as none with its JSON kept, and a token count that i
 plausible non-negative integer is recorded as unknown (None); all are flagged in the record.
 One entry that still cannot be encoded is stored JSON-escaped, so it never fails the
 transaction it shares with other answers. `evict` removes entries (`judgelab judge
---evict-invalid` evicts the flagged ones of a run, to pay for them again).
+--evict-invalid` evicts the flagged ones of a run, to pay for them again). A `claims` table,
+made by the first claim, records which run is fetching which key (`judgelab.judges.claims`).
 """
 
 from __future__ import annotations
@@ -231,7 +232,6 @@ class RequestCache:
         self._conn.execute("PRAGMA synchronous=NORMAL")
         self._conn.execute(f"PRAGMA busy_timeout={int(timeout_s * 1000)}")
         self._retry(lambda: self._conn.execute(_SCHEMA))
-        self._retry(lambda: self._conn.execute(_CLAIMS))
 
     def _retry(self, fn: Any) -> Any:
         """Run `fn`, retrying while another process holds the write lock."""
@@ -425,6 +425,7 @@ class RequestCache:
         wanted = list(dict.fromkeys(keys))
 
         def body(cur: sqlite3.Cursor) -> tuple[list[str], set[str], dict[str, int]]:
+            cur.execute(_CLAIMS)  # made by the first claim: a cache only read is never written
             answered = self.present(wanted)
             open_keys = [k for k in wanted if k not in answered]
             held: dict[str, tuple[str, int]] = {}
@@ -449,7 +450,12 @@ class RequestCache:
 
     def release(self, owner: str) -> int:
         """Drop every claim of `owner` (its answers are stored, or it gave up on them)."""
-        return int(self._write("DELETE FROM claims WHERE owner = ?", [(owner,)]))
+
+        def body(cur: sqlite3.Cursor) -> int:
+            cur.execute(_CLAIMS)
+            return cur.execute("DELETE FROM claims WHERE owner = ?", (owner,)).rowcount
+
+        return int(self._transaction(body))
 
 
 @contextlib.contextmanager

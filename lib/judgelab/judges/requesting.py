@@ -76,15 +76,7 @@ def request_missing(
         stats, others = _fetch_claimed(todo, cache, spec, hits, progress, pre)
     took = time.monotonic() - t_req
     return Requested(
-        stats,
-        hits,
-        len(p.requests),
-        len(p.skipped),
-        took,
-        evicted,
-        pre,
-        len(skip),
-        others,
+        stats, hits, len(p.requests), len(p.skipped), took, evicted, pre, len(skip), others
     )
 
 
