@@ -2,7 +2,8 @@
 
 Measured in issue 32 (`bench/scale_runner.py`, 2 shared cores): 20.2 -> 15.5 s and
 25.4 -> 22.7 s with two workers at load 2.4-4.6; at load 8 the gain was within the noise
-(26.8 -> 26.0 s, medians of 4 at 10,000 requests), as it must be with no idle core to use.
+(26.8 -> 26.0 s, medians of 4 at 10,000 requests), as it must be with no idle core to use;
+at load 15, 94 -> 70 s (medians of 2; more processes, a larger share of a crowded machine).
 Re-measure on a quiet machine before relying on the figure, and remove the workers if it
 does not hold.
 
