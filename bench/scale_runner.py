@@ -3,10 +3,12 @@
 - `runner_scale`: `items` x 2 orders at `concurrency` (20,000 / 256 by default) against the
   loopback server (50 ms latency, listen backlog 1024), a bare asyncio-streams client and
   judgelab's runner measured in the same run, interleaved repeat by repeat, with one worker
-  process and with several (`spec.workers`), over aiohttp and the lean `streams` client
-  (`--configs aiohttp:1,aiohttp:2,streams:1,streams:2`); the ratio is judgelab's
-  whole-run wall (plan + requests + table) over the bare client's (target: at most 1.25),
-  and the request phase alone over the bare client's beside it.
+  process and with two (`spec.workers`), and with a speed mechanism turned off, to show what
+  it buys (`client:workers[:-mechanism]`, mechanisms in `OFF`: `aiohttp:1:-uvloop`,
+  `aiohttp:2:-prebuild`). The ratio is judgelab's whole-run wall (plan + requests + table)
+  over the bare client's (target: at most 1.25), the request phase alone over the bare
+  client's beside it, the time after the request phase (the table: what `prebuild` shortens)
+  and the CPU per request of every process of the run (workers included).
 - `startup`: `judgelab --help` and a cached rerun of `judgelab judge` (every answer cached;
   plans the prompts, reads the cache, writes the table) as subprocesses, with `python -c pass`
   and `import pandas` beside them for what an interpreter and pandas alone cost.
@@ -15,13 +17,16 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import math
 import os
+import resource
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -42,13 +47,53 @@ SCALE_SMOKE = {"items": 200, "concurrency": 8, "latency_ms": 2.0}
 TARGETS = {"runner_vs_bare": 1.25, "help_s": 0.3, "cached_rerun_s": 0.3}
 
 
-CONFIGS = (("aiohttp", 1), ("aiohttp", 2), ("streams", 1), ("streams", 2))
+CONFIGS = ("aiohttp:1", "aiohttp:1:-uvloop", "aiohttp:2", "aiohttp:2:-prebuild")
+METRICS = ("wall", "request", "after", "cpu", "cpu_all", "ratio", "request_ratio")
+#: The mechanisms a config can turn off (`aiohttp:2:-prebuild`).
+OFF = ("uvloop", "prebuild")
 
 
-def runner_scale(
-    cfg: dict[str, Any], repeat: int, configs: tuple[tuple[str, int], ...] = CONFIGS
-) -> dict:
-    """Bare client and judgelab's runner per (client, workers) on one server, interleaved."""
+@contextlib.contextmanager
+def _off(mechanism: str) -> Iterator[None]:
+    """Run the block with one of judgelab's speed mechanisms turned off ("": none)."""
+    from judgelab.judges import requesting
+
+    if mechanism == "":
+        yield
+    elif mechanism == "uvloop":  # the standard asyncio loop (`judgelab.judges.eventloop`)
+        with scoped_env(JUDGELAB_EVENT_LOOP="asyncio"):
+            yield
+    elif mechanism == "prebuild":  # every row parsed after the request phase
+        real = requesting.Prebuild
+        requesting.Prebuild = lambda *a, **k: None  # type: ignore[assignment,misc]
+        try:
+            yield
+        finally:
+            requesting.Prebuild = real  # type: ignore[misc]
+    else:
+        raise ValueError(f"unknown mechanism {mechanism!r}; known: {sorted(OFF)}")
+
+
+def _parse(config: str) -> tuple[str, int, str]:
+    """Return (client, workers, mechanism turned off) of `client:workers[:-mechanism]`."""
+    client, workers, *rest = config.split(":")
+    off = rest[0].removeprefix("-") if rest else ""
+    if off and off not in OFF:
+        raise ValueError(f"config {config!r}: unknown mechanism {off!r}; known: {list(OFF)}")
+    return client, int(workers), off
+
+
+def _cpu_s() -> float:
+    """This process's CPU seconds and its reaped children's (worker processes)."""
+    me, kids = (
+        resource.getrusage(resource.RUSAGE_SELF),
+        resource.getrusage(resource.RUSAGE_CHILDREN),
+    )
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def runner_scale(cfg: dict[str, Any], repeat: int, configs: tuple[str, ...] = CONFIGS) -> dict:
+    """Bare client and judgelab's runner per config on one server, interleaved."""
     import dataclasses
 
     from judgelab.judges import runner
@@ -58,9 +103,8 @@ def runner_scale(
     items = synthetic_items(cfg["items"])
     conc, latency_s = cfg["concurrency"], cfg["latency_ms"] / 1000
     bare: list[float] = []
-    runs: dict[tuple[str, int], dict[str, list[float]]] = {
-        c: {k: [] for k in ("wall", "request", "cpu", "ratio", "request_ratio")} for c in configs
-    }
+    loads: list[float] = []
+    runs: dict[str, dict[str, list[float]]] = {c: {k: [] for k in METRICS} for c in configs}
     with scoped_env(**{API_KEY_ENV: "sk-bench-loopback"}), Server(cfg["latency_ms"]) as srv:
         spec = bench_spec(srv.url, conc)
         plan = table_mod.plan(items, spec)
@@ -69,38 +113,47 @@ def runner_scale(
         with tempfile.TemporaryDirectory(prefix="jl-bench-") as tmp:  # warm-up
             with RequestCache(Path(tmp) / "warm.sqlite") as cache:
                 runner.run(items.head(2), spec, cache=cache, progress=False, write_tables=False)
-        for _ in range(repeat):
+        for i in range(repeat):
+            loads.append(os.getloadavg()[0])
             t0 = time.perf_counter()
             done = asyncio.run(_raw_client(srv.port, bodies, conc, timeout_s=300))
             bare.append(time.perf_counter() - t0)
             if done != n:
                 raise RuntimeError(f"bare client answered {done} of {n}")
-            for client, w in configs:
+            for config in configs if i % 2 == 0 else configs[::-1]:  # no config always last
+                client, w, off = _parse(config)
                 wspec = dataclasses.replace(spec, client=client, workers=w)
-                with tempfile.TemporaryDirectory(prefix="jl-bench-") as tmp:
+                with _off(off), tempfile.TemporaryDirectory(prefix="jl-bench-") as tmp:
+                    c0 = _cpu_s()
                     res, cache, wall, cpu_ms, _ = _fresh_run(runner, items, wspec, srv, tmp, n)
+                    c1 = _cpu_s()
                     cache.close()
-                r = runs[(client, w)]
+                r = runs[config]
                 r["wall"].append(wall)
                 r["request"].append(res.summary.request_s)
-                r["cpu"].append(cpu_ms)  # this process only: workers' CPU is not in it
+                r["after"].append(wall - res.summary.request_s)
+                r["cpu"].append(cpu_ms)  # this process only
+                r["cpu_all"].append(1000 * (c1 - c0) / n)  # workers included
                 r["ratio"].append(wall / bare[-1])
                 r["request_ratio"].append(res.summary.request_s / bare[-1])
+            loads.append(os.getloadavg()[0])
     return {
         "requests": n,
         "concurrency": conc,
         "ideal_s": math.ceil(n / conc) * latency_s,
         "bare_wall_s": summarize(bare),
-        "event_loop": os.environ.get("JUDGELAB_EVENT_LOOP") or "uvloop (if installed)",
+        "load_1min": summarize(loads),  # the machine's load average around each repeat
         "by_config": {
-            f"{c}:{w}": {
+            c: {
                 "judgelab_wall_s": summarize(r["wall"]),
                 "judgelab_request_s": summarize(r["request"]),
+                "after_request_phase_s": summarize(r["after"]),
                 "parent_cpu_ms_per_request": summarize(r["cpu"]),
+                "cpu_ms_per_request": summarize(r["cpu_all"]),
                 "ratio_to_bare": summarize(r["ratio"]),
                 "request_phase_ratio_to_bare": summarize(r["request_ratio"]),
             }
-            for (c, w), r in runs.items()
+            for c, r in runs.items()
         },
     }
 
@@ -148,12 +201,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--smoke", action="store_true")
     p.add_argument(
         "--configs",
-        default=",".join(f"{c}:{w}" for c, w in CONFIGS),
-        help="client:workers pairs to measure (default: %(default)s)",
+        default=",".join(CONFIGS),
+        help="client:workers[:-mechanism] to measure (default: %(default)s)",
     )
     args = p.parse_args(argv)
     cfg = SCALE_SMOKE if args.smoke else SCALE
-    configs = tuple((c, int(w)) for c, w in (x.split(":") for x in args.configs.split(",")))
+    configs = tuple(args.configs.split(","))
+    for config in configs:
+        _parse(config)  # an unknown mechanism fails before anything runs
     res = {
         "runner_scale": runner_scale(cfg, args.repeat, configs),
         "startup": startup(args.repeat, 20 if args.smoke else 2000),

@@ -160,6 +160,15 @@ CASES: list[tuple[str, str, str, list[str]]] = [
      ["{d}/judge.yaml, line 2", "not UTF-8"]),
     ("spec_unknown_name", "judge --judge", "no spec named nope",
      ["no judge spec named 'nope'"]),
+    ("spec_client_streams", "judge --judge", "client: streams (removed in issue 32)",
+     ["{d}/judge.yaml", "key 'client'", "'streams' was removed", "'aiohttp'", "'openai'"]),
+    # issue 32 item 18: Azure Functions / API Management keys in a base_url query
+    ("spec_base_url_azure_code", "judge --judge", "base_url ...?code=<function key>",
+     ["{d}/judge.yaml", "key 'base_url'", "literal API key"]),
+    ("spec_base_url_subscription_key", "judge --judge", "base_url ...?subscription-key=",
+     ["{d}/judge.yaml", "key 'base_url'", "literal API key"]),
+    ("spec_base_url_x_api_key", "judge --judge", "base_url ...?x-api-key=",
+     ["{d}/judge.yaml", "key 'base_url'", "literal API key"]),
     # --- CLI arguments ---
     ("cli_unknown_split", "judge --split", "split nope",
      ["--split", "unknown split(s) ['nope']", "contextualjudgebench"]),
@@ -729,6 +738,15 @@ BUILDERS["spec_broken_yaml"] = _spec_case(
     "endpoint: offline\nmodel: prefer_longer\n\toptions: 1\n"
 )
 BUILDERS["spec_latin1"] = _spec_case("endpoint: offline\n# café\n".encode("latin-1"))
+BUILDERS["spec_client_streams"] = _spec_case(REMOTE + "client: streams\n")
+for _case, _query in (
+    ("spec_base_url_azure_code", "code=Zm9vYmFyMTIzNDU2"),
+    ("spec_base_url_subscription_key", "subscription-key=0123456789abcdef"),
+    ("spec_base_url_x_api_key", "api-version=1&x-api-key=0123456789abcdef"),
+):
+    BUILDERS[_case] = _spec_case(
+        REMOTE.replace("http://127.0.0.1:9/v1", f"https://fn.example.net/api?{_query}")
+    )
 
 
 @builds("spec_unknown_name")

@@ -128,15 +128,23 @@ def test_summary_and_table_format():
 def test_scale_runner_smoke_measures_clients_and_workers_and_start_up(capsys):
     from bench import scale_runner
 
-    assert scale_runner.main(["--smoke", "--repeat", "1", "--configs", "aiohttp:1,streams:2"]) == 0
+    configs = ["aiohttp:1:-uvloop", "aiohttp:2:-prebuild"]
+    assert scale_runner.main(["--smoke", "--repeat", "1", "--configs", ",".join(configs)]) == 0
     res = json.loads(capsys.readouterr().out)
     r = res["runner_scale"]
     assert r["requests"] == 2 * scale_runner.SCALE_SMOKE["items"] and r["bare_wall_s"]["n"] == 1
-    for config in ("aiohttp:1", "streams:2"):
+    assert r["load_1min"]["n"] == 2
+    for config in configs:
         one = r["by_config"][config]
         assert one["ratio_to_bare"]["median"] == pytest.approx(
             one["judgelab_wall_s"]["median"] / r["bare_wall_s"]["median"]
         )
         assert 0 < one["judgelab_request_s"]["median"] <= one["judgelab_wall_s"]["median"]
+        assert one["after_request_phase_s"]["median"] == pytest.approx(
+            one["judgelab_wall_s"]["median"] - one["judgelab_request_s"]["median"]
+        )
+        assert one["cpu_ms_per_request"]["median"] > 0
+    with pytest.raises(ValueError, match="unknown mechanism 'streams'"):
+        scale_runner.main(["--smoke", "--configs", "aiohttp:1:-streams"])
     s = res["startup"]
     assert s["help_s"]["n"] == 1 and s["cached_s"]["median"] > 0

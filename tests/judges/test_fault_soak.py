@@ -171,3 +171,89 @@ def test_10k_requests_with_faults_and_two_kills(tmp_path, monkeypatch):
         f"{[len(s) for s in in_flight]}, repeated after a kill {len(repeated)} "
         f"(extra receptions {sum(extra.values())}), {soak_s:.0f} s"
     )
+
+
+# --- issue 32: two runs at once, stale bytes, content that is not text, held keys ----------
+
+REL3_ITEMS = 150  # x 2 orders = 300 requests per try
+REL3_TRIES = 5
+REL3_TRANSPORT = ("429", "500", "truncated_json", "empty_choices", "drop")
+REL3_FAULTS = FaultPlan(
+    rate=0.3,
+    kinds=(*REL3_TRANSPORT, "extra_bytes", "non_text_content"),
+    attempts=1,
+    retry_after_s=0.01,
+    seed=32,
+)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_rel3_soak_two_runs_with_faults_pay_each_request_once(tmp_path, monkeypatch):
+    """Items 3, 5, 6, 9 together: two `judgelab judge` processes started at once, several tries.
+
+    30 % of the requests are faulted: transport faults (asked again once), stale bytes past
+    Content-Length (item 3: never another request's answer), content that is not text (item
+    5: kept flagged, its row invalid); a tenth of the keys is held by a batch not collected
+    (item 9: never asked). Each try must receive exactly what one run alone would (item 6).
+    """
+    from judgelab.judges.batch.registry import Entry, Registry
+
+    monkeypatch.setenv("JL_SOAK_KEY", "sk-" + "soak-0123456789abcdef")
+    items_file = write_pairwise_items(tmp_path / "items.jsonl", REL3_ITEMS, benchmark="soak3")
+    items = catalog.load_items(str(items_file))
+    overlapped = 0
+    with OpenAIServer(latency_s=0.01, faults=REL3_FAULTS) as server:
+        spec_file = write_loopback_spec(
+            tmp_path / "judge.yaml",
+            server.url,
+            api_key_env="JL_SOAK_KEY",
+            model="soak-model",
+            concurrency=8,
+            max_retries=3,
+            backoff_s=0.01,
+        )
+        spec = spec_mod.load(spec_file)
+        planned = table.plan(items, spec).requests
+        sent = {p.key: canonical_key(p.payload()) for p in planned}
+        held = {k for k in sent if int(k, 16) % 10 == 0}
+        kind = {k: REL3_FAULTS.fault_for(s, 0) for k, s in sent.items()}
+        assert set(kind.values()) - {None} == {*REL3_TRANSPORT, "extra_bytes", "non_text_content"}
+        wanted = {k: 0 if k in held else 2 if kind[k] in REL3_TRANSPORT else 1 for k in sent}
+        cmd = judge_command(spec_file, "--benchmark", str(items_file), "--no-progress")
+        for attempt in range(REL3_TRIES):
+            home = tmp_path / f"home{attempt}"
+            env = {**os.environ, "JUDGELAB_HOME": str(home)}
+            monkeypatch.setenv("JUDGELAB_HOME", str(home))
+            reg = Registry()
+            reg.save(Entry(reg.new_id(), "openai", spec.judge_id, spec.endpoint_id, sorted(held)))
+            server.reset()
+            procs = [
+                subprocess.Popen(
+                    cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+                )
+                for _ in range(2)
+            ]
+            outs = [p.communicate(timeout=240) for p in procs]
+            for p, (_, err) in zip(procs, outs, strict=True):
+                assert p.returncode == 0, err[-2000:]
+            overlapped += any("from another run" in out for out, _ in outs)
+            counts = Counter(server.counts)
+            got = {k: counts[s] for k, s in sent.items()}
+            assert got == wanted, {
+                k: (got[k], wanted[k], kind[k]) for k in sent if got[k] != wanted[k]
+            }
+            with RequestCache(default_path()) as cache:
+                stored = cache.get_many(sent)
+            assert set(stored) == set(sent) - held
+            for k, record in stored.items():
+                body = next(p for p in planned if p.key == k).payload()
+                if kind[k] == "non_text_content":
+                    assert record["content"] is None and "not text" in record["problems"][0]
+                else:
+                    assert record["content"] == openai_server.default_responder(body), kind[k]
+            written = tables.read_judgments(runner.judgments_path("soak3", spec.judge_id))
+            odd = {k for k in stored if kind[k] == "non_text_content"}
+            assert len(written) == len(stored)
+            assert (~written["valid"]).sum() == len(odd)
+    assert overlapped, "the two runs never overlapped in any try: the soak proved nothing"

@@ -151,7 +151,6 @@ def test_kill_9_of_the_run_stops_its_workers_too(tmp_path, monkeypatch):
             api_key_env="JL_TEST_KEY",
             concurrency=8,
             workers=2,
-            client="streams",
         )
         cmd = judge_command(spec, "--benchmark", str(items), "--no-progress")
         proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

@@ -6,6 +6,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 EXIT_BAD_INPUT = 2
 EXIT_INCOMPLETE = 1
@@ -70,9 +71,10 @@ def _cmd_judge(args: argparse.Namespace) -> int:
             )
             print(text)
             return code
+        held = _held_by_batches(spec, args.request_held)  # issue 32 item 9
         if args.dry_run:
             est = judges.dry_run(
-                items, spec, splits=splits, limit=args.limit, conditions=conditions
+                items, spec, splits=splits, limit=args.limit, conditions=conditions, held=held
             )
             print(f"dry run: judge {spec.judge_id} on {args.benchmark} (nothing is called)")
             print(est.format())
@@ -85,6 +87,7 @@ def _cmd_judge(args: argparse.Namespace) -> int:
             conditions=conditions,
             progress=not args.no_progress,
             evict_invalid=args.evict_invalid,  # issue 19 item 7
+            held=held,
         )
     except (
         judges.JudgeSpecError,
@@ -102,6 +105,15 @@ def _cmd_judge(args: argparse.Namespace) -> int:
         return EXIT_INTERRUPTED
     print(result.summary.format())
     return EXIT_INCOMPLETE if result.summary.failed else 0
+
+
+def _held_by_batches(spec: Any, request_held: bool) -> set[str]:
+    """Return the judge's keys held by batches not collected yet (none with --request-held)."""
+    if request_held or spec.is_offline:
+        return set()
+    from judgelab.judges.batch.registry import Registry
+
+    return Registry().held_keys(spec.judge_id)
 
 
 def _positive_seconds(text: str) -> float:
@@ -172,6 +184,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         "again; without it they are kept and used (usage recorded as unknown)",
     )
     # issue 19 item 7 (end)
+    p.add_argument(
+        "--request-held",
+        action="store_true",
+        help="also request online the keys held by this judge's batches that are not "
+        "collected yet (default: skip and count them; they are paid twice if those batches "
+        "finish)",
+    )
     p.add_argument(
         "--backend",
         choices=("online", "batch"),

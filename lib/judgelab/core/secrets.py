@@ -3,7 +3,8 @@
 A credential never belongs in a params file, a judge spec or a printed message. The shapes
 known here are provider keys (`sk-…`, `hf_…`, `gsk_…`, `xai-…`, `tgp_…`, `pplx-…`, `AIza…`),
 `Bearer …` tokens, credentials in a URL (`https://user:pass@host`) and credentials in a query
-string (`?access_token=…`, `auth=`, `sig=`, `key=`, `token=`, …). `find` names the first shape
+string (`?access_token=…`, `auth=`, `sig=`, `key=`, `token=`, and the Azure Functions and API
+Management shapes `code=`, `subscription-key=`, `x-api-key=`, …). `find` names the first shape
 found (never the secret itself); `scrub` replaces every one with `***`, and `scrub_clip`
 scrubs *before* clipping, so a clipped message can never keep part of a key.
 
@@ -24,7 +25,9 @@ from judgelab.errors import clip
 MASK = "***"
 _QUERY_NAMES = (
     "access_token|refresh_token|id_token|api_key|apikey|api-key|auth|authorization|sig|"
-    "signature|key|token|secret|password|passwd|client_secret|x-amz-signature|x-goog-signature"
+    "signature|key|token|secret|password|passwd|client_secret|x-amz-signature|x-goog-signature|"
+    # Azure Functions (`code=`, `x-functions-key=`) and API Management / gateway keys
+    "code|subscription-key|subscription_key|ocp-apim-subscription-key|x-api-key|x-functions-key"
 )
 
 # (name, pattern, group to mask: 0 = the whole match)

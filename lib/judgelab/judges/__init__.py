@@ -15,9 +15,10 @@
   fetch over several processes (`spec.workers`), whose answers `prebuild` parses while they
   arrive; `store`: where the tables live and writing them; `summary`: what a run reports.
 - `batch`: the same requests through batch APIs, vLLM `run-batch` and Ray, into the cache.
-- `cache`: the SQLite request cache; `clients`: the HTTP clients (`streams`: the lean
-  HTTP/1.1 one; `wire`: what they share); `references`: reference
-  texts per reference condition; `chain`: the ContextEval generation → rating chain.
+- `cache`: the SQLite request cache; `claims`: which run is fetching which key, so runs
+  sharing a cache never pay twice; `clients`: the HTTP clients (aiohttp, the openai SDK) and
+  their one error contract; `references`: reference texts per reference condition; `chain`:
+  the ContextEval generation → rating chain.
 """
 
 from __future__ import annotations

@@ -3,7 +3,8 @@
 The online loop (`judgelab.judges.loop`) and the batch back-ends (`judgelab.judges.batch`)
 both turn a completion body into this record, so a table built from the cache is the same
 whichever back-end answered: content, finish_reason, prompt/completion tokens, latency,
-response model and id, created_at.
+response model and id, created_at. A content that is not text (a number, a list: issue 32
+item 5) is kept flagged (`cache.check_record`), never cached as the table's text.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from judgelab.judges.cache import check_record
+from judgelab.judges.cache import check_record, storable_json
 
 TOO_LARGE = "response too large"
 
@@ -27,9 +28,12 @@ def _iso(created: Any) -> str:
 
 
 def _too_big(content: Any, limit: int | None) -> str | None:
-    if limit is None or not isinstance(content, str) or len(content) <= limit // 4:
+    if limit is None or content is None:
         return None
-    size = len(content.encode("utf-8", "surrogatepass"))
+    text = content if isinstance(content, str) else storable_json(content)  # 42, [..], {..}
+    if len(text) <= limit // 4:
+        return None
+    size = len(text.encode("utf-8", "surrogatepass"))
     if size <= limit:
         return None
     return f"response too large: {size} bytes of content, over max_response_bytes={limit}"

@@ -7,11 +7,13 @@ processes can read and write it at once; the first answer stored for a key wins.
 
 A stored answer (a record of `judgelab.judges.loop`) is checked on the way in and on the way
 out (`check_record`): text with lone surrogates (which UTF-8 cannot encode) is stored with
-U+FFFD in their place and the original kept JSON-escaped, and a token count that is not a
-plausible non-negative integer is recorded as unknown (None); both are flagged in the record.
+U+FFFD in their place and the original kept JSON-escaped, a text field that is not text (a
+number, a list) is recorded as none with its JSON kept, and a token count that is not a
+plausible non-negative integer is recorded as unknown (None); all are flagged in the record.
 One entry that still cannot be encoded is stored JSON-escaped, so it never fails the
 transaction it shares with other answers. `evict` removes entries (`judgelab judge
---evict-invalid` evicts the flagged ones of a run, to pay for them again).
+--evict-invalid` evicts the flagged ones of a run, to pay for them again). A `claims` table,
+made by the first claim, records which run is fetching which key (`judgelab.judges.claims`).
 """
 
 from __future__ import annotations
@@ -25,12 +27,13 @@ import os
 import re
 import sqlite3
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from judgelab.core import paths
+from judgelab.errors import clip
 
 SECRET_FIELDS = frozenset({"api_key", "apikey", "authorization", "key", "token", "secret"})
 
@@ -116,7 +119,9 @@ def check_record(record: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
     Token counts that are not plausible non-negative integers (-1, 12.5, 1e23, "abc") become
     None (unknown) and the raw value is kept in `usage_invalid`; text fields with lone
     surrogates get U+FFFD in their place, the original is kept JSON-escaped under
-    `<field>_escaped`. A record checked before keeps its flags (`problems` lists them again).
+    `<field>_escaped`; a text field that is not text (`content: 42`, a list, an object) becomes
+    None (no text: an invalid judgment), its JSON kept under `<field>_invalid`. A record
+    checked before keeps its flags (`problems` lists them again).
     """
     out = dict(record)
     problems = [str(p) for p in out.get("problems") or []]
@@ -130,7 +135,13 @@ def check_record(record: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
             out[name] = token_count(value)
     for name in TEXT_FIELDS:
         value = out.get(name)
-        if isinstance(value, str) and _SURROGATES.search(value):
+        if value is not None and not isinstance(value, str):  # issue 32 item 5: 42, [..], {..}
+            shown = clip(storable_json(value), 80)
+            kind = type(value).__name__
+            problems.append(f"{name} is a {kind}, not text ({shown}); recorded as none")
+            out[f"{name}_invalid"] = storable_json(value)
+            out[name] = None
+        elif isinstance(value, str) and _SURROGATES.search(value):
             problems.append(f"{name} held text UTF-8 cannot encode; replaced with U+FFFD")
             out[f"{name}_escaped"] = json.dumps(value, ensure_ascii=True)
             out[name] = safe_text(value)
@@ -193,6 +204,14 @@ CREATE TABLE IF NOT EXISTS requests (
     request TEXT NOT NULL,
     response TEXT NOT NULL,
     created_at TEXT NOT NULL
+);
+"""
+# Requests in flight: which run (`owner`, process `pid`) is fetching a key (`judges.claims`).
+_CLAIMS = """
+CREATE TABLE IF NOT EXISTS claims (
+    key TEXT PRIMARY KEY,
+    owner TEXT NOT NULL,
+    pid INTEGER NOT NULL
 );
 """
 
@@ -308,27 +327,36 @@ class RequestCache:
         return int(self._write("DELETE FROM requests WHERE key = ?", [(k,) for k in keys]))
 
     def _write(self, sql: str, rows: list[tuple[Any, ...]]) -> int:
-        """Run `sql` over `rows` in one transaction; return how many rows changed.
+        """Run `sql` over `rows` in one transaction; return how many rows changed."""
+
+        def body(cur: sqlite3.Cursor) -> int:
+            before = self._conn.total_changes
+            cur.executemany(sql, rows)
+            return self._conn.total_changes - before
+
+        return int(self._transaction(body)) if rows else 0
+
+    def _transaction(self, body: Callable[[sqlite3.Cursor], Any]) -> Any:
+        """Run `body(cursor)` in one write transaction (retried while the cache is busy).
 
         A failed write raises its own error (e.g. "database or disk is full"), never the
         "no transaction is active" of a rollback after SQLite already rolled back.
         """
 
-        def txn() -> int:
+        def txn() -> Any:
             cur = self._conn.cursor()
             cur.execute("BEGIN IMMEDIATE")
             try:
-                before = self._conn.total_changes
-                cur.executemany(sql, rows)
+                out = body(cur)
                 cur.execute("COMMIT")
-                return self._conn.total_changes - before
+                return out
             except BaseException:
                 if self._conn.in_transaction:
                     with contextlib.suppress(sqlite3.Error):
                         cur.execute("ROLLBACK")
                 raise
 
-        return int(self._retry(txn)) if rows else 0
+        return self._retry(txn)
 
     def invalid(self, keys: Iterable[str] | None = None) -> dict[str, list[str]]:
         """Return {key: problems} of the stored entries (of `keys`; None: all) that are flagged.
@@ -382,6 +410,52 @@ class RequestCache:
     def keys(self) -> list[str]:
         """Return every stored key."""
         return [r[0] for r in self._conn.execute("SELECT key FROM requests")]
+
+    def claim(
+        self, keys: Iterable[str], owner: str, alive: Callable[[str], bool]
+    ) -> tuple[list[str], set[str], dict[str, int]]:
+        """Claim the unanswered `keys` for `owner`, in one transaction (`judges.claims`).
+
+        A key claimed by another owner stays theirs while `alive(owner)` says so; a dead
+        owner's claims are dropped (all of them) and its keys claimed here.
+
+        Returns:
+            (keys claimed now, keys answered already, {key: pid} of keys a live other holds).
+        """
+        wanted = list(dict.fromkeys(keys))
+
+        def body(cur: sqlite3.Cursor) -> tuple[list[str], set[str], dict[str, int]]:
+            cur.execute(_CLAIMS)  # made by the first claim: a cache only read is never written
+            answered = self.present(wanted)
+            open_keys = [k for k in wanted if k not in answered]
+            held: dict[str, tuple[str, int]] = {}
+            for start in range(0, len(open_keys), 500):
+                chunk = open_keys[start : start + 500]
+                marks = ",".join("?" * len(chunk))
+                sql = f"SELECT key, owner, pid FROM claims WHERE key IN ({marks})"
+                held.update((k, (o, p)) for k, o, p in cur.execute(sql, chunk))
+            live = {o: o == owner or alive(o) for o, _ in held.values()}
+            cur.executemany(
+                "DELETE FROM claims WHERE owner = ?", [(o,) for o in live if not live[o]]
+            )
+            busy = {k: p for k, (o, p) in held.items() if live[o] and o != owner}
+            mine = [k for k in open_keys if k not in busy]
+            cur.executemany(
+                "INSERT OR REPLACE INTO claims (key, owner, pid) VALUES (?, ?, ?)",
+                [(k, owner, os.getpid()) for k in mine],
+            )
+            return mine, answered, busy
+
+        return self._transaction(body)
+
+    def release(self, owner: str) -> int:
+        """Drop every claim of `owner` (its answers are stored, or it gave up on them)."""
+
+        def body(cur: sqlite3.Cursor) -> int:
+            cur.execute(_CLAIMS)
+            return cur.execute("DELETE FROM claims WHERE owner = ?", (owner,)).rowcount
+
+        return int(self._transaction(body))
 
 
 @contextlib.contextmanager

@@ -5,15 +5,16 @@ caching and accounting do not depend on which one is used (`JudgeSpec.client`):
 
 - `aiohttp` (the default): one `aiohttp.ClientSession` per run posts the JSON body to
   `<base_url>/chat/completions` with `Authorization: Bearer <key>` and decodes the JSON
-  answer. A whole run costs about 0.35 ms of CPU per request (`make bench`), so one process
-  answers up to ~2,500 requests/s;
+  answer;
 - `openai`: the official SDK's `AsyncOpenAI.post` (over its aiohttp transport when available).
-  It also reads `OPENAI_ORG_ID`/`OPENAI_PROJECT_ID`, but a run costs about 1.1 ms of CPU per
-  request (its request building), which bounds throughput at high concurrency on two cores;
-- `streams`: a lean HTTP/1.1 client on asyncio streams (`judgelab.judges.streams`), for
-  hundreds of requests in flight against a local server (vLLM, SGLang): about 0.21 ms of CPU
-  per request for a whole run; no proxy support (with a proxy in the environment it is
-  aiohttp that goes).
+  It also reads `OPENAI_ORG_ID`/`OPENAI_PROJECT_ID`, but costs about three times the CPU per
+  request (2.1 vs 0.74 ms for a whole run, `make bench`: its request building), which bounds
+  throughput at high concurrency on two cores.
+
+No HTTP/1.1 is written here: framing, keep-alive and proxies are the libraries' (issue 32
+removed the hand-written `streams` client, which read bytes a server sent past Content-Length
+as the next request's answer). What both clients share is below: status → error, the
+server's waits, URLs, proxies, TLS.
 
 Errors: `FatalError` for 401/403 (the key is wrong for every request), `RetryableError` for
 408/409/429/5xx (with the server's `retry-after-ms`/`Retry-After` wait), timeouts (reason
@@ -24,24 +25,164 @@ contain the key.
 
 from __future__ import annotations
 
+import contextlib
+import email.utils
 import json
+import os
+from datetime import UTC, datetime
 from typing import Any, Protocol
+from urllib.parse import urlsplit, urlunsplit
 
 from judgelab import __version__
-from judgelab.errors import FatalError as FatalError
-from judgelab.errors import RequestError as RequestError
-from judgelab.errors import RetryableError as RetryableError
-from judgelab.errors import check_choice
-from judgelab.judges.wire import completions_url as completions_url
-from judgelab.judges.wire import connect_timeout, too_large
-from judgelab.judges.wire import env_proxy as env_proxy
-from judgelab.judges.wire import error_message as error_message
-from judgelab.judges.wire import malformed_key as malformed_key
-from judgelab.judges.wire import raise_for_status as raise_for_status
-from judgelab.judges.wire import retry_after as retry_after
-from judgelab.judges.wire import ssl_context as ssl_context
+from judgelab.core import secrets
+from judgelab.errors import FatalError, RequestError, RetryableError, check_choice
 
-CLIENTS = ("aiohttp", "openai", "streams")
+CLIENTS = ("aiohttp", "openai")
+
+
+def retry_after(headers: Any) -> float | None:
+    """Return the wait a server asks for (`retry-after-ms` or `Retry-After`), in seconds.
+
+    >>> retry_after({"retry-after": "2"}), retry_after({"retry-after-ms": "150"})
+    (2.0, 0.15)
+    """
+    if not headers:
+        return None
+    ms = headers.get("retry-after-ms")
+    if ms:
+        with contextlib.suppress(ValueError):
+            return max(0.0, float(ms) / 1000)
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    with contextlib.suppress(TypeError, ValueError):
+        when = email.utils.parsedate_to_datetime(value)
+        return max(0.0, (when - datetime.now(UTC)).total_seconds())
+    return None
+
+
+def malformed_key(key: str) -> str | None:
+    """Return why an API key cannot be sent in a header, or None when it can (never the key).
+
+    >>> malformed_key("sk-abc"), malformed_key(" sk-abc")
+    (None, "its first character is a whitespace character (' ')")
+    """
+    if key.endswith(("\r", "\r\n")):  # a CRLF .env line
+        return "it ends with a carriage return (\\r), as keys read from a CRLF .env file do"
+    for i, ch in enumerate(key):
+        if ch.isspace() or not ch.isprintable() or ord(ch) > 126:
+            kind = "a whitespace" if ch.isspace() else "a control or non-ASCII"
+            last = i == len(key) - 1
+            where = f"character {i + 1}"
+            where = "first character" if i == 0 else ("last character" if last else where)
+            shown = f" ({ch!r})" if ch.isspace() or not ch.isprintable() else ""
+            return f"its {where} is {kind} character{shown}"
+    return None
+
+
+def error_message(body: bytes | str, secret: str | None = None) -> str:
+    """Return the message of an error body (`{"error": {"message": ...}}`), else its start.
+
+    The message is scrubbed of `secret` and of anything shaped like a credential *before*
+    it is clipped to 500 characters, so a clipped message never keeps part of a key.
+
+    >>> error_message(b'{"error": {"message": "bad model"}}')
+    'bad model'
+    >>> error_message(b'{"error": "key hf_abcdefghijklmnopqrstuv rejected"}')
+    'key *** rejected'
+    """
+    text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
+    message = None
+    with contextlib.suppress(ValueError, RecursionError):
+        data = json.loads(text)
+        err = data.get("error") if isinstance(data, dict) else None
+        if isinstance(err, dict) and err.get("message"):
+            message = str(err["message"])
+        elif isinstance(err, str):
+            message = err
+    if message is None:
+        message = text.strip()
+    known = (secret,) if secret and secret != "EMPTY" else ()
+    return secrets.scrub(message, known)[:500] or "(empty body)"
+
+
+def raise_for_status(
+    status: int, body: bytes | str, headers: Any, secret: str | None = None
+) -> None:
+    """Raise the runner's error for a non-2xx HTTP status; return for a 2xx one.
+
+    `secret` (the key in use) is scrubbed from the message with every credential shape.
+    """
+    if 200 <= status < 300:
+        return
+    msg = f"HTTP {status}: {error_message(body, secret)}"
+    if status in (401, 403):
+        kind = "AuthenticationError" if status == 401 else "PermissionDeniedError"
+        raise FatalError(f"{kind}: {msg}")
+    if status in (408, 409, 429) or status >= 500:
+        raise RetryableError(str(status), msg, retry_after(headers))
+    raise RequestError(msg)
+
+
+def completions_url(base_url: str) -> str:
+    """Return `<base_url>/chat/completions`, keeping a query string of the base URL.
+
+    >>> completions_url("http://127.0.0.1:8000/v1/?api-version=1")
+    'http://127.0.0.1:8000/v1/chat/completions?api-version=1'
+    """
+    parts = urlsplit(base_url)
+    path = parts.path.rstrip("/") + "/chat/completions"
+    return urlunsplit((parts.scheme, parts.netloc, path, parts.query, ""))
+
+
+def env_proxy(url: str) -> str | None:
+    """Return the proxy the environment (HTTP(S)_PROXY, NO_PROXY) names for `url`, or None.
+
+    Looked up once per run: aiohttp's own `trust_env` repeats the lookup (and a .netrc read)
+    in a worker thread for every request.
+    """
+    import urllib.request
+
+    parts = urlsplit(url)
+    if parts.hostname and urllib.request.proxy_bypass(parts.hostname):
+        return None
+    return urllib.request.getproxies().get(parts.scheme) or None
+
+
+def ssl_context() -> Any:
+    """Return the TLS context for https endpoints: `SSL_CERT_FILE`, else certifi's CA bundle.
+
+    The same trust store the openai SDK (httpx) uses, so an endpoint that works with the SDK
+    works here too, also on Pythons without system certificates.
+    """
+    import ssl
+
+    cafile = os.environ.get("SSL_CERT_FILE")
+    if not cafile:
+        try:
+            import certifi
+
+            cafile = certifi.where()
+        except ImportError:  # pragma: no cover - certifi comes with httpx/openai
+            cafile = None
+    return ssl.create_default_context(cafile=cafile)
+
+
+def too_large(what: str, limit: int) -> RequestError:
+    """Return the error of an answer over `max_response_bytes` (it is never cached)."""
+    return RequestError(
+        f"response too large: {what}, over max_response_bytes={limit} (not cached; raise "
+        "max_response_bytes in the spec to accept such answers)"
+    )
+
+
+def connect_timeout(limit: float | None) -> RetryableError:
+    """Return the retryable error of a TCP connection not made within `limit` seconds."""
+    return RetryableError("connect_timeout", f"no connection within {limit:g} s")
 
 
 class ChatClient(Protocol):
@@ -264,10 +405,6 @@ def open_client(
     """
     check_choice("client", kind, CLIENTS)
     cls: Any = AioHttpChat if kind == "aiohttp" else OpenAISDKChat
-    if kind == "streams":
-        from judgelab.judges.streams import StreamsChat
-
-        cls = AioHttpChat if env_proxy(completions_url(base_url)) else StreamsChat
     return cls(
         base_url,
         api_key,
@@ -287,6 +424,8 @@ __all__ = [
     "RequestError",
     "RetryableError",
     "completions_url",
+    "connect_timeout",
+    "env_proxy",
     "error_message",
     "malformed_key",
     "open_client",
@@ -294,4 +433,5 @@ __all__ = [
     "read_capped",
     "retry_after",
     "ssl_context",
+    "too_large",
 ]

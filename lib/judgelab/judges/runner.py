@@ -1,7 +1,7 @@
 """Run a judge over a benchmark: fetch what is not cached, then build and write the table.
 
 Remote judges go to any OpenAI-compatible endpoint through a `judgelab.judges.clients`
-client (`spec.client`: aiohttp, the default, the openai SDK, or the lean `streams`); the
+client (`spec.client`: aiohttp, the default, or the openai SDK); the
 request loop, its retries and the store-on-arrival cache writes are in `judgelab.judges.loop`,
 and `judgelab.judges.workers` spreads it over `spec.workers` processes. The table is
 then built from the cache alone (`judgelab.judges.table.build_for`) and written under a lock
@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import time
+from collections.abc import Collection
 from pathlib import Path
 
 import pandas as pd
@@ -119,8 +120,12 @@ def dry_run(
     limit: int | None = None,
     conditions: list[str] | None = None,
     cache: RequestCache | None = None,
+    held: Collection[str] = (),
 ) -> Estimate:
-    """Count what a run would request and estimate its tokens and cost; call nothing."""
+    """Count what a run would request and estimate its tokens and cost; call nothing.
+
+    `held`: keys held by submitted batches, which a run does not request (counted apart).
+    """
     check_identity(items, spec)
     judge = resolve_run(items, spec, conditions)
     items = _with_references(items, judge)
@@ -132,7 +137,8 @@ def dry_run(
     by_key = {r.key: r for r in p.requests}
     with opened(cache) as c:
         hits = set(c.get_many(by_key))
-    todo = [r for k, r in by_key.items() if k not in hits]
+    skip = set(held)
+    todo = [r for k, r in by_key.items() if k not in hits and k not in skip]
     prompt = sum(estimate_tokens(r.request["messages"]) for r in todo)
     completion = spec.max_tokens * len(todo)
     return Estimate(
@@ -143,6 +149,7 @@ def dry_run(
         prompt_tokens=prompt,
         max_completion_tokens=completion,
         cost_usd=table_mod.cost_usd(spec, prompt, completion),
+        held=sum(1 for k in by_key if k not in hits and k in skip),
     )
 
 
@@ -233,6 +240,8 @@ def _summarize(
         flagged=stats.flagged,
         evicted=asked.evicted,
         path=", ".join(map(str, written)) or None,
+        held=asked.held,
+        from_other_runs=asked.from_other_runs,
     )
 
 
@@ -247,6 +256,7 @@ def run(
     progress: bool = True,
     write_tables: bool = True,
     evict_invalid: bool = False,
+    held: Collection[str] = (),
 ) -> RunResult:
     """Judge `items` with `spec`: request what is missing, then build and write the table.
 
@@ -267,6 +277,8 @@ def run(
         write_tables: Write the tables under `paths.judgments()`.
         evict_invalid: Evict the selection's cached answers flagged invalid (malformed
             usage, unencodable text, unreadable entry) first, so they are requested again.
+        held: Keys held by submitted batches not collected yet (`Registry.held_keys`): not
+            requested, counted in the summary (their answers come by batch).
     """
     t0 = time.monotonic()
     if write_tables:
@@ -284,7 +296,7 @@ def run(
     context = opened(cache) if p is not None else contextlib.nullcontext(cache)
     with context as c, contextlib.ExitStack() as done:
         if p is not None:
-            asked = request_missing(p, c, spec, progress, evict_invalid, chosen)
+            asked = request_missing(p, c, spec, progress, evict_invalid, chosen, held)
         else:
             asked = Requested()
         if asked.prebuilt is not None:

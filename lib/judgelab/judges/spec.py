@@ -82,9 +82,10 @@ class JudgeSpec:
             deadline); what is left is counted as failed, and the next run requests it.
         max_response_bytes: Largest answer accepted (default 2 MB); a larger one is counted
             as failed and never cached.
-        client: HTTP client: "aiohttp" (default), "openai" (the official SDK) or "streams" (a
-            lean HTTP/1.1 client for high concurrency); all send the same requests, so the
-            cache and the judge id do not depend on it.
+        client: HTTP client: "aiohttp" (default) or "openai" (the official SDK); both send
+            the same requests, so the cache and the judge id do not depend on it. ("streams",
+            a hand-written HTTP/1.1 client, was removed in issue 32: it is refused, naming
+            these two.)
         price_in, price_out: USD per 1M prompt / completion tokens (None: cost unknown).
         options: Offline baseline params (e.g. `threshold`).
         id: Judge id override (default: model + template + a hash of the params).
@@ -316,6 +317,15 @@ def _check_values(out: dict[str, Any], source: str | None) -> None:
             "name the variable that holds the key, not the key itself",
             source,
             "api_key_env",
+        )
+    if out.get("client") == "streams":  # issue 32 item 3
+        raise _fail(
+            "client 'streams' was removed (a hand-written HTTP/1.1 client that read bytes a "
+            "server sent past Content-Length as the next request's answer); use 'aiohttp' "
+            "(the default: leave `client` out) or 'openai' (the official SDK). For more "
+            "requests per second against a local server, raise `workers`",
+            source,
+            "client",
         )
     if "client" in out:
         _choice(out, "client", CLIENTS, source)

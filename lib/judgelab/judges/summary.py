@@ -10,6 +10,11 @@ from typing import Any
 
 import pandas as pd
 
+HELD = (
+    "in batches not collected yet, so not requested: `judgelab batch collect` reads them, "
+    "--request-held requests them online"
+)
+
 
 @dataclass
 class Summary:
@@ -35,10 +40,13 @@ class Summary:
     retry_reasons: dict[str, int] = field(default_factory=dict)
     errors: dict[str, str] = field(default_factory=dict)
     # answers kept but flagged (malformed usage recorded as unknown, unencodable text
-    # replaced), by request key; and cached answers evicted by `--evict-invalid`
+    # replaced, content that is not text), by request key; and cached answers evicted by
+    # `--evict-invalid`
     flagged: dict[str, str] = field(default_factory=dict)
     evicted: int = 0
     path: str | None = None
+    held: int = 0  # keys held by batches not collected yet: not requested (issue 32 item 9)
+    from_other_runs: int = 0  # keys another run on the cache was fetching (issue 32 item 6)
 
     def format(self) -> str:
         """Return a human-readable multi-line summary."""
@@ -59,11 +67,19 @@ class Summary:
             f"  cost (new calls)   {cost}",
             f"  wall time          {self.wall_s:.1f} s ({self.request_s:.1f} s of requests)",
         ]
+        if self.from_other_runs:
+            lines.append(
+                f"  from another run   {self.from_other_runs} (in flight in another run on this "
+                "cache: its answers read, not paid twice)"
+            )
+        if self.held:
+            lines.append(f"  held by batches    {self.held} ({HELD})")
         if self.evicted:
             lines.append(f"  evicted            {self.evicted} invalid cached answer(s)")
         if self.flagged:
             lines.append(
-                f"  flagged answers    {len(self.flagged)} (kept; usage unknown or text repaired)"
+                f"  flagged answers    {len(self.flagged)} (kept; usage unknown, text repaired or "
+                "not text; --evict-invalid requests them again)"
             )
         if self.path:
             lines.append(f"  table              {self.path}")
@@ -99,6 +115,7 @@ class Estimate:
     prompt_tokens: int
     max_completion_tokens: int
     cost_usd: float | None
+    held: int = 0  # keys held by batches not collected yet: not counted in `to_request`
 
     def as_row(self) -> dict[str, Any]:
         """Return the estimate as table columns (cost NaN when the spec has no prices)."""
@@ -119,10 +136,12 @@ class Estimate:
             if self.cost_usd is None
             else f"<= ${self.cost_usd:.4f} (prompt estimate + max_tokens per request)"
         )
+        held = [f"held by batches         {self.held} ({HELD})"] if self.held else []
         return "\n".join(
             [
                 f"requests planned        {self.planned}",
                 f"already cached          {self.cached}",
+                *held,
                 f"to request              {self.to_request}",
                 f"not applicable          {self.not_applicable} (item, condition) pairs",
                 f"est. prompt tokens      {self.prompt_tokens} (uncached; ~4 chars/token)",
@@ -150,4 +169,4 @@ def summary_json(summary: Summary) -> str:
     return json.dumps(summary.__dict__, sort_keys=True, default=str)
 
 
-__all__ = ["Estimate", "RunResult", "Summary", "estimate_tokens", "summary_json"]
+__all__ = ["HELD", "Estimate", "RunResult", "Summary", "estimate_tokens", "summary_json"]

@@ -31,13 +31,17 @@ reproducible:
 | `drop`            | the connection is closed without an answer                       |
 | `empty_content`   | HTTP 200, `content: ""` (a real, if useless, model output)       |
 | `length`          | HTTP 200, content cut short and `finish_reason: "length"`        |
+| `non_text_content`| HTTP 200 whose `content` is a number, a list or an object        |
 | `401`             | HTTP 401 "invalid API key" (as a wrong key gives)               |
+| `extra_bytes`     | HTTP 200, then bytes past its Content-Length: a whole second     |
+|                   | answer (`STALE_CONTENT`), as a broken server or proxy sends      |
 
 Transport faults (`429`, `500`, `timeout`, `truncated_json`, `empty_choices`, `drop`) hit only
 the first `attempts` receptions of a request, so a client that retries gets the same final
 answer as without faults. `empty_content` and `length` are answers, not transport errors,
-and `401` is a configuration error: these are returned on every reception of the affected
-requests.
+`401` is a configuration error and `extra_bytes` a broken server: these are returned on every
+reception of the affected requests. A client must never read the bytes past Content-Length as
+the answer of its next request on the connection.
 """
 
 from __future__ import annotations
@@ -54,11 +58,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 TRANSPORT_FAULTS = ("429", "500", "timeout", "truncated_json", "empty_choices", "drop")
-ANSWER_FAULTS = ("empty_content", "length")
-PERSISTENT_FAULTS = (*ANSWER_FAULTS, "401")
+ANSWER_FAULTS = ("empty_content", "length", "non_text_content")
+#: What `non_text_content` sends as `content`, chosen per request.
+NON_TEXT_CONTENT: tuple[Any, ...] = (42, ["A"], {"verdict": "A"})
+PERSISTENT_FAULTS = (*ANSWER_FAULTS, "401", "extra_bytes")
 ALL_FAULTS = TRANSPORT_FAULTS + PERSISTENT_FAULTS
 
 Responder = Callable[[dict[str, Any]], str]
+#: The content of the stale answer an `extra_bytes` fault sends past Content-Length.
+STALE_CONTENT = "**Result:** A\n(a stale answer sent past Content-Length)"
 
 
 def canonical_key(body: dict[str, Any]) -> str:
@@ -150,9 +158,9 @@ class _State:
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
-def _completion(body: dict[str, Any], content: str | None, finish: str) -> dict[str, Any]:
+def _completion(body: dict[str, Any], content: Any, finish: str) -> dict[str, Any]:
     prompt_chars = sum(len(str(m.get("content", ""))) for m in body.get("messages") or [])
-    completion_tokens = max(1, len(content or "") // 4) if content else 0
+    completion_tokens = max(1, len(str(content)) // 4) if content else 0
     return {
         "id": "chatcmpl-" + canonical_key(body)[:24],
         "object": "chat.completion",
@@ -259,11 +267,16 @@ async def _answer(
         return _http(200, _json(payload))
     if fault == "empty_content":
         return _http(200, _json(_completion(body, "", "stop")))
+    if fault == "non_text_content":
+        odd = NON_TEXT_CONTENT[_hash_int(key) % len(NON_TEXT_CONTENT)]
+        return _http(200, _json(_completion(body, odd, "stop")))
     if fault == "length":
         return _http(200, _json(_completion(body, content[: max(1, len(content) // 3)], "length")))
     payload = _json(_completion(body, content, "stop"))
     if fault == "truncated_json":
         return _http(200, payload[: len(payload) // 2])
+    if fault == "extra_bytes":
+        return _http(200, payload) + _http(200, _json(_completion(body, STALE_CONTENT, "stop")))
     return _http(200, payload)
 
 
@@ -483,7 +496,9 @@ if __name__ == "__main__":  # pragma: no cover
 __all__ = [
     "ALL_FAULTS",
     "ANSWER_FAULTS",
+    "NON_TEXT_CONTENT",
     "PERSISTENT_FAULTS",
+    "STALE_CONTENT",
     "TRANSPORT_FAULTS",
     "FaultPlan",
     "OpenAIServer",
