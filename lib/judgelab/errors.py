@@ -237,3 +237,11 @@ class LineTooLong(JsonlError):
 # --- issue 19 (item 13): one run of a notebook at a time --------------------------------------
 class RunInProgress(JudgelabError, RuntimeError):
     """Another process is running the same notebook under the same run name."""
+
+
+class BatchFormatError(JudgelabError, ValueError):
+    """A batch file line that cannot be read (names the file and line)."""
+
+    def __init__(self, file: str, line: int, problem: str):
+        self.file, self.line, self.problem = file, line, problem
+        super().__init__(f"{file}, line {line}: {problem}")

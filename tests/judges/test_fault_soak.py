@@ -197,7 +197,7 @@ def test_rel3_soak_two_runs_with_faults_pay_each_request_once(tmp_path, monkeypa
     5: kept flagged, its row invalid); a tenth of the keys is held by a batch not collected
     (item 9: never asked). Each try must receive exactly what one run alone would (item 6).
     """
-    from judgelab.judges.batch.registry import Entry, Registry
+    from judgelab.judges.batch_registry import Entry, Registry
 
     monkeypatch.setenv("JL_SOAK_KEY", "sk-" + "soak-0123456789abcdef")
     items_file = write_pairwise_items(tmp_path / "items.jsonl", REL3_ITEMS, benchmark="soak3")

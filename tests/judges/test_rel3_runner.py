@@ -279,7 +279,7 @@ def test_rel3_6_claims_hold_while_their_run_lives_and_free_when_it_is_killed(tmp
 
 
 def test_rel3_9_online_run_skips_keys_held_by_uncollected_batches(tmp_path, key_env, capsys):
-    from judgelab.judges.batch.registry import Entry, Registry
+    from judgelab.judges.batch_registry import Entry, Registry
 
     items_file = write_pairwise_items(tmp_path / "items.jsonl", N_ITEMS, benchmark="rel3")
     items = catalog.load_items(str(items_file))

@@ -91,7 +91,8 @@ def test_literal_key_in_yaml_file_names_the_file(tmp_path):
         ({"temprature": 0.1}, "temprature", "unknown key"),
         ({"base_url": "localhost:8000"}, "base_url", "http"),
         ({"concurrency": True}, "concurrency", "number"),
-        ({"id": "my judge/v1"}, "id", "file-name safe"),
+        ({"id": "my judge/v1"}, "id", "judge id name .my judge/v1. must not contain a path"),
+        ({"id": "jugé"}, "id", "judge id name .jugé."),
     ],
 )
 def test_bad_values_name_the_key(extra, key, what):

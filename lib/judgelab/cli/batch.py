@@ -122,7 +122,7 @@ def _cmd_submit(args: argparse.Namespace) -> int:
 def _cmd_status(args: argparse.Namespace) -> int:
     from judgelab.judges.batch import Registry, backend
     from judgelab.judges.batch import openai_batches as api
-    from judgelab.judges.batch.registry import ABANDONED
+    from judgelab.judges.batch_registry import ABANDONED
 
     spec, _ = _setup(args, items=False)
     reg = Registry()

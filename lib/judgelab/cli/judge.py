@@ -6,7 +6,6 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 EXIT_BAD_INPUT = 2
 EXIT_INCOMPLETE = 1
@@ -71,7 +70,7 @@ def _cmd_judge(args: argparse.Namespace) -> int:
             )
             print(text)
             return code
-        held = _held_by_batches(spec, args.request_held)  # issue 32 item 9
+        held = () if args.request_held else None  # None: the batch registry's (issue 32, 9)
         if args.dry_run:
             est = judges.dry_run(
                 items, spec, splits=splits, limit=args.limit, conditions=conditions, held=held
@@ -105,15 +104,6 @@ def _cmd_judge(args: argparse.Namespace) -> int:
         return EXIT_INTERRUPTED
     print(result.summary.format())
     return EXIT_INCOMPLETE if result.summary.failed else 0
-
-
-def _held_by_batches(spec: Any, request_held: bool) -> set[str]:
-    """Return the judge's keys held by batches not collected yet (none with --request-held)."""
-    if request_held or spec.is_offline:
-        return set()
-    from judgelab.judges.batch.registry import Registry
-
-    return Registry().held_keys(spec.judge_id)
 
 
 def _positive_seconds(text: str) -> float:
@@ -214,16 +204,14 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run `judge` as a standalone command (`python -m judgelab.cli.judge ...`)."""
-    parser = argparse.ArgumentParser(prog="judgelab")
-    sub = parser.add_subparsers(dest="command")
-    register(sub)
-    args = parser.parse_args(["judge", *(sys.argv[1:] if argv is None else argv)])
-    try:
-        return int(args.func(args))
-    except (FileNotFoundError, ValueError, LookupError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_BAD_INPUT
+    """Run `judge` as a standalone command (`python -m judgelab.cli.judge ...`).
+
+    The same as `judgelab judge ...`: one entry point, so the output is escaped and errors
+    are reported the same way (`judgelab.cli.main`).
+    """
+    from judgelab.cli import main as entry
+
+    return entry.main(["judge", *(sys.argv[1:] if argv is None else argv)])
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -28,7 +28,7 @@ from pathlib import Path
 import pandas as pd
 
 from judgelab.errors import JudgeRunError as JudgeRunError
-from judgelab.judges import offline
+from judgelab.judges import batch_registry, offline
 from judgelab.judges import table as table_mod
 from judgelab.judges.cache import RequestCache, check_record, opened
 from judgelab.judges.loop import FetchStats as FetchStats
@@ -112,6 +112,15 @@ def with_condition_references(
     return _with_references(items, resolve_run(items, spec, conditions))
 
 
+def held_keys(spec: JudgeSpec, held: Collection[str] | None) -> set[str]:
+    """Return the keys a run leaves to batches: `held`, or the registry's when None."""
+    if held is not None:
+        return set(held)
+    if spec.is_offline:
+        return set()
+    return set(batch_registry.Registry().held_keys(spec.judge_id))
+
+
 def dry_run(
     items: pd.DataFrame,
     spec: JudgeSpec,
@@ -120,11 +129,12 @@ def dry_run(
     limit: int | None = None,
     conditions: list[str] | None = None,
     cache: RequestCache | None = None,
-    held: Collection[str] = (),
+    held: Collection[str] | None = None,
 ) -> Estimate:
     """Count what a run would request and estimate its tokens and cost; call nothing.
 
-    `held`: keys held by submitted batches, which a run does not request (counted apart).
+    `held`: keys held by submitted batches, which a run does not request (counted apart);
+    None reads them from the batch registry, () requests them online too.
     """
     check_identity(items, spec)
     judge = resolve_run(items, spec, conditions)
@@ -137,7 +147,7 @@ def dry_run(
     by_key = {r.key: r for r in p.requests}
     with opened(cache) as c:
         hits = set(c.get_many(by_key))
-    skip = set(held)
+    skip = held_keys(spec, held)
     todo = [r for k, r in by_key.items() if k not in hits and k not in skip]
     prompt = sum(estimate_tokens(r.request["messages"]) for r in todo)
     completion = spec.max_tokens * len(todo)
@@ -256,7 +266,7 @@ def run(
     progress: bool = True,
     write_tables: bool = True,
     evict_invalid: bool = False,
-    held: Collection[str] = (),
+    held: Collection[str] | None = None,
 ) -> RunResult:
     """Judge `items` with `spec`: request what is missing, then build and write the table.
 
@@ -277,8 +287,9 @@ def run(
         write_tables: Write the tables under `paths.judgments()`.
         evict_invalid: Evict the selection's cached answers flagged invalid (malformed
             usage, unencodable text, unreadable entry) first, so they are requested again.
-        held: Keys held by submitted batches not collected yet (`Registry.held_keys`): not
-            requested, counted in the summary (their answers come by batch).
+        held: Keys held by submitted batches not collected yet: not requested, counted in
+            the summary (their answers come by batch). None (default) reads them from the
+            batch registry (`batch_registry.Registry.held_keys`); () requests them online.
     """
     t0 = time.monotonic()
     if write_tables:
@@ -296,7 +307,8 @@ def run(
     context = opened(cache) if p is not None else contextlib.nullcontext(cache)
     with context as c, contextlib.ExitStack() as done:
         if p is not None:
-            asked = request_missing(p, c, spec, progress, evict_invalid, chosen, held)
+            skip = held_keys(spec, held)
+            asked = request_missing(p, c, spec, progress, evict_invalid, chosen, skip)
         else:
             asked = Requested()
         if asked.prebuilt is not None:

@@ -40,7 +40,8 @@ from urllib.parse import urlsplit
 import yaml
 
 from judgelab.core import paths, secrets, tables, yamlsafe
-from judgelab.errors import ChoiceError, check_choice
+from judgelab.core.names import safe_name
+from judgelab.errors import ChoiceError, UnsafeNameError, check_choice
 from judgelab.errors import JudgeSpecError as JudgeSpecError
 from judgelab.judges import clients, templates
 from judgelab.judges.baselines import BASELINES
@@ -360,12 +361,11 @@ def _normalise_lists(out: dict[str, Any], source: str | None) -> None:
             out["options"] = {}
         if not isinstance(out["options"], dict):
             raise _fail(f"expected a mapping, got {out['options']!r}", source, "options")
-    if out.get("id") is not None and (out["id"] != _slug(out["id"]) or set(out["id"]) == {"."}):
-        raise _fail(
-            f"{out['id']!r} is not file-name safe (use letters, digits, ._=-; not only dots)",
-            source,
-            "id",
-        )
+    if out.get("id") is not None:
+        try:  # the one validator of names (core.names): refused, never rewritten
+            safe_name("judge id", out["id"])
+        except UnsafeNameError as exc:
+            raise _fail(str(exc), source, "id") from None
 
 
 def _check_judge(out: dict[str, Any], source: str | None) -> None:

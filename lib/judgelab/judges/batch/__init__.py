@@ -19,7 +19,7 @@ from judgelab.judges.batch.backend import collect, run_batch, submit_missing, wr
 from judgelab.judges.batch.export import estimate, pending, plan_requests, write_shards
 from judgelab.judges.batch.formats import BatchFormatError
 from judgelab.judges.batch.ingest import IngestReport, ingest_file, requests_of_input
-from judgelab.judges.batch.registry import Entry, Registry
+from judgelab.judges.batch_registry import Entry, Registry
 
 __all__ = [
     "BatchFormatError",

@@ -21,7 +21,7 @@ from judgelab.errors import check_choice
 from judgelab.judges import runner, store
 from judgelab.judges.batch import export as export_mod
 from judgelab.judges.batch import openai_batches as api
-from judgelab.judges.batch.registry import Entry, Registry
+from judgelab.judges.batch_registry import Entry, Registry
 from judgelab.judges.cache import RequestCache, opened
 from judgelab.judges.rows import Built
 from judgelab.judges.spec import JudgeSpec

@@ -24,7 +24,7 @@ import re
 from typing import Any
 
 from judgelab.core import secrets
-from judgelab.errors import JudgelabError
+from judgelab.errors import BatchFormatError as BatchFormatError
 from judgelab.judges.answers import record_from_completion
 from judgelab.judges.table import Planned
 
@@ -33,14 +33,6 @@ FORMATS = ("openai", "anthropic")
 ANTHROPIC_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 # Anthropic's stop reasons in the OpenAI vocabulary the parsers and tables use.
 _STOP_REASONS = {"end_turn": "stop", "stop_sequence": "stop", "max_tokens": "length"}
-
-
-class BatchFormatError(JudgelabError, ValueError):
-    """A batch file line that cannot be read (names the file and line)."""
-
-    def __init__(self, file: str, line: int, problem: str):
-        self.file, self.line, self.problem = file, line, problem
-        super().__init__(f"{file}, line {line}: {problem}")
 
 
 def openai_line(p: Planned) -> dict[str, Any]:

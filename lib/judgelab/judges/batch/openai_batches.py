@@ -31,7 +31,7 @@ from judgelab.errors import JudgeRunError
 from judgelab.judges.batch import export as export_mod
 from judgelab.judges.batch.formats import CHAT_URL, BatchFormatError
 from judgelab.judges.batch.ingest import IngestReport, ingest_file, requests_of_input
-from judgelab.judges.batch.registry import ABANDONED, TERMINAL, Entry, Registry
+from judgelab.judges.batch_registry import ABANDONED, TERMINAL, Entry, Registry
 from judgelab.judges.cache import RequestCache
 from judgelab.judges.spec import JudgeSpec
 from judgelab.judges.table import Planned

@@ -34,8 +34,7 @@ from typing import Any
 
 from judgelab.core import locks, paths, tables
 from judgelab.core.names import safe_name
-from judgelab.errors import short_repr
-from judgelab.judges.batch.formats import BatchFormatError
+from judgelab.errors import BatchFormatError, short_repr
 
 TERMINAL = frozenset({"completed", "failed", "expired", "cancelled"})
 LOCAL = frozenset({"uploading", "submitting"})
