@@ -75,7 +75,7 @@ PAIR_REFERENCE = 300.0
 #: Summary / answer length (words) at which the invalid-output rate is its base rate.
 RESPONSE_REFERENCE = 60.0
 #: Clusters of the population draw behind the truths.
-POP_CLUSTERS = 10_000
+POP_CLUSTERS = 4_000
 _POP_PER = 10
 #: The default design: 60 clusters of 5 items, latent ICC 0.3.
 DESIGN = Design()
@@ -350,9 +350,9 @@ def _judgments(items: pd.DataFrame, rows: pd.DataFrame, judge: str) -> pd.DataFr
 
 def _doc_log_lengths(rng: np.random.Generator, n_docs: int, kind: str) -> np.ndarray:
     """log2(context / median) of documents: 0.8 × t₃ (`t`) or 0.8 × z, capped at ±6."""
-    z = rng.standard_t(3.0, size=n_docs) if kind == "t" else rng.standard_normal(n_docs)
     if kind not in KINDS:
         raise ValueError(f"unknown context-length distribution {kind!r}; known: {list(KINDS)}")
+    z = rng.standard_t(3.0, size=n_docs) if kind == "t" else rng.standard_normal(n_docs)
     return np.clip(0.8 * z, -MAX_LOG_RATIO, MAX_LOG_RATIO)
 
 
