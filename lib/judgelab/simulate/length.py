@@ -1,33 +1,48 @@
 """Planted-truth generators of the length family: length bias, context-length trends, LC win rate.
 
-- `pairwise_lengths`: pairwise items with heavy-tailed response lengths (log-normal, or a
-  Student-t tail), a share of pairs where the longer response is the gold positive, judged
-  in both orders by a judge with a position bias, a skill (gold accuracy), a planted length
-  bias in a bounded form (`log_ratio`: log2 of the length ratio) or an unbounded one
-  (`linear`: per `LINEAR_SCALE` words of difference), latent question (cluster) and item
-  effects on its skill, ties and invalid outputs (missing at random);
-- `context_lengths`: documents (clusters) with heavy-tailed context lengths, several
-  summaries per document judged pointwise, accuracy with a planted trend in log2 context
-  length and a document effect;
+Every draw is shaped by a `base.Design` (`design.realise(rng)`: unequal cluster sizes when
+`size_spread` > 0, a latent intra-cluster correlation `icc`, and planted effects that vary
+by cluster with SD `effect_sd`, `base.cluster_slopes`):
+
+- `pairwise_lengths`: pairs with heavy-tailed length *ratios* (log2 ratio ~ Student t₃, or
+  normal), a share of pairs where the longer response is the gold positive, judged in both
+  orders by a judge with a position bias, a skill with question (cluster) and item effects,
+  a length bias that varies by question around its mean (bounded `log_ratio` form, or
+  `linear`), ties, and invalid outputs missing NOT at random: more often when the verdict
+  is wrong and when the pair is long;
+- `context_lengths`: documents (clusters) with heavy-tailed context lengths, summaries
+  judged pointwise, a trend in log2 context that varies by document, invalid outputs more
+  often when the judgment is wrong and when the summary is long;
 - `lc_winrate`: AlpacaEval-style single-order comparisons of a model (neg slot) that writes
-  longer answers than a fixed baseline (pos slot), with an instruction-cluster effect and a
-  planted length preference.
+  longer answers than a baseline (pos slot), an instruction-cluster effect, a length
+  preference that varies by cluster, invalid outputs more often for long answers.
 
-Truths (`Simulation.truth`) come from the planted parameters through one large fixed-seed
-draw of the latent variables (`_population`), never from the sample:
+Truths (`Simulation.truth`) are super-population values computed from one very large,
+fixed-seed draw of the same generator (`POP_CLUSTERS` clusters of 10), by direct
+computation on that draw — never from the sample, and not by the estimators' code:
 
-- ``p_longer_balanced`` — P(picks longer) averaged over "longer is better / worse" (0.5
-  under no length bias, whatever the position bias, skill or gold/length confound);
-- ``length_coef`` — the population (pseudo-true) coefficient of the log2-ratio term in the
-  working model of `analyses.length.length_regression` (chose A ~ 1 + log2 ratio + gold):
-  with latent effects integrated out the marginal model is not exactly logistic, so under
-  the alternative this is not the planted bias but what the estimator estimates; 0 under the
-  null for every length term;
-- ``context_slope`` — the pseudo-true log-odds per doubling of context of the working model
-  correct ~ 1 + log2(context) (0 under the null); ``long_context_accuracy`` — accuracy on
-  items whose context is at least `LONG_CONTEXT` × the median;
-- ``lc_winrate`` — the pseudo-true expit(intercept) of the win-rate GLM (preference ~ 1 +
-  tanh(Δlength / SD)).
+- ``p_longer_balanced`` — P(picks longer) among valid decisive verdicts, the mean of the
+  "longer is better" and "longer is worse" rates (ratios of expected counts);
+- ``length_coef`` — the coefficient of the log2-ratio term of the logistic working model of
+  `analyses.length.length_regression` (chose A ~ 1 + log2 ratio + gold) fitted to the large
+  draw's valid decisive verdicts (the pseudo-true value): with slopes and latent effects
+  varying it is not the planted mean bias;
+- ``context_slope`` — likewise, correct ~ 1 + log2(context) on the valid judgments;
+  ``long_context_accuracy`` — accuracy of valid judgments on contexts of at least
+  `LONG_CONTEXT` × the median;
+- ``lc_winrate`` — expit(intercept) of the win-rate GLM (preference ~ 1 + tanh(Δlength /
+  SD)) fitted to the large draw.
+
+The large draw uses exact expectations over the last coins of each verdict (probabilities,
+not 0/1 draws; both outcomes of "the longer response is gold") and mirrored twins (a pair
+with the other response longer, a document with the mirrored log context, each with the
+mirrored slope 2·mean − b: draws of the same distribution), which the generator's symmetry
+allows: a null effect is then
+exactly null in the population (`length_coef` = `context_slope` = 0, `p_longer_balanced` =
+0.5) as long as the length ratio is independent of which response is gold
+(`p_longer_better` = 0.5). With a gold/length confound *and* slopes that vary by cluster the
+logistic working model's population length coefficient is not 0 under a null mean bias
+(about −0.005 at a 60 % confound, SD 0.5): non-collapsibility, reported, not hidden.
 """
 
 from __future__ import annotations
@@ -46,47 +61,80 @@ from judgelab.simulate.base import Design, Simulation, sigmoid
 LINEAR_SCALE = 100.0
 #: Bias forms of `pairwise_lengths`.
 FORMS = ("log_ratio", "linear")
+#: Distributions of the log2 length ratio (`t`: Student t₃, heavy-tailed; `lognormal`:
+#: normal log ratio).
+KINDS = ("t", "lognormal")
 #: `long_context_accuracy` covers contexts of at least this multiple of the median.
 LONG_CONTEXT = 1.5
 #: SD of the latent item effect (shared by the two orders of an item / by an item's rows).
 ITEM_SD = 0.8
-_POP = 100_000
+#: Largest |log2 length ratio| (a response 64 × longer than the other).
+MAX_LOG_RATIO = 6.0
+#: Pair length (words, both responses) at which the invalid-output rate is its base rate.
+PAIR_REFERENCE = 300.0
+#: Summary / answer length (words) at which the invalid-output rate is its base rate.
+RESPONSE_REFERENCE = 60.0
+#: Clusters of the population draw behind the truths.
+POP_CLUSTERS = 4_000
+_POP_PER = 10
 #: The default design: 60 clusters of 5 items, latent ICC 0.3.
 DESIGN = Design()
-_GH = np.polynomial.hermite_e.hermegauss(24)
 
 
-def _marginal(eta: np.ndarray, sd: float) -> np.ndarray:
-    """E[sigmoid(eta + sd·Z)], Z ~ N(0, 1), by Gauss–Hermite quadrature."""
-    x, w = _GH
-    return (sigmoid(eta[:, None] + sd * x[None, :]) @ w) / w.sum()
+def _logit(p: float) -> float:
+    return float(np.log(p / (1.0 - p)))
 
 
-def _pseudo_true(p: np.ndarray, X: np.ndarray) -> np.ndarray:
-    """Coefficients of the logistic working model fitted to population probabilities `p`."""
+def _pseudo_true(p: np.ndarray, X: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Coefficients of the logistic working model fitted to population probabilities `p`.
+
+    `weights` are the rows' probabilities of being observed (valid): the population score
+    equation Σ w x (p − μ) = 0.
+    """
     import statsmodels.api as sm
 
-    return np.asarray(sm.GLM(p, X, family=sm.families.Binomial()).fit().params)
+    model = sm.GLM(p, X, family=sm.families.Binomial(), var_weights=weights)
+    return np.asarray(model.fit(tol=1e-12, maxiter=200).params)
 
 
-def _latent_sd(design: Design) -> float:
-    """SD of the summed latent effect (cluster + item) integrated out in the truths."""
-    return float(np.sqrt(base.cluster_sd(design.icc) ** 2 + ITEM_SD**2))
+def _population_design(icc: float, effect_sd: float) -> Design:
+    return Design(n_clusters=POP_CLUSTERS, per_cluster=_POP_PER, icc=icc, effect_sd=effect_sd)
 
 
-def _lengths(rng: np.random.Generator, n: int, scale: np.ndarray, kind: str) -> np.ndarray:
-    return np.maximum(1, np.round(base.heavy_tailed(rng, n, kind=kind) * scale)).astype(int)
+def _log_ratio(rng: np.random.Generator, n: int, kind: str, spread: float) -> np.ndarray:
+    """|log2 length ratio| of n pairs: spread × |t₃| (`t`) or spread × |z| (`lognormal`)."""
+    if kind == "t":
+        r = rng.standard_t(3.0, size=n)
+    elif kind == "lognormal":
+        r = rng.standard_normal(n)
+    else:
+        raise ValueError(f"unknown length-ratio distribution {kind!r}; known: {list(KINDS)}")
+    return np.minimum(np.abs(spread * r), MAX_LOG_RATIO)
+
+
+def _invalid_prob(
+    base_rate: float, wrong: np.ndarray, wrong_coef: float, log_len: np.ndarray, len_coef: float
+) -> np.ndarray:
+    """P(invalid output): base rate on the logit scale, raised by a wrong verdict and length."""
+    if base_rate <= 0:
+        return np.zeros(np.broadcast(wrong, log_len).shape)
+    return sigmoid(_logit(base_rate) + wrong_coef * wrong + len_coef * log_len)
+
+
+# ---------------------------------------------------------------- pairwise length bias
 
 
 def _pair_lengths(
-    rng: np.random.Generator, n_clusters: int, per: int, kind: str, p_better: float
+    rng: np.random.Generator, design: Design, kind: str, spread: float
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Lengths (pos, neg) of pairs: a question-level scale, heavy tails, longer = pos w.p."""
-    scale = np.repeat(np.exp(rng.normal(0.0, 0.4, n_clusters)), per)
-    a, b = _lengths(rng, scale.size, scale, kind), _lengths(rng, scale.size, scale, kind)
-    longer_pos = rng.random(scale.size) < p_better
-    hi, lo = np.maximum(a, b), np.minimum(a, b)
-    return np.where(longer_pos, hi, lo), np.where(longer_pos, lo, hi)
+    """(longer, shorter) response lengths in words: question scale × item base × ratio."""
+    c = base.cluster_index(design)
+    scale = np.exp(rng.normal(0.0, 0.4, design.n_clusters))[c]
+    mid = 150.0 * scale * np.exp(0.5 * rng.standard_normal(design.n_items))
+    r = _log_ratio(rng, design.n_items, kind, spread)
+    hi = np.maximum(1.0, np.round(mid * 2.0 ** (r / 2)))
+    lo = np.maximum(1.0, np.round(mid * 2.0 ** (-r / 2)))
+    return hi, lo
 
 
 def _bias_term(len_a: np.ndarray, len_b: np.ndarray, form: str) -> np.ndarray:
@@ -97,50 +145,75 @@ def _bias_term(len_a: np.ndarray, len_b: np.ndarray, form: str) -> np.ndarray:
     raise ValueError(f"unknown bias form {form!r}; known: {list(FORMS)}")
 
 
-def _choice_eta(lp, ln, order, *, bias, form, position, skill):
-    """Linear predictor of 'chose the response shown first' without latent effects."""
+def _p_first(lp, ln, order, u, slope, *, form, position, skill):
+    """P(chose the response shown first), its length term's lengths and the gold side g."""
     first_pos = order == 0
     la, lb = np.where(first_pos, lp, ln), np.where(first_pos, ln, lp)
     gold = np.where(first_pos, 0.5, -0.5)
-    return position + skill * gold + bias * _bias_term(la, lb, form), la, lb, gold
+    eta = position + (skill + u) * gold + slope * _bias_term(la, lb, form)
+    return sigmoid(eta), la, lb, gold
 
 
 @lru_cache(maxsize=64)
-def _pairwise_truth(
-    bias: float, form: str, position: float, skill: float, p_better: float, kind: str, sd: float
-) -> dict[str, float]:
-    """Population truths of `pairwise_lengths` (a fixed-seed draw; latent effects integrated).
-
-    The latent effect acts on the skill (the log-odds of choosing the gold positive): with
-    X = A it enters as ±u, integrated over u ~ N(0, sd²).
-    """
+def _pairwise_truth(key: tuple[Any, ...]) -> dict[str, float]:
+    """Population truths of `pairwise_lengths` for parameters `key` (see `_pairwise_key`)."""
+    (
+        bias,
+        form,
+        position,
+        skill,
+        p_better,
+        kind,
+        spread,
+        ties,
+        invalid,
+        inv_wrong,
+        inv_long,
+        icc,
+        effect_sd,
+    ) = key
     rng = np.random.default_rng(20_240_520)
-    lp, ln = _pair_lengths(rng, _POP // 5, 5, kind, p_better)
-    rows = []
-    for order in (0, 1):
-        o = np.full(lp.size, order)
-        eta, la, lb, gold = _choice_eta(
-            lp, ln, o, bias=bias, form=form, position=position, skill=skill
-        )
-        # u enters as ±u (symmetric): E sigmoid(eta ± u) = E sigmoid(eta + u).
-        p_a = _marginal(eta, sd)
-        rows.append((p_a, la, lb, gold))
-    p_a = np.concatenate([r[0] for r in rows])
-    la, lb = np.concatenate([r[1] for r in rows]), np.concatenate([r[2] for r in rows])
-    gold = np.concatenate([r[3] for r in rows])
-    p_longer = np.where(la > lb, p_a, 1.0 - p_a)
-    unequal = la != lb
-    a_is_pos = gold > 0
-    longer_pos = np.where(a_is_pos, la > lb, lb > la)
-    better = p_longer[unequal & longer_pos].mean()
-    worse = p_longer[unequal & ~longer_pos].mean()
-    X = np.column_stack([np.ones(la.size), np.log2((la + 1.0) / (lb + 1.0)), gold])
-    coef = _pseudo_true(p_a, X)[1] if bias != 0 else 0.0
-    return {"p_longer_balanced": float((better + worse) / 2), "length_coef": float(coef)}
+    design = _population_design(icc, effect_sd)
+    hi, lo = _pair_lengths(rng, design, kind, spread)
+    u = base.cluster_effects(rng, design) + rng.normal(0.0, ITEM_SD, design.n_items)
+    slope = base.cluster_slopes(rng, design, bias)
+    log_pair = np.log2((hi + lo) / PAIR_REFERENCE)
+    cols: dict[str, list[np.ndarray]] = {k: [] for k in ("p", "w", "x", "g", "longer_a", "lp")}
+    # every pair both ways (the longer response gold or not; weighted by the coin's odds),
+    # the second way with the mirrored slope 2·bias − b (the same distribution): under a
+    # null mean bias each row has a twin with the opposite length term and the same P
+    for longer_pos, coin, b in (
+        (True, p_better, slope),
+        (False, 1.0 - p_better, 2 * bias - slope),
+    ):
+        lp, ln = (hi, lo) if longer_pos else (lo, hi)
+        for order in (0, 1):
+            o = np.full(lp.size, order)
+            p, la, lb, gold = _p_first(lp, ln, o, u, b, form=form, position=position, skill=skill)
+            a_wrong = (gold < 0).astype(float)  # choosing A is wrong when A is the negative
+            q_a = _invalid_prob(invalid, a_wrong, inv_wrong, log_pair, inv_long)
+            q_b = _invalid_prob(invalid, 1.0 - a_wrong, inv_wrong, log_pair, inv_long)
+            k_a, k_b = (1 - ties) * p * (1 - q_a), (1 - ties) * (1 - p) * (1 - q_b)
+            cols["p"].append(k_a / (k_a + k_b))
+            cols["w"].append(coin * (k_a + k_b))
+            cols["x"].append(np.log2((la + 1.0) / (lb + 1.0)))
+            cols["g"].append(gold)
+            cols["longer_a"].append(la > lb)
+            cols["lp"].append(np.full(lp.size, longer_pos))
+    p, w, x, g = (np.concatenate(cols[k]) for k in ("p", "w", "x", "g"))
+    longer_a, better = np.concatenate(cols["longer_a"]), np.concatenate(cols["lp"])
+    unequal = np.tile(hi != lo, 4)
+    picked_longer = np.where(longer_a, p, 1.0 - p)
+    rates = []
+    for sel in (unequal & better, unequal & ~better):
+        rates.append(float(np.sum(w[sel] * picked_longer[sel]) / np.sum(w[sel])))
+    X = np.column_stack([np.ones(x.size), x, g])
+    coef = float(_pseudo_true(p, X, w)[1])
+    return {"p_longer_balanced": float(np.mean(rates)), "length_coef": coef}
 
 
-def _verdicts(rng, p_first, order, *, ties: float, invalid: float) -> dict[str, np.ndarray]:
-    """Draw verdicts A/B (tie, invalid) from P(chose the first shown)."""
+def _verdicts(rng, p_first, order, log_pair, *, ties, invalid, inv_wrong, inv_long):
+    """Draw verdicts A/B (tie, invalid, MNAR) from P(chose the first shown)."""
     n = p_first.size
     first = rng.random(n) < p_first
     shown_pos = order == 0
@@ -148,7 +221,8 @@ def _verdicts(rng, p_first, order, *, ties: float, invalid: float) -> dict[str, 
     verdict = np.where(first, "A", "B").astype(object)
     tie = rng.random(n) < ties
     chosen[tie], verdict[tie] = "tie", "tie"
-    bad = base.missing_mask(rng, n, rate=invalid)
+    wrong = ((chosen == "neg") & ~tie).astype(float)
+    bad = rng.random(n) < _invalid_prob(invalid, wrong, inv_wrong, log_pair, inv_long)
     chosen[bad], verdict[bad] = None, None
     correct = pd.array(np.where(bad, None, chosen == "pos"), dtype="boolean")
     return {"chosen": chosen, "verdict": verdict, "correct": correct}
@@ -163,19 +237,27 @@ def pairwise_lengths(
     position: float = 0.3,
     skill: float = 1.5,
     p_longer_better: float = 0.6,
-    length_kind: str = "lognormal",
+    length_kind: str = "t",
+    ratio_spread: float = 1.0,
     ties: float = 0.03,
-    invalid: float = 0.03,
+    invalid: float = 0.04,
+    invalid_wrong: float = 1.2,
+    invalid_long: float = 0.4,
     judge: str = "sim-judge",
 ) -> Simulation:
     """Return pairwise items judged in both orders by a judge with a planted length bias.
 
-    P(chose A) = sigmoid(position + (skill + u_c + e_i) · g + bias · f(len_A, len_B)), g =
+    P(chose A) = sigmoid(position + (skill + u_c + e_i) · g + b_c · f(len_A, len_B)), g =
     ±½ (A is / is not the gold positive), u_c the question effect (latent ICC
-    `design.icc`), e_i an item effect (SD `ITEM_SD`), f = log2((len_A+1)/(len_B+1))
-    (`log_ratio`, bounded in practice) or (len_A − len_B) / `LINEAR_SCALE` (`linear`).
-    Lengths: a question-level scale × `base.heavy_tailed` (`length_kind` lognormal or t);
-    the longer response is the gold positive with probability `p_longer_better`.
+    `design.icc`), e_i an item effect (SD `ITEM_SD`), b_c the question's length bias
+    (mean `bias`, SD `design.effect_sd`), f = log2((len_A+1)/(len_B+1)) (`log_ratio`) or
+    (len_A − len_B) / `LINEAR_SCALE` (`linear`). Lengths: a question scale × an item's
+    log-normal size × a log2 ratio of `ratio_spread` × |t₃| (`length_kind="t"`, heavy-tailed
+    ratios, capped at `MAX_LOG_RATIO`) or × |z| (`lognormal`); the longer response is the
+    gold positive with probability `p_longer_better`. A verdict is a tie with probability
+    `ties`; it is invalid with probability sigmoid(logit(`invalid`) + `invalid_wrong` ·
+    [the verdict is wrong] + `invalid_long` · log2(pair length / `PAIR_REFERENCE`)) —
+    missing not at random.
 
     Items carry their lengths as `core.lengths.add_lengths` would (`len_*`, words) and no
     texts (texts of thousands of words would dominate a calibration replicate's time).
@@ -186,34 +268,50 @@ def pairwise_lengths(
     """
     if form not in FORMS:
         raise ValueError(f"unknown bias form {form!r}; known: {list(FORMS)}")
-    n, per = design.n_items, design.per_cluster
-    lp, ln = _pair_lengths(rng, design.n_clusters, per, length_kind, p_longer_better)
+    design = design.realise(rng)
+    n = design.n_items
+    hi, lo = _pair_lengths(rng, design, length_kind, ratio_spread)
+    longer_pos = rng.random(n) < p_longer_better
+    lp, ln = np.where(longer_pos, hi, lo), np.where(longer_pos, lo, hi)
     u = base.cluster_effects(rng, design) + rng.normal(0.0, ITEM_SD, n)
+    slope = base.cluster_slopes(rng, design, bias)
+    log_pair = np.log2((lp + ln) / PAIR_REFERENCE)
     items = base.items_table(
         design,
         "pairwise",
         {
             "gold": "pos",
-            "len_pos": lp.astype(float),
-            "len_neg": ln.astype(float),
+            "len_pos": lp,
+            "len_neg": ln,
             "len_context": 0.0,
             "len_response": np.nan,
             "len_unit": "words",
         },
     )
+    draws = dict(ties=ties, invalid=invalid, inv_wrong=invalid_wrong, inv_long=invalid_long)
     parts = []
     for order in (0, 1):
         o = np.full(n, order)
-        eta, _, _, gold = _choice_eta(
-            lp, ln, o, bias=bias, form=form, position=position, skill=skill
-        )
-        p_first = sigmoid(eta + u * 2 * gold)
-        draws = _verdicts(rng, p_first, o, ties=ties, invalid=invalid)
-        parts.append(pd.DataFrame({"item_id": items["item_id"], "order": order, **draws}))
+        p = _p_first(lp, ln, o, u, slope, form=form, position=position, skill=skill)[0]
+        v = _verdicts(rng, p, o, log_pair, **draws)
+        parts.append(pd.DataFrame({"item_id": items["item_id"], "order": order, **v}))
     judgments = _judgments(items, pd.concat(parts, ignore_index=True), judge)
-    truth = _pairwise_truth(
-        bias, form, position, skill, p_longer_better, length_kind, _latent_sd(design)
+    key = (
+        bias,
+        form,
+        position,
+        skill,
+        p_longer_better,
+        length_kind,
+        ratio_spread,
+        ties,
+        invalid,
+        invalid_wrong,
+        invalid_long,
+        design.icc,
+        design.effect_sd,
     )
+    truth = _pairwise_truth(key)
     params = dict(
         bias=bias,
         form=form,
@@ -247,20 +345,47 @@ def _judgments(items: pd.DataFrame, rows: pd.DataFrame, judge: str) -> pd.DataFr
     return out
 
 
-def _doc_lengths(rng, n_docs: int, median: float, kind: str) -> np.ndarray:
-    return base.heavy_tailed(rng, n_docs, median=median, spread=0.8, kind=kind).astype(float)
+# ---------------------------------------------------------------- context length
+
+
+def _doc_log_lengths(rng: np.random.Generator, n_docs: int, kind: str) -> np.ndarray:
+    """log2(context / median) of documents: 0.8 × t₃ (`t`) or 0.8 × z, capped at ±6."""
+    if kind not in KINDS:
+        raise ValueError(f"unknown context-length distribution {kind!r}; known: {list(KINDS)}")
+    z = rng.standard_t(3.0, size=n_docs) if kind == "t" else rng.standard_normal(n_docs)
+    return np.clip(0.8 * z, -MAX_LOG_RATIO, MAX_LOG_RATIO)
+
+
+def _response_lengths(rng: np.random.Generator, n: int) -> np.ndarray:
+    return base.heavy_tailed(rng, n, median=RESPONSE_REFERENCE, spread=0.5).astype(float)
 
 
 @lru_cache(maxsize=64)
-def _context_truth(
-    slope: float, intercept: float, median: float, kind: str, sd: float
-) -> dict[str, float]:
+def _context_truth(key: tuple[Any, ...]) -> dict[str, float]:
+    slope, intercept, kind, invalid, inv_wrong, inv_long, icc, effect_sd = key
     rng = np.random.default_rng(20_240_521)
-    x = np.log2(_doc_lengths(rng, _POP, median, kind) / median)
-    p = _marginal(intercept + slope * x, sd)
+    design = _population_design(icc, effect_sd)
+    c = base.cluster_index(design)
+    x_doc = _doc_log_lengths(rng, design.n_clusters, kind)
+    u = base.cluster_effects(rng, design) + rng.normal(0.0, ITEM_SD, design.n_items)
+    b = base.cluster_slopes(rng, design, slope)
+    log_resp = np.log2(_response_lengths(rng, design.n_items) / RESPONSE_REFERENCE)
+    keep_ok = 1 - _invalid_prob(invalid, np.zeros(b.size), inv_wrong, log_resp, inv_long)
+    keep_bad = 1 - _invalid_prob(invalid, np.ones(b.size), inv_wrong, log_resp, inv_long)
+    ps, ws, xs = [], [], []
+    # every document beside its mirror (−x, 2·slope − b), a draw of the same distribution:
+    # under a null mean slope the twins have the same P and opposite log contexts
+    for x, slopes in ((x_doc[c], b), (-x_doc[c], 2 * slope - b)):
+        p = sigmoid(intercept + u + slopes * x)
+        w = p * keep_ok + (1 - p) * keep_bad
+        ps.append(p * keep_ok / w)
+        ws.append(w)
+        xs.append(x)
+    p, w, x = np.concatenate(ps), np.concatenate(ws), np.concatenate(xs)
+    coef = float(_pseudo_true(p, np.column_stack([np.ones(x.size), x]), w)[1])
     long = x >= np.log2(LONG_CONTEXT)
-    coef = _pseudo_true(p, np.column_stack([np.ones(x.size), x]))[1] if slope != 0 else 0.0
-    return {"context_slope": float(coef), "long_context_accuracy": float(p[long].mean())}
+    acc = float(np.sum(w[long] * p[long]) / np.sum(w[long]))
+    return {"context_slope": coef, "long_context_accuracy": acc}
 
 
 def context_lengths(
@@ -270,26 +395,43 @@ def context_lengths(
     slope: float = 0.0,
     intercept: float = 0.8,
     median: float = 400.0,
-    length_kind: str = "lognormal",
-    invalid: float = 0.0,
+    length_kind: str = "t",
+    invalid: float = 0.04,
+    invalid_wrong: float = 1.2,
+    invalid_long: float = 0.5,
     judge: str = "sim-detector",
 ) -> Simulation:
     """Return documents (clusters) with heavy-tailed context lengths and summaries judged.
 
-    Every document (a `design` cluster) has one context length (median `median` words,
-    `base.heavy_tailed`); its `design.per_cluster` summaries share it. P(correct) =
-    sigmoid(intercept + slope · log2(len_context / median) + u_doc + e_i).
+    Every document (a `design` cluster) has one context length, median · 2^x with x =
+    0.8 × t₃ (`length_kind="t"`) or 0.8 × z; its summaries share it. P(correct) =
+    sigmoid(intercept + b_d · x + u_d + e_i), b_d the document's trend (mean `slope`, SD
+    `design.effect_sd`). A judgment is invalid with probability sigmoid(logit(`invalid`)
+    + `invalid_wrong` · [wrong] + `invalid_long` · log2(summary length / 60 words)) —
+    missing not at random (tied to the summary's length, not the context's, so that a null
+    trend stays null among valid judgments).
 
     Returns:
         A `Simulation` of pointwise items (`len_context`, `len_response` set, words) and
         judgments with `correct`; truths `context_slope`, `long_context_accuracy`.
     """
-    per = design.per_cluster
-    ctx = np.repeat(_doc_lengths(rng, design.n_clusters, median, length_kind), per)
-    resp = base.heavy_tailed(rng, design.n_items, median=60.0, spread=0.5).astype(float)
-    u = base.cluster_effects(rng, design) + rng.normal(0.0, ITEM_SD, design.n_items)
-    p = sigmoid(intercept + slope * np.log2(ctx / median) + u)
-    correct = rng.random(design.n_items) < p
+    design = design.realise(rng)
+    n = design.n_items
+    c = base.cluster_index(design)
+    x = _doc_log_lengths(rng, design.n_clusters, length_kind)[c]
+    ctx = np.maximum(1.0, np.round(median * 2.0**x))
+    resp = _response_lengths(rng, n)
+    u = base.cluster_effects(rng, design) + rng.normal(0.0, ITEM_SD, n)
+    b = base.cluster_slopes(rng, design, slope)
+    correct = rng.random(n) < sigmoid(intercept + b * x + u)
+    q = _invalid_prob(
+        invalid,
+        (~correct).astype(float),
+        invalid_wrong,
+        np.log2(resp / RESPONSE_REFERENCE),
+        invalid_long,
+    )
+    bad = rng.random(n) < q
     items = base.items_table(
         design,
         "pointwise",
@@ -302,7 +444,6 @@ def context_lengths(
             "len_unit": "words",
         },
     )
-    bad = base.missing_mask(rng, design.n_items, rate=invalid)
     verdict = np.where(correct, "consistent", "hallucinated").astype(object)
     verdict[bad] = None
     rows = pd.DataFrame(
@@ -315,26 +456,47 @@ def context_lengths(
         }
     )
     judgments = _judgments(items, rows, judge)
-    truth = _context_truth(slope, intercept, median, length_kind, _latent_sd(design))
+    key = (
+        slope,
+        intercept,
+        length_kind,
+        invalid,
+        invalid_wrong,
+        invalid_long,
+        design.icc,
+        design.effect_sd,
+    )
+    truth = _context_truth(key)
     params = dict(slope=slope, intercept=intercept, median=median, design=design)
     return Simulation(items, judgments, dict(truth), params)
 
 
+# ---------------------------------------------------------------- length-controlled win rate
+
+
+def _lc_lengths(rng, n: int, ratio: float, kind: str) -> tuple[np.ndarray, np.ndarray]:
+    """(model, baseline) answer lengths: the model writes `ratio` × longer (median)."""
+    return (
+        base.heavy_tailed(rng, n, median=150.0 * ratio, kind=kind).astype(float),
+        base.heavy_tailed(rng, n, median=150.0, kind=kind).astype(float),
+    )
+
+
 @lru_cache(maxsize=64)
-def _lc_truth(bias: float, logit: float, ratio: float, kind: str, sd: float) -> dict[str, Any]:
+def _lc_truth(key: tuple[Any, ...]) -> dict[str, float]:
+    bias, logit, ratio, kind, invalid, inv_long, icc, effect_sd = key
     rng = np.random.default_rng(20_240_522)
-    d, _, _ = _lc_diff(rng, _POP, ratio, kind)
+    design = _population_design(icc, effect_sd)
+    model, baseline = _lc_lengths(rng, design.n_items, ratio, kind)
+    d = model - baseline
     scale = float(np.std(d, ddof=1))
     z = np.tanh(d / scale)
-    p = _marginal(logit + bias * z, sd)
-    b0 = _pseudo_true(p, np.column_stack([np.ones(d.size), z]))[0]
+    u = base.cluster_effects(rng, design) + rng.normal(0.0, ITEM_SD, design.n_items)
+    b = base.cluster_slopes(rng, design, bias)
+    p = sigmoid(logit + u + b * z)
+    w = 1 - _invalid_prob(invalid, np.zeros(d.size), 0.0, np.log2(model / 150.0), inv_long)
+    b0 = _pseudo_true(p, np.column_stack([np.ones(d.size), z]), w)[0]
     return {"lc_winrate": float(sigmoid(b0)), "diff_sd": scale}
-
-
-def _lc_diff(rng, n: int, ratio: float, kind: str) -> tuple[np.ndarray, ...]:
-    model = base.heavy_tailed(rng, n, median=150.0 * ratio, kind=kind)
-    baseline = base.heavy_tailed(rng, n, median=150.0, kind=kind)
-    return (model - baseline).astype(float), model, baseline
 
 
 def lc_winrate(
@@ -345,42 +507,65 @@ def lc_winrate(
     logit: float = 0.3,
     length_ratio: float = 1.3,
     length_kind: str = "lognormal",
+    invalid: float = 0.03,
+    invalid_long: float = 0.5,
     judge: str = "sim-annotator",
 ) -> Simulation:
     """Return AlpacaEval-style verdicts: a model (neg slot) against a fixed baseline (pos).
 
     The model writes `length_ratio` × longer answers (median); P(model preferred) =
-    sigmoid(logit + u_c + e_i + bias · tanh(Δlength / SD)), SD the population SD of
-    Δlength = len_model − len_baseline. One presentation order; no gold.
+    sigmoid(logit + u_c + e_i + b_c · tanh(Δlength / SD)), SD the population SD of
+    Δlength = len_model − len_baseline, b_c the instruction cluster's length preference
+    (mean `bias`, SD `design.effect_sd`). One presentation order; no gold. An annotation is
+    invalid with probability sigmoid(logit(`invalid`) + `invalid_long` · log2(model length
+    / 150)): long answers fail more often (missing not at random).
 
     Returns:
         A `Simulation` (truth `lc_winrate`: the population length-controlled win rate).
     """
-    truth = _lc_truth(bias, logit, length_ratio, length_kind, _latent_sd(design))
-    d, model, baseline = _lc_diff(rng, design.n_items, length_ratio, length_kind)
-    u = base.cluster_effects(rng, design) + rng.normal(0.0, ITEM_SD, design.n_items)
-    p = sigmoid(logit + u + bias * np.tanh(d / truth["diff_sd"]))
-    wins = rng.random(design.n_items) < p
+    design = design.realise(rng)
+    n = design.n_items
+    key = (
+        bias,
+        logit,
+        length_ratio,
+        length_kind,
+        invalid,
+        invalid_long,
+        design.icc,
+        design.effect_sd,
+    )
+    truth = _lc_truth(key)
+    model, baseline = _lc_lengths(rng, n, length_ratio, length_kind)
+    u = base.cluster_effects(rng, design) + rng.normal(0.0, ITEM_SD, n)
+    b = base.cluster_slopes(rng, design, bias)
+    p = sigmoid(logit + u + b * np.tanh((model - baseline) / truth["diff_sd"]))
+    wins = rng.random(n) < p
+    bad = rng.random(n) < _invalid_prob(
+        invalid, np.zeros(n), 0.0, np.log2(model / 150.0), invalid_long
+    )
     items = base.items_table(
         design,
         "pairwise",
         {
-            "len_pos": baseline.astype(float),
-            "len_neg": model.astype(float),
+            "len_pos": baseline,
+            "len_neg": model,
             "len_context": 0.0,
             "len_response": np.nan,
             "len_unit": "words",
-            "meta": [json.dumps({"model_pos": "baseline", "model_neg": "model"})] * design.n_items,
+            "meta": [json.dumps({"model_pos": "baseline", "model_neg": "model"})] * n,
         },
     )
     chosen = np.where(wins, "neg", "pos").astype(object)
+    verdict = np.where(wins, "2", "1").astype(object)
+    chosen[bad], verdict[bad] = None, None
     rows = pd.DataFrame(
         {
             "item_id": items["item_id"],
             "order": 0,
-            "verdict": np.where(wins, "2", "1"),
+            "verdict": verdict,
             "chosen": chosen,
-            "correct": pd.array([None] * design.n_items, dtype="boolean"),
+            "correct": pd.array([None] * n, dtype="boolean"),
         }
     )
     judgments = _judgments(items, rows, judge)
@@ -388,4 +573,12 @@ def lc_winrate(
     return Simulation(items, judgments, {"lc_winrate": truth["lc_winrate"]}, params)
 
 
-__all__ = ["FORMS", "LINEAR_SCALE", "context_lengths", "lc_winrate", "pairwise_lengths"]
+__all__ = [
+    "FORMS",
+    "KINDS",
+    "LINEAR_SCALE",
+    "LONG_CONTEXT",
+    "context_lengths",
+    "lc_winrate",
+    "pairwise_lengths",
+]

@@ -30,8 +30,8 @@ def pairs():
 def test_context_trend_clusters_by_document_by_default(docs):
     new = length.context_trend(docs).iloc[0]
     old = length.context_trend(docs, cluster=None).iloc[0]
-    assert new["se"] == "cluster" and new["n_clusters"] == 40
-    assert old["se"] == "HC0" and old["n_clusters"] == 400
+    assert new["se"] == "CR2" and new["n_clusters"] == 40
+    assert old["se"] == "HC0" and old["n_clusters"] == old["n"]  # items (valid judgments)
     assert new["coef"] == pytest.approx(old["coef"])  # same fit, other errors
     # ten items share one context length: the honest interval is much wider
     assert (new["ci_high"] - new["ci_low"]) > 1.4 * (old["ci_high"] - old["ci_low"])
@@ -63,8 +63,11 @@ def test_picks_longer_cluster_bootstrap_and_adaptive_test(pairs):
 def test_picks_longer_resolves_a_small_p():
     s = sim.pairwise_lengths(np.random.default_rng(13), Design(40, 5, 0.3), bias=1.5)
     v = length.pairwise_verdicts(s.items, s.judgments)
-    row = length.picks_longer(v, conditions=("balanced",), n_boot=500).iloc[0]
+    kw = dict(conditions=("balanced",), n_boot=500)
+    row = length.picks_longer(v, inference="bootstrap", **kw).iloc[0]
     assert row["n_boot_p"] > 500 and row["p_value"] < 0.01  # more resamples, or a bound
+    wild = length.picks_longer(v, **kw).iloc[0]  # the default: the inverted wild test
+    assert wild["p_value"] < 0.01 and not wild["p_bound"] and wild["ci_low"] > 0.5
 
 
 def test_length_regression_bounded_term_by_default(pairs):
@@ -88,7 +91,7 @@ def test_lc_winrate_clusters_by_default():
     v = length.pairwise_verdicts(s.items, s.judgments)
     new = length.length_controlled_winrate(v, by=("judge",), n_boot=400).iloc[0]
     old = length.length_controlled_winrate(v, by=("judge",), n_boot=400, cluster=None).iloc[0]
-    assert new["n_clusters"] == 40 and old["n_clusters"] == 400
+    assert new["n_clusters"] == 40 and old["n_clusters"] == old["n"]
     assert new["lc_winrate"] == pytest.approx(old["lc_winrate"])
     assert (new["lc_high"] - new["lc_low"]) > 1.3 * (old["lc_high"] - old["lc_low"])
     assert (new["raw_high"] - new["raw_low"]) > 1.3 * (old["raw_high"] - old["raw_low"])

@@ -35,11 +35,23 @@ def test_cluster_rate_hand_values():
         n_boot=200,
         rng=np.random.default_rng(0),
         level=0.95,
+        inference="bootstrap",
     )
     assert r["value"] == pytest.approx(2 / 3) and r["k"] == 2.0
     assert r["n"] == 3 and r["n_items"] == 2
     assert r["wilson_low"] < 2 / 3 < r["wilson_high"]
     assert len(r["replicates"]) == 200
+    # the default: the row of core.estimates.ratio, with what stands behind it
+    w = length.cluster_rate(
+        np.array([1.0, 1.0, 0.0, np.nan]),
+        np.array(["x", "x", "y", "y"]),
+        n_boot=200,
+        rng=np.random.default_rng(0),
+        level=0.95,
+    )
+    assert w["value"] == pytest.approx(2 / 3) and w["n"] == 3 and w["n_clusters"] == 2
+    assert w["few_clusters"] and w["n_eff_clusters"] < 2 and "wild" in w["method"]
+    assert 0.0 <= w["ci_low"] <= 2 / 3 <= w["ci_high"] <= 1.0
     empty = length.cluster_rate(
         np.array([np.nan]), np.array(["x"]), n_boot=10, rng=np.random.default_rng(0), level=0.9
     )

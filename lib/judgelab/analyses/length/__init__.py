@@ -2,16 +2,21 @@
 
 Also the AlpacaEval-style length-controlled win rate. Lengths come from
 `judgelab.core.lengths.add_lengths` (one named unit); every analysis takes DataFrames and
-returns DataFrames. Intervals and tests resample the `cluster` column's units by default
-(items sharing a question or source document; `cluster=None`: items, the legacy choice).
+returns DataFrames. Intervals and tests treat the `cluster` column's units as independent
+(items sharing a question or source document; `cluster=None`: items, the legacy choice):
+rates and P(picks longer) through `core.estimates` (the interval inverting the restricted
+wild cluster bootstrap test; `inference="bootstrap"`: the earlier percentile bootstrap),
+GLM coefficients CR2 with Bell–McCaffrey degrees of freedom with the wild cluster score
+bootstrap beside them (`inference="cluster"`: the earlier CR1 t(G − 1)). Every row
+reports `n_eff_clusters` and `few_clusters`.
 Modules, in reading order:
 
 - `verdicts`: the two input tables (`pairwise_verdicts`, `item_table`) and their keys;
-- `rates`: a mean per group with a bootstrap over items and Wilson bounds;
+- `rates`: a mean per group with its interval over clusters and Wilson bounds;
 - `bins`: length bins, length-difference buckets and accuracy per bin (Fig. 10);
-- `picks`: P(picks longer), by gold condition, balanced (the headline), with a cluster
-  bootstrap interval and test; `score_pairs` for pointwise graders;
-- `glm`: the binomial GLM with cluster-robust (default) or HC0 errors;
+- `picks`: P(picks longer), by gold condition, balanced (the headline), with its interval
+  and the test that inverts it; `score_pairs` for pointwise graders;
+- `glm`: the binomial GLM and the inference on its terms (CR2 / wild / CR1; HC0 legacy);
 - `regression`: logistic regression of the choice on a bounded length term (log2 ratio;
   linear and tanh as sensitivity rows); OLS of a score on length;
 - `winrate`: the length-controlled win rate beside AlpacaEval's published one;

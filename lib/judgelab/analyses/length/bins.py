@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from judgelab.analyses.length.rates import RATE_COLUMNS, rate_by_group
+from judgelab.analyses.length.rates import RATE_COLUMNS, SUPPORT_COLUMNS, rate_by_group
 from judgelab.analyses.length.verdicts import KEYS, length_unit
 from judgelab.core import clusters
 from judgelab.core.schema import require_columns as _require
@@ -182,6 +182,7 @@ def accuracy_by_length(
     seed: int = 0,
     level: float = 0.95,
     cluster: str | None = clusters.COLUMN,
+    inference: str = "wild",
 ) -> pd.DataFrame:
     """Return accuracy (and consistency) per judge × length bin — Fig. 10 left / Fig. 8.
 
@@ -198,11 +199,14 @@ def accuracy_by_length(
         n_boot: Bootstrap resamples B.
         seed: Seed of the bootstrap.
         level: Confidence level.
-        cluster: Resampling units of the bootstrap (default: the `cluster` column, e.g. the
-            source document; None: items, the legacy bootstrap).
+        cluster: Units of the interval (default: the `cluster` column, e.g. the source
+            document; None: items, the issue-20 legacy).
+        inference: `rates.INFERENCE`: `wild` (default: `core.estimates.ratio`, the inverted
+            wild cluster bootstrap) or `bootstrap` (the earlier percentile bootstrap).
 
     Returns:
-        `judge`, `bin`, `metric`, then the `rate_by_group` columns, and `len_unit`.
+        `judge`, `bin`, `metric`, then the `rate_by_group` columns (with `n_eff_clusters`,
+        `few_clusters`, `method`), and `len_unit`.
     """
     _require(table, ["judge", column, *KEYS, *metrics_], "accuracy_by_length")
     ref = table.drop_duplicates(list(KEYS))[column]
@@ -220,10 +224,11 @@ def accuracy_by_length(
             seed=seed,
             level=level,
             cluster=cluster,
+            inference=inference,
         )
         r.insert(2, "metric", METRIC_NAMES.get(m, m))
         parts.append(r)
-    cols = ["judge", "bin", "metric", *RATE_COLUMNS, "len_unit"]
+    cols = ["judge", "bin", "metric", *RATE_COLUMNS, *SUPPORT_COLUMNS, "len_unit"]
     if not parts:
         return pd.DataFrame(columns=cols)
     out = pd.concat(parts, ignore_index=True)
@@ -240,18 +245,19 @@ def accuracy_by_diff_bucket(
     seed: int = 0,
     level: float = 0.95,
     cluster: str | None = clusters.COLUMN,
+    inference: str = "wild",
 ) -> pd.DataFrame:
     """Return consistent accuracy per judge × length-difference bucket — Fig. 10 right.
 
     Pairwise rows of `item_table` only (those with `len_diff`), bucketed by `diff_buckets`;
-    the bootstrap resamples `cluster` units (None: items, the legacy bootstrap).
+    intervals over `cluster` units (None: items) as in `rate_by_group` (`inference`).
 
     Returns:
         `judge`, `bucket`, the `rate_by_group` columns and `len_unit`.
     """
     _require(table, ["judge", "len_diff", "correct", *KEYS], "accuracy_by_diff_bucket")
     data = table[table["len_diff"].notna() & table["correct"].notna()]
-    cols = ["judge", "bucket", *RATE_COLUMNS, "len_unit"]
+    cols = ["judge", "bucket", *RATE_COLUMNS, *SUPPORT_COLUMNS, "len_unit"]
     if data.empty:
         return pd.DataFrame(columns=cols)
     buckets = diff_buckets(data, thresholds=thresholds, mode=mode)
@@ -263,6 +269,7 @@ def accuracy_by_diff_bucket(
         seed=seed,
         level=level,
         cluster=cluster,
+        inference=inference,
     )
     out["len_unit"] = length_unit(table)
     return out[cols]

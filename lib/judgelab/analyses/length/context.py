@@ -14,10 +14,17 @@ import numpy as np
 import pandas as pd
 
 from judgelab.analyses.length.bins import accuracy_by_length, bin_lengths
-from judgelab.analyses.length.glm import fit_binomial
+from judgelab.analyses.length.glm import (
+    INFERENCE,
+    INFERENCE_COLUMNS,
+    fit_binomial,
+    term_inference,
+)
 from judgelab.analyses.length.verdicts import KEYS, length_unit
-from judgelab.core import clusters, stats
+from judgelab.core import clusters, estimates, stats
 from judgelab.core.schema import require_columns as _require
+from judgelab.core.wild import N_BOOT
+from judgelab.errors import check_choice
 
 DEFAULT_EDGES = (0, 20, 40, 60, 80, 100)
 
@@ -30,11 +37,14 @@ def accuracy_by_context(
     seed: int = 0,
     level: float = 0.95,
     cluster: str | None = clusters.COLUMN,
+    inference: str = "wild",
 ) -> pd.DataFrame:
     """Return accuracy (and, for pairwise judges, consistency) per judge × context bin.
 
-    The bootstrap resamples `cluster` units by default — on FaithBench the source document,
-    whose ten summaries share one context length (None: items, the legacy bootstrap).
+    Intervals treat `cluster` units as independent by default — on FaithBench the source
+    document, whose ten summaries share one context length (None: items, the issue-20
+    legacy); `inference` as in `rates.rate_by_group` (default: the inverted wild cluster
+    bootstrap; `bootstrap`: the earlier percentile bootstrap).
 
     Args:
         table: `item_table` output; needs `judge`, `len_context`, `correct`,
@@ -43,11 +53,13 @@ def accuracy_by_context(
         n_boot: Bootstrap resamples B (over clusters).
         seed: Seed of the bootstrap.
         level: Confidence level.
-        cluster: Column of resampling units (None: items).
+        cluster: Column of units (None: items).
+        inference: `wild` (default) or `bootstrap`.
 
     Returns:
         `judge`, `bin`, `metric` (`accuracy`, `consistency`), `value`, `k`, `n`, `n_items`,
-        `n_clusters`, `ci_low`, `ci_high`, `wilson_low`, `wilson_high`, `len_unit`.
+        `n_clusters`, `ci_low`, `ci_high`, `wilson_low`, `wilson_high`, `n_eff_clusters`,
+        `few_clusters`, `method`, `len_unit`.
     """
     return accuracy_by_length(
         table,
@@ -58,6 +70,7 @@ def accuracy_by_context(
         seed=seed,
         level=level,
         cluster=cluster,
+        inference=inference,
     )
 
 
@@ -143,6 +156,10 @@ def context_trend(
     control_response_length: bool = False,
     level: float = 0.95,
     cluster: str | None = clusters.COLUMN,
+    inference: str = "cr2",
+    wild: str = "interval",
+    n_boot: int = N_BOOT,
+    seed: int = 0,
 ) -> pd.DataFrame:
     """Logistic regression of correctness on log2 context length, per judge (trend test).
 
@@ -150,11 +167,14 @@ def context_trend(
     with `control_response_length`, log2 response length enters as a covariate (longer
     documents tend to come with longer responses). One row per item and judge.
 
-    Standard errors are cluster-robust by `cluster` (default: the source document — context
-    length is a property of the document, so its summaries are one unit of evidence about
-    the trend), with statsmodels' small-sample correction and a t reference distribution
-    with G − 1 degrees of freedom (G clusters). `cluster=None` gives the legacy
-    heteroskedasticity-robust HC0 errors that treat every item as independent.
+    Inference clusters by `cluster` (default: the source document — context length is a
+    property of the document, so its summaries are one unit of evidence about the trend).
+    By default (`inference="cr2"`) the interval and p-value are CR2 with Bell–McCaffrey
+    degrees of freedom (`glm.term_inference`), with the restricted wild cluster score
+    bootstrap beside them (`wild_low`, `wild_high`, `wild_p`); `inference="wild"` reports
+    the bootstrap, `inference="cluster"` the earlier CR1 errors with t(G − 1).
+    `cluster=None` gives the legacy heteroskedasticity-robust HC0 errors that treat every
+    item as independent.
 
     Args:
         table: `item_table` output.
@@ -162,14 +182,22 @@ def context_trend(
         value: The 0/1 outcome (`correct`, or `consistent`).
         control_response_length: Add log2(len_response) to the model.
         level: Confidence level of the interval.
-        cluster: Column of the clusters of the robust errors (None: HC0, items independent).
+        cluster: Column of the clusters (None: HC0, items independent).
+        inference: `glm.INFERENCE`: `cr2` (default), `wild`, `cluster` (earlier default).
+        wild: `glm.WILD`: the wild bootstrap beside the default (`interval`, `p`, `none`).
+        n_boot: Wild bootstrap replicates.
+        seed: Seed of the wild bootstrap weights (with the group key).
 
     Returns:
         `by` columns, `coef`, `ci_low`, `ci_high`, `p_value`, `odds_ratio` (per doubling),
-        `n`, `n_clusters` (n without clusters), `se` (`cluster` or `HC0`), `trend`
-        (`falls`, `rises` or `no clear trend`: whether the interval excludes 0), `note`.
+        `n`, `n_clusters` (n without clusters), `se` (`CR2`, `wild`, `cluster` or `HC0`: the
+        errors behind the interval), `trend` (`falls`, `rises` or `no clear trend`: whether
+        the interval excludes 0), `note`, then `std_error`, `dof`, `cr2_low`, `cr2_high`,
+        `cr2_p`, `wild_low`, `wild_high`, `wild_p`, `n_eff_clusters`, `few_clusters`,
+        `method`.
     """
     by = list(by)
+    check_choice("inference", inference, INFERENCE)
     _require(table, [*by, value, "len_context", "len_response"], "context_trend")
     data = table[table[value].notna() & (table["len_context"] > 0)]
     if control_response_length:
@@ -183,23 +211,48 @@ def context_trend(
         X = pd.DataFrame({"const": 1.0, "log2_context": np.log2(g["len_context"].astype(float))})
         if control_response_length:
             X["log2_response"] = np.log2(g["len_response"].astype(float))
-        groups_g = None if units is None else units[idx]
-        res, note = fit_binomial(g[value].to_numpy(float), X, groups_g)
-        term = stats.glm_rows(res, terms=["log2_context"], level=level, odds_ratio=True)
-        row = term.iloc[0].drop(["term", "n"]).to_dict()
+        y = g[value].to_numpy(float)
+        if units is None:
+            row, note, label = _hc0_row(y, X, level=level)
+        else:
+            terms, note = term_inference(
+                y,
+                X,
+                units[idx],
+                terms=["log2_context"],
+                inference=inference,
+                wild_mode=wild,
+                wild_terms=("log2_context",),
+                level=level,
+                n_boot=n_boot,
+                rng=estimates.seeded(seed, "context_trend", value, *key),
+            )
+            row = terms[0]
+            row.pop("term")
+            row["odds_ratio"] = float(np.exp(row["coef"]))
+            label = {"cr2": "CR2", "wild": "wild", "cluster": "cluster"}[inference]
         low, high = row["ci_low"], row["ci_high"]
         trend = "falls" if high < 0 else "rises" if low > 0 else "no clear trend"
-        n_units = len(g) if groups_g is None else len(np.unique(groups_g))
+        n_units = len(g) if units is None else len(np.unique(units[idx]))
         rows.append(
             {
                 **dict(zip(by, key, strict=True)),
                 **row,
                 "n": len(g),
                 "n_clusters": n_units,
-                "se": "HC0" if groups_g is None else "cluster",
+                "se": label,
                 "trend": trend,
                 "note": note,
             }
         )
     cols = ["coef", "ci_low", "ci_high", "p_value", "odds_ratio", "n", "n_clusters", "se"]
-    return pd.DataFrame(rows, columns=[*by, *cols, "trend", "note"])
+    return pd.DataFrame(rows, columns=[*by, *cols, "trend", "note", *INFERENCE_COLUMNS])
+
+
+def _hc0_row(y: np.ndarray, X: pd.DataFrame, *, level: float) -> tuple[dict, str, str]:
+    """The legacy trend row: HC0 errors, every item independent (no cluster columns)."""
+    res, note = fit_binomial(y, X, None)
+    term = stats.glm_rows(res, terms=["log2_context"], level=level, odds_ratio=True)
+    row = term.iloc[0].drop(["term", "n"]).to_dict()
+    row["method"] = "HC0, normal reference (items independent)"
+    return row, note, "HC0"

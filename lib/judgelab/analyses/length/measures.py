@@ -7,12 +7,29 @@ judge).
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from judgelab.analyses import length
 from judgelab.analyses.registry import CardContext, measure, na, rows
 
 FAMILY = "length"
+
+
+def _uncertain(frame: pd.DataFrame) -> pd.Series:
+    """A note per row: "uncertain: few effective clusters (G* = x)" where the row says so.
+
+    Until the card shows the `few_clusters` state itself, the note carries it.
+    """
+    empty = pd.Series("", index=frame.index)
+    base = frame["note"].fillna("").astype(str) if "note" in frame else empty
+    few = frame["few_clusters"].astype("boolean").fillna(False).to_numpy(dtype=bool)
+    text = (
+        "uncertain: few effective clusters (G* = "
+        + frame["n_eff_clusters"].map("{:.1f}".format)
+        + ")"
+    )
+    return base.where(~few, np.where(base == "", text, base + "; " + text))
 
 
 def _verdicts(ctx: CardContext) -> pd.DataFrame:
@@ -35,7 +52,7 @@ def p_longer(ctx: CardContext) -> list[dict]:
     """Share of verdicts for the longer response (headline: balanced, or all without gold)."""
     picks = length.picks_longer(_verdicts(ctx), **ctx.boot)
     head = "balanced" if ctx.has_gold else "all"
-    return rows(picks.assign(scope=picks["condition"], note=""), headline=head)
+    return rows(picks.assign(scope=picks["condition"], note=_uncertain(picks)), headline=head)
 
 
 @measure(
@@ -47,10 +64,11 @@ def p_longer(ctx: CardContext) -> list[dict]:
     direction="abs",
 )
 def length_coef(ctx: CardContext) -> list[dict]:
-    """Log-odds of picking a response per doubling of its length ratio (cluster-robust)."""
-    reg = length.length_regression(_verdicts(ctx), level=ctx.options.level)
+    """Log-odds of picking a response per doubling of its length ratio (CR2, Bell–McCaffrey)."""
+    reg = length.length_regression(_verdicts(ctx), level=ctx.options.level, wild="none")
     reg = reg[reg["term"] == "length"]
-    return rows(reg.assign(scope="length", value=reg["coef"]), headline="length")
+    reg = reg.assign(scope="length", value=reg["coef"], note=_uncertain(reg))
+    return rows(reg, headline="length")
 
 
 @measure(
@@ -70,5 +88,6 @@ def context_trend(ctx: CardContext) -> list[dict]:
         return na("no context text in this source's items")
     if not table["correct"].notna().any():
         return na("no gold labels to score correctness against")
-    trend = length.context_trend(table, level=ctx.options.level)
-    return rows(trend.assign(scope="per doubling", value=trend["coef"]), headline="per doubling")
+    trend = length.context_trend(table, level=ctx.options.level, wild="none")
+    trend = trend.assign(scope="per doubling", value=trend["coef"], note=_uncertain(trend))
+    return rows(trend, headline="per doubling")

@@ -13,9 +13,15 @@ import numpy as np
 import pandas as pd
 
 from judgelab.analyses.length.bins import bin_lengths
-from judgelab.analyses.length.rates import RATE_COLUMNS, stratified_sums, unit_sums
+from judgelab.analyses.length.rates import (
+    INFERENCE,
+    RATE_COLUMNS,
+    SUPPORT_COLUMNS,
+    stratified_sums,
+    unit_sums,
+)
 from judgelab.analyses.length.verdicts import KEYS, group_label, item_key
-from judgelab.core import clusters, inference, stats
+from judgelab.core import clusters, estimates, inference, stats
 from judgelab.core.schema import require_columns as _require
 from judgelab.errors import check_choice
 
@@ -38,6 +44,7 @@ def picks_longer(
     seed: int = 0,
     level: float = 0.95,
     cluster: str | None = clusters.COLUMN,
+    inference: str = "wild",
 ) -> pd.DataFrame:
     """Return P(judge picks the longer response), overall and conditioned on the gold label.
 
@@ -50,11 +57,15 @@ def picks_longer(
     both orders, each item contributes the longer response shown first and shown second,
     so position preference cancels within every condition. The conditional rows need gold.
 
-    Intervals: a percentile bootstrap that resamples clusters (`cluster`: items sharing a
-    question/source stay together; both orders of an item always do) within each benchmark
-    split, all conditions from the same resamples. `all` and `balanced` also test
-    P = 0.5: a bootstrap p-value resolved adaptively (`core.inference.adaptive_p`; `p_bound`
-    True: p is an upper bound).
+    Units are `cluster` values (items sharing a question/source stay together; both orders
+    of an item always do). Intervals by default (`inference="wild"`) are those of every
+    ratio of sums (`core.estimates`: `ratio` for a condition, `contrast` with weights ½, ½
+    for `balanced`): they invert the restricted wild cluster bootstrap test, so `p_value`
+    (of P = 0.5, on the `all` and `balanced` rows) is below 1 − `level` exactly when 0.5 lies
+    outside the interval; they hold with few, unequal clusters. `inference="bootstrap"` is
+    the earlier percentile bootstrap resampling clusters within each benchmark split, with
+    an adaptive bootstrap p-value (`core.inference.adaptive_p`; `p_bound` True: p is an
+    upper bound).
 
     Args:
         verdicts: `pairwise_verdicts` output.
@@ -62,19 +73,22 @@ def picks_longer(
         abs_diff_edges: If given, also group by bins of |len_diff| (`bin_lengths` with
             `by="value"`), in a column `abs_diff_bin`.
         conditions: The conditions returned (a subset of `CONDITIONS`).
-        n_boot: Bootstrap resamples B of the interval (the p-value may draw more).
+        n_boot: Bootstrap replicates B (percentile bootstrap: its p-value may draw more).
         seed: Seed of the bootstrap.
         level: Confidence level.
-        cluster: Column of resampling units (None: items, the legacy bootstrap).
+        cluster: Column of units (None: items, the issue-20 legacy).
+        inference: `rates.INFERENCE`: `wild` (default) or `bootstrap` (earlier default).
 
     Returns:
         The `by` columns (and `abs_diff_bin`), `group` (the `by` values as one label),
         `condition`, `value`, `k`, `n` (verdicts), `n_items`, `n_clusters`, `ci_low`,
-        `ci_high` (cluster bootstrap), `wilson_low`, `wilson_high` (verdicts as trials;
-        optimistic when each item is judged twice; NaN for `balanced`), `p_value`,
-        `p_bound`, `n_boot_p` (the test of P = 0.5; NaN for the gold-conditioned rows).
+        `ci_high`, `wilson_low`, `wilson_high` (verdicts as trials; optimistic when each
+        item is judged twice; NaN for `balanced`), `p_value`, `p_bound`, `n_boot_p` (the
+        test of P = 0.5; NaN for the gold-conditioned rows), `n_eff_clusters`,
+        `few_clusters` (below `core.clusters.FEW_EFFECTIVE` effective clusters), `method`.
     """
     by = list(by)
+    check_choice("inference", inference, INFERENCE)
     _require(verdicts, [*by, "picked_longer", "longer", "correct", *KEYS], "picks_longer")
     for c in conditions:
         check_choice("condition", c, CONDITIONS)
@@ -103,12 +117,23 @@ def picks_longer(
     for key, idx in groups.items():
         key = key if isinstance(key, tuple) else (key,)
         base = dict(zip(by, key, strict=True))
-        rng = stats.rng_for(seed, "picks_longer", *key)
-        rates = _condition_rates(
-            frame.iloc[idx], n_boot=n_boot, rng=rng, level=level, tested=conditions
-        )
+        if inference == "wild":
+            rates = _wild_rates(
+                frame.iloc[idx],
+                n_boot=n_boot,
+                seed=seed,
+                key=key,
+                level=level,
+                wanted=conditions,
+            )
+        else:
+            rng = stats.rng_for(seed, "picks_longer", *key)
+            rates = _condition_rates(
+                frame.iloc[idx], n_boot=n_boot, rng=rng, level=level, tested=conditions
+            )
         rows.extend({**base, "condition": c, **r} for c, r in rates.items())
-    out = pd.DataFrame(rows, columns=[*by, "condition", *RATE_COLUMNS, *TEST_COLUMNS])
+    columns = [*by, "condition", *RATE_COLUMNS, *TEST_COLUMNS, *SUPPORT_COLUMNS]
+    out = pd.DataFrame(rows, columns=columns)
     out = out[out["condition"].isin(list(conditions))].reset_index(drop=True)
     out.insert(len(by), "group", group_label(out, [b for b in by if b != "abs_diff_bin"]))
     for c in ("n", "n_items", "n_clusters"):
@@ -177,6 +202,57 @@ def _condition_rates(
             "p_value": test.get("p_value", np.nan),
             "p_bound": test.get("p_bound", pd.NA),
             "n_boot_p": test.get("n_boot_p", 0),
+            "n_eff_clusters": np.nan,
+            "few_clusters": pd.NA,
+            "method": f"percentile cluster bootstrap (B={n_boot})",
+        }
+    return out
+
+
+def _wild_rates(
+    g: pd.DataFrame,
+    *,
+    n_boot: int,
+    seed: int,
+    key: tuple,
+    level: float,
+    wanted: Sequence[str],
+) -> dict[str, dict[str, Any]]:
+    """The rows of `wanted` conditions of one group through `core.estimates` (the default)."""
+    v = g["value"].to_numpy()
+    better, worse = g["better"].to_numpy(), g["worse"].to_numpy()
+    unit, items = g["unit"].to_numpy(), g["item"].to_numpy()
+    sel = {"all": np.ones(len(v), bool), "longer is better": better, "longer is worse": worse}
+    sel["balanced"] = better | worse
+    out = {}
+    for c in CONDITIONS:
+        if c not in wanted:
+            continue
+        m = sel[c]
+        null = 0.5 if c in _TESTED else np.nan
+        rng = estimates.seeded(seed, "picks_longer", c, *key)
+        kw = dict(null=null, level=level, n_boot=n_boot, rng=rng, bounds=(0.0, 1.0))
+        if c == "balanced":
+            group = better[m].astype(np.int64)  # 0: longer is worse, 1: longer is better
+            if better.any() and worse.any():
+                est = estimates.contrast(v[m], np.ones(m.sum()), group, unit[m], [0.5, 0.5], **kw)
+            else:
+                est = estimates.contrast(v[:0], v[:0], group[:0], unit[:0], [0.5, 0.5], **kw)
+        else:
+            est = estimates.ratio(v[m], np.ones(m.sum()), unit[m], **kw)
+        n, k = int(m.sum()), float(v[m].sum())
+        binary = c != "balanced" and n > 0
+        w_low, w_high = stats.wilson_interval(k, n, level=level) if binary else (np.nan, np.nan)
+        out[c] = {
+            **est.fields(),
+            "k": k if c != "balanced" else np.nan,
+            "n": n,
+            "n_items": len(np.unique(items[m])),
+            "n_clusters": len(np.unique(unit[m])),
+            "wilson_low": float(w_low),
+            "wilson_high": float(w_high),
+            "p_bound": False if c in _TESTED and n else pd.NA,
+            "n_boot_p": n_boot if c in _TESTED and n else 0,
         }
     return out
 

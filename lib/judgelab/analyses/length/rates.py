@@ -1,10 +1,14 @@
-"""Rates with intervals over clusters: a mean per group, a cluster bootstrap and Wilson bounds.
+"""Rates with intervals over clusters: a mean per group, its interval and Wilson bounds.
 
-Rates come with a seeded percentile bootstrap over resampling units (`judgelab.core.stats`):
-by default the table's `cluster` column (items that share a source document or question stay
-together; without the column each item is its unit), so both orders of an item, or every
-judge's row of it, stay together; `cluster=None` resamples items (the legacy bootstrap).
-Where the value is 0/1 a Wilson interval (trials = rows) is given beside it.
+Units are the table's `cluster` column by default (items that share a source document or
+question stay together; without the column each item is its unit), so both orders of an
+item, or every judge's row of it, stay together; `cluster=None` makes every item its own
+unit (the issue-20 legacy). The default interval (`inference="wild"`) is the one every
+ratio of sums in judgelab gets (`core.estimates.ratio`): it inverts the restricted wild
+cluster bootstrap test, holds with few and unequal clusters, and comes with the effective
+number of clusters and the `few_clusters` flag. `inference="bootstrap"` is the earlier
+seeded percentile bootstrap over units (stratified by benchmark split), kept for
+comparison. Where the value is 0/1 a Wilson interval (trials = rows) is given beside it.
 """
 
 from __future__ import annotations
@@ -16,8 +20,13 @@ import numpy as np
 import pandas as pd
 
 from judgelab.analyses.length.verdicts import KEYS, item_key
-from judgelab.core import clusters, stats
+from judgelab.core import clusters, estimates, stats
 from judgelab.core.schema import require_columns as _require
+from judgelab.errors import check_choice
+
+#: Intervals of a rate: the inverted wild cluster bootstrap (default) or the earlier
+#: percentile cluster bootstrap.
+INFERENCE = ("wild", "bootstrap")
 
 #: The value columns of every rate table (`cluster_rate`, `rate_by_group`).
 RATE_COLUMNS = [
@@ -31,6 +40,8 @@ RATE_COLUMNS = [
     "wilson_low",
     "wilson_high",
 ]
+#: What stands behind a rate's interval (`core.estimates`), after `RATE_COLUMNS`.
+SUPPORT_COLUMNS = ["n_eff_clusters", "few_clusters", "method"]
 
 
 def _binary(values: np.ndarray) -> bool:
@@ -78,11 +89,16 @@ def cluster_rate(
     level: float,
     items: np.ndarray | None = None,
     strata: np.ndarray | None = None,
+    inference: str = "wild",
+    null: float = float("nan"),
 ) -> dict[str, Any]:
-    """Return the mean of `value` with a percentile bootstrap over clusters and Wilson bounds.
+    """Return the mean of `value` with its interval over clusters and Wilson bounds.
 
-    NaN values are left out. The bootstrap resamples clusters whole (a ratio of per-cluster
-    sums: the standard cluster bootstrap), within each stratum when `strata` are given.
+    NaN values are left out. `inference="wild"` (default): `core.estimates.ratio` — the
+    interval inverting the restricted wild cluster bootstrap test (of `null` when given:
+    `p_value`), the effective clusters and `few_clusters`. `inference="bootstrap"`: the
+    earlier percentile bootstrap that resamples clusters whole (a ratio of per-cluster sums),
+    within each stratum when `strata` are given.
 
     Args:
         value: One value per row (0/1 for a rate).
@@ -92,11 +108,14 @@ def cluster_rate(
         level: Confidence level.
         items: One item key per row, to count `n_items` (default: `cluster`).
         strata: One stratum per row (e.g. the split); clusters are resampled within strata.
+        inference: `INFERENCE`.
+        null: The value tested (wild only; NaN: no test).
 
     Returns:
-        The `RATE_COLUMNS` values, plus `replicates` (the bootstrap replicates of the mean)
-        when there is at least one value.
+        The `RATE_COLUMNS` and `SUPPORT_COLUMNS` values and `p_value`, plus `replicates`
+        (the percentile bootstrap's replicates of the mean) with `inference="bootstrap"`.
     """
+    check_choice("inference", inference, INFERENCE)
     ok = ~np.isnan(value)
     value, cluster = value[ok], cluster[ok]
     items = cluster if items is None else np.asarray(items)[ok]
@@ -114,27 +133,44 @@ def cluster_rate(
             ci_high=nan,
             wilson_low=nan,
             wilson_high=nan,
+            n_eff_clusters=0.0,
+            few_clusters=True,
+            method="no data",
+            p_value=nan,
         )
+    k = float(value.sum())
+    binary = _binary(value)
+    w_low, w_high = stats.wilson_interval(k, n, level=level) if binary else (np.nan, np.nan)
+    common = dict(
+        k=k, n=n, n_items=len(np.unique(items)), wilson_low=float(w_low), wilson_high=float(w_high)
+    )
+    if inference == "wild":
+        est = estimates.ratio(
+            value,
+            np.ones(n),
+            cluster,
+            null=null,
+            level=level,
+            n_boot=n_boot,
+            rng=rng,
+            bounds=(0.0, 1.0) if bool(np.all((value >= 0) & (value <= 1))) else None,
+        )
+        return {**est.fields(), **common, "n": n}
     per, unit_strata = unit_sums(np.column_stack([value, np.ones(n)]), cluster, strata)
     reps = stratified_sums(per, unit_strata, n_boot=n_boot, rng=rng)
     low, high = stats.percentile_interval(
         stats.ratio_replicates(reps[:, 0], reps[:, 1]), level=level
     )
-    k = float(value.sum())
-    if _binary(value):
-        w_low, w_high = stats.wilson_interval(k, n, level=level)
-    else:
-        w_low = w_high = np.nan
     return dict(
         value=k / n,
-        k=k,
-        n=n,
-        n_items=len(np.unique(items)),
+        **common,
         n_clusters=len(per),
         ci_low=float(low),
         ci_high=float(high),
-        wilson_low=float(w_low),
-        wilson_high=float(w_high),
+        n_eff_clusters=np.nan,
+        few_clusters=pd.NA,
+        method=f"percentile cluster bootstrap (B={n_boot})",
+        p_value=np.nan,
         replicates=stats.ratio_replicates(reps[:, 0], reps[:, 1]),
     )
 
@@ -148,30 +184,37 @@ def rate_by_group(
     seed: int = 0,
     level: float = 0.95,
     cluster: str | None = clusters.COLUMN,
+    inference: str = "wild",
 ) -> pd.DataFrame:
-    """Return the mean of `value` per group with a cluster bootstrap and Wilson bounds.
+    """Return the mean of `value` per group with its interval over clusters and Wilson bounds.
 
     Rows where `value` is NaN are left out. Categorical `by` columns keep every category,
-    so an empty bin appears with n = 0 (every bin shows its n). The bootstrap resamples
-    clusters (`cluster`; items when the column is absent or `cluster` is None) within each
-    benchmark split (stratified), seeded by `seed` and the group key. Wilson bounds are given when
+    so an empty bin appears with n = 0 (every bin shows its n). Intervals (`cluster_rate`)
+    treat `cluster` units as independent (items when the column is absent or `cluster` is
+    None): by default the inverted wild cluster bootstrap (`core.estimates.ratio`), or
+    (`inference="bootstrap"`) the earlier percentile bootstrap resampling them within each
+    benchmark split; seeded by `seed` and the group key. Wilson bounds are given when
     `value` is 0/1 (trials = rows).
 
     Args:
         table: One row per observation; needs `by`, `value`, `benchmark`, `split`, `item_id`.
         value: The column averaged (0/1 for a rate, or e.g. a score).
         by: Group columns.
-        n_boot: Bootstrap resamples B.
+        n_boot: Bootstrap replicates B.
         seed: Seed of the bootstrap.
         level: Confidence level.
-        cluster: The column of resampling units (None: items, the legacy bootstrap).
+        cluster: The column of units (None: items, the issue-20 legacy).
+        inference: `INFERENCE`: `wild` (default) or `bootstrap` (the earlier percentile
+            cluster bootstrap).
 
     Returns:
         The `by` columns, `value`, `k` (sum), `n` (rows), `n_items`, `n_clusters`
-        (resampled units), `ci_low`, `ci_high`,
-        `wilson_low`, `wilson_high`.
+        (units), `ci_low`, `ci_high`, `wilson_low`, `wilson_high`, `n_eff_clusters`,
+        `few_clusters` (fewer than `core.clusters.FEW_EFFECTIVE` effective clusters),
+        `method`.
     """
     by = list(by)
+    check_choice("inference", inference, INFERENCE)
     _require(table, [*by, value, *KEYS], "rate_by_group")
     v = table[value].astype(float).to_numpy()
     units = clusters.codes(table, cluster)
@@ -190,9 +233,11 @@ def rate_by_group(
             level=level,
             items=items[idx],
             strata=strata[idx],
+            inference=inference,
         )
-        rows.append({**dict(zip(by, key, strict=True)), **{c: r[c] for c in RATE_COLUMNS}})
-    out = pd.DataFrame(rows, columns=[*by, *RATE_COLUMNS])
+        cols = [*RATE_COLUMNS, *SUPPORT_COLUMNS]
+        rows.append({**dict(zip(by, key, strict=True)), **{c: r[c] for c in cols}})
+    out = pd.DataFrame(rows, columns=[*by, *RATE_COLUMNS, *SUPPORT_COLUMNS])
     cats = [c for c in by if isinstance(table[c].dtype, pd.CategoricalDtype)]
     if cats:
         return _with_empty_categories(out, table, by, cats)
@@ -215,6 +260,9 @@ def _with_empty_categories(
     out["n_items"] = out["n_items"].fillna(0).astype(int)
     out["n_clusters"] = out["n_clusters"].fillna(0).astype(int)
     out["k"] = out["k"].fillna(0.0)
+    out["n_eff_clusters"] = out["n_eff_clusters"].fillna(0.0)
+    out["few_clusters"] = out["few_clusters"].astype(object).where(out["n"] > 0, True)
+    out["method"] = out["method"].fillna("no data")
     for c in cats:
         out[c] = pd.Categorical(out[c], categories=table[c].cat.categories, ordered=True)
     return out.sort_values(by, kind="stable").reset_index(drop=True)

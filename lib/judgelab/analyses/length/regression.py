@@ -1,8 +1,11 @@
 """Regressions on length: the judge's choice (logistic) and a pointwise score (OLS).
 
-Both use statsmodels with cluster-robust errors (the `cluster` column: items that share a
-question or source are one unit; items when the column is absent) and report one row per
-group × term through `judgelab.core.stats.glm_rows`.
+Both cluster by the `cluster` column (items that share a question or source are one unit;
+items when the column is absent). The choice regression's default inference is CR2 with
+Bell–McCaffrey degrees of freedom, the wild cluster score bootstrap of the length term side
+by side (`glm.term_inference`; `inference="cluster"`: the earlier CR1 t(G − 1) errors). The
+score regression (OLS) gets CR2 / Bell–McCaffrey and the restricted wild cluster bootstrap
+(`core.wild`) of its length term side by side (`inference="cluster"`: statsmodels' CR1).
 
 The length term of the choice regression is bounded by default: `log_ratio` =
 log2(len_X / len_Y) of the two responses (X = the one shown first when both orders exist),
@@ -20,9 +23,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from judgelab.analyses.length.glm import fit_binomial
+from judgelab.analyses.length.glm import INFERENCE, INFERENCE_COLUMNS, term_inference
 from judgelab.analyses.length.verdicts import KEYS, group_label, item_key, length_unit
-from judgelab.core import clusters, stats
+from judgelab.core import clusters, cr2, estimates, stats, wild
 from judgelab.core.schema import require_columns as _require
 from judgelab.errors import check_choice
 
@@ -48,6 +51,7 @@ _REGRESSION_COLUMNS = [
     "coef_per_100",
     "len_unit",
     "note",
+    *INFERENCE_COLUMNS,
 ]
 _SCORE_COLUMNS = [
     "term",
@@ -57,6 +61,8 @@ _SCORE_COLUMNS = [
     "p_value",
     "n",
     "n_items",
+    "n_clusters",
+    *INFERENCE_COLUMNS,
     "sd_length",
     "coef_per_100",
     "len_unit",
@@ -105,6 +111,10 @@ def length_regression(
     transform: str = "log_ratio",
     level: float = 0.95,
     cluster: str | None = clusters.COLUMN,
+    inference: str = "cr2",
+    wild: str = "interval",
+    n_boot: int = wild.N_BOOT,
+    seed: int = 0,
 ) -> pd.DataFrame:
     """Logistic regression of "the judge chose response X" on length, position and gold.
 
@@ -119,26 +129,39 @@ def length_regression(
     The length term (`length_term`) is bounded by default: log2(len_X / len_Y) (`log_ratio`;
     coef = log-odds per doubling of the ratio); `linear` (legacy: len_X − len_Y per SD in
     the group, unbounded, so a few extreme pairs dominate under heavy tails) and `tanh` of
-    it (AlpacaEval) are options, side by side in `length_sensitivity`. Standard errors are
-    cluster-robust by `cluster` (the two orders of an item, and items sharing a question,
-    are not independent) with a t(G − 1) reference; `cluster=None` clusters by item only
-    (the legacy errors). `coef_per_100` converts the linear length coefficient to log-odds
-    per 100 length units.
+    it (AlpacaEval) are options, side by side in `length_sensitivity`.
+
+    Inference clusters by `cluster` (the two orders of an item, and items sharing a
+    question, are not independent; `cluster=None`: items only, the issue-20 legacy). By
+    default (`inference="cr2"`) `ci_low`, `ci_high`, `p_value` are CR2 with Bell–McCaffrey
+    degrees of freedom (`dof`), and the length term also gets the restricted wild cluster
+    score bootstrap beside it (`wild_low`, `wild_high`, `wild_p`: the interval inverts the
+    test); `inference="wild"` reports the bootstrap as the interval (every term), and
+    `inference="cluster"` the earlier CR1 errors with t(G − 1). `coef_per_100` converts the
+    linear length coefficient to log-odds per 100 length units.
 
     Args:
         verdicts: `pairwise_verdicts` output.
         by: Group columns.
         transform: `log_ratio` (default), `linear` or `tanh`.
-        level: Confidence level of the Wald intervals.
-        cluster: Column of the clusters of the robust errors (None: items).
+        level: Confidence level of the intervals.
+        cluster: Column of the clusters (None: items).
+        inference: `glm.INFERENCE`: `cr2` (default), `wild` or `cluster` (earlier default).
+        wild: `glm.WILD`: the length term's wild bootstrap beside the default — `interval`
+            (with p; dozens of restricted refits), `p` (one refit) or `none`.
+        n_boot: Wild bootstrap replicates.
+        seed: Seed of the wild bootstrap weights (with the group key).
 
     Returns:
         One row per group × term (`intercept`, `length`, `gold`): the `by` columns, `group`
         (the `by` values as one label), `transform`, `term`,
         `coef`, `ci_low`, `ci_high`, `p_value`, `odds_ratio`, `n` (verdicts), `n_items`,
-        `n_clusters`, `x` (what X is), `sd_length`, `coef_per_100`, `len_unit`, `note`.
+        `n_clusters`, `x` (what X is), `sd_length`, `coef_per_100`, `len_unit`, `note`,
+        `std_error` (CR2), `dof` (Bell–McCaffrey), `cr2_low`, `cr2_high`, `cr2_p`, `wild_low`,
+        `wild_high`, `wild_p`, `n_eff_clusters`, `few_clusters`, `method`.
     """
     by = list(by)
+    check_choice("inference", inference, INFERENCE)
     _require(
         verdicts,
         [*by, "chosen", "order", "len_pos", "len_neg", "correct", *KEYS],
@@ -152,7 +175,16 @@ def length_regression(
     for key, idx in groups.items():
         key = key if isinstance(key, tuple) else (key,)
         base = {**dict(zip(by, key, strict=True))}
-        fit = _choice_regression(data.iloc[idx], units[idx], transform=transform, level=level)
+        fit = _choice_regression(
+            data.iloc[idx],
+            units[idx],
+            transform=transform,
+            level=level,
+            inference=inference,
+            wild_mode=wild,
+            n_boot=n_boot,
+            rng=estimates.seeded(seed, "length_regression", transform, *key),
+        )
         rows.extend({**base, **row, "transform": transform, "len_unit": unit} for row in fit)
     out = pd.DataFrame(rows, columns=[*by, *_REGRESSION_COLUMNS])
     out.insert(len(by), "group", group_label(out, by))
@@ -183,15 +215,34 @@ def _choice_design(g: pd.DataFrame, transform: str) -> tuple[np.ndarray, pd.Data
 
 
 def _choice_regression(
-    g: pd.DataFrame, units: np.ndarray, *, transform: str, level: float
+    g: pd.DataFrame,
+    units: np.ndarray,
+    *,
+    transform: str,
+    level: float,
+    inference: str,
+    wild_mode: str,
+    n_boot: int,
+    rng: np.random.Generator,
 ) -> list[dict[str, Any]]:
     """Fit `length_regression` on one group; return one row per term (no `by`, no unit)."""
     y, X, x_name, sd = _choice_design(g, transform)
     items = item_key(g)
-    res, note = fit_binomial(y, X, pd.factorize(units)[0])
-    terms = stats.glm_rows(res, terms=list(X.columns), level=level, odds_ratio=True, n=len(g))
+    terms, note = term_inference(
+        y,
+        X,
+        units,
+        terms=list(X.columns),
+        inference=inference,
+        wild_mode=wild_mode,
+        wild_terms=("length",),
+        level=level,
+        n_boot=n_boot,
+        rng=rng,
+    )
     rows = []
-    for row in terms.to_dict("records"):
+    for row in terms:
+        row = {**row, "odds_ratio": float(np.exp(row["coef"])), "n": len(g)}
         coef = row["coef"]
         per100 = coef / sd * 100 if row["term"] == "length" and transform == "linear" else np.nan
         rows.append(
@@ -215,18 +266,31 @@ def length_sensitivity(
     transforms: Sequence[str] = TRANSFORMS,
     level: float = 0.95,
     cluster: str | None = clusters.COLUMN,
+    inference: str = "cr2",
+    wild: str = "p",
+    seed: int = 0,
 ) -> pd.DataFrame:
     """Return the `length` rows of `length_regression` under each length term, side by side.
 
     The default bounded `log_ratio` term first, then the sensitivity rows (`linear`, the
     legacy default, and `tanh`). The coefficients are on different scales (per doubling of
-    the ratio; per SD of the difference; per tanh unit); compare signs and p-values.
+    the ratio; per SD of the difference; per tanh unit); compare signs and p-values. The
+    wild bootstrap beside CR2 gives its p-value only by default (`wild="p"`).
 
     Returns:
         `length_regression` columns, one row per group × transform (term `length`).
     """
     parts = [
-        length_regression(verdicts, by=by, transform=t, level=level, cluster=cluster)
+        length_regression(
+            verdicts,
+            by=by,
+            transform=t,
+            level=level,
+            cluster=cluster,
+            inference=inference,
+            wild=wild,
+            seed=seed,
+        )
         for t in transforms
     ]
     out = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
@@ -241,21 +305,29 @@ def score_length_regression(
     column: str = "len_response",
     fixed: str | None = "split",
     level: float = 0.95,
+    inference: str = "cr2",
+    n_boot: int = wild.N_BOOT,
+    seed: int = 0,
 ) -> pd.DataFrame:
     """OLS of a pointwise score on standardized response length (± fixed effects).
 
     With `fixed="split"` (arena-bench: split = the answering model) the length effect is
     estimated *within* each model, so "better models write longer answers" is not counted
-    as length bias. Errors are clustered by `item_id` (the question).
+    as length bias. Clusters are the `item_id` (the question: every model's answer to it).
+    By default (`inference="cr2"`) the interval and p-value are CR2 with Bell–McCaffrey
+    degrees of freedom, with the restricted wild cluster bootstrap (`core.wild`, the
+    interval inverting the test) beside them; `inference="wild"` reports the bootstrap,
+    `inference="cluster"` statsmodels' CR1 errors (the earlier default).
 
     Returns:
         Per group: the `by` columns, `term` (`length`), `coef` (score points per SD of
-        length), `ci_low`, `ci_high`, `p_value`, `n`, `n_items`, `sd_length`,
-        `coef_per_100` (points per 100 length units), `len_unit`, `note`.
+        length), `ci_low`, `ci_high`, `p_value`, `n`, `n_items`, `n_clusters`, `std_error`, `dof`,
+        `cr2_low`, `cr2_high`, `cr2_p`, `wild_low`, `wild_high`, `wild_p`,
+        `n_eff_clusters`, `few_clusters`, `method`, `sd_length`, `coef_per_100` (points per
+        100 length units), `len_unit`, `note`.
     """
-    import statsmodels.api as sm
-
     by = list(by)
+    check_choice("inference", inference, INFERENCE)
     _require(table, [*by, value, column, "item_id"], "score_length_regression")
     data = table[table[value].notna() & table[column].notna()]
     rows = []
@@ -267,20 +339,22 @@ def score_length_regression(
         X = pd.DataFrame({"const": 1.0, "length": length}, index=g.index)
         if fixed is not None and g[fixed].nunique() > 1:
             X = X.join(pd.get_dummies(g[fixed], prefix="fe", drop_first=True, dtype=float))
-        note = ""
-        try:
-            res = sm.OLS(g[value].to_numpy(float), X).fit(
-                cov_type="cluster", cov_kwds={"groups": pd.factorize(g["item_id"])[0]}
-            )
-            term = stats.glm_rows(res, terms=["length"], level=level, n=len(g)).iloc[0]
-        except Exception as exc:
-            term = stats.glm_rows(None, terms=["length"], level=level, n=len(g)).iloc[0]
-            note = f"fit failed: {exc}"
+        rng = estimates.seeded(seed, "score_length_regression", *key)
+        term, note = _score_term(
+            g[value].to_numpy(float),
+            X,
+            pd.factorize(g["item_id"])[0],
+            inference=inference,
+            level=level,
+            n_boot=n_boot,
+            rng=rng,
+        )
         coef = float(term["coef"])
         rows.append(
             {
                 **dict(zip(by, key, strict=True)),
-                **term.to_dict(),
+                **term,
+                "n": len(g),
                 "n_items": g["item_id"].nunique(),
                 "sd_length": sd,
                 "coef_per_100": coef / sd * 100 if sd > 0 else np.nan,
@@ -289,3 +363,63 @@ def score_length_regression(
             }
         )
     return pd.DataFrame(rows, columns=[*by, *_SCORE_COLUMNS])
+
+
+def _score_term(
+    y: np.ndarray,
+    X: pd.DataFrame,
+    codes: np.ndarray,
+    *,
+    inference: str,
+    level: float,
+    n_boot: int,
+    rng: np.random.Generator,
+) -> tuple[dict[str, Any], str]:
+    """The `length` term of the score OLS: CR2 and wild side by side, `inference` chosen."""
+    import statsmodels.api as sm
+
+    nan = float("nan")
+    G = int(codes.max()) + 1 if codes.size else 0
+    out: dict[str, Any] = {"term": "length", "n_clusters": G}
+    Xv = X.to_numpy(dtype=np.float64)
+    k = list(X.columns).index("length")
+    a = np.zeros(Xv.shape[1])
+    a[k] = 1.0
+    try:
+        beta, *_ = np.linalg.lstsq(Xv, y, rcond=None)
+        resid = y - Xv @ beta
+        c = cr2.cr2_test(Xv, resid, codes, a, estimate=float(beta[k]), level=level)
+        w = wild.wild_test(wild.wls_problem(Xv, y, codes), a, level=level, n_boot=n_boot, rng=rng)
+        influence = Xv @ np.linalg.pinv(Xv.T @ Xv)[:, k]
+        n_eff = clusters.effective(influence, codes, resid=resid)
+        legacy = None
+        if inference == "cluster":
+            legacy = sm.OLS(y, X).fit(cov_type="cluster", cov_kwds={"groups": codes})
+    except Exception as exc:  # noqa: BLE001 - a failed fit is a row with a note
+        out.update(dict.fromkeys(["coef", "ci_low", "ci_high", "p_value"], nan))
+        out.update(dict.fromkeys(INFERENCE_COLUMNS, nan), few_clusters=True, method="no fit")
+        return out, f"fit failed: {exc}"
+    out.update(
+        coef=float(beta[k]),
+        std_error=c.se,
+        dof=c.dof,
+        cr2_low=c.ci_low,
+        cr2_high=c.ci_high,
+        cr2_p=c.p_value,
+        wild_low=w.ci_low,
+        wild_high=w.ci_high,
+        wild_p=w.p_value,
+        n_eff_clusters=n_eff,
+        few_clusters=bool(not n_eff >= clusters.FEW_EFFECTIVE),
+    )
+    if inference == "cr2":
+        out.update(ci_low=c.ci_low, ci_high=c.ci_high, p_value=c.p_value)
+        out["method"] = f"CR2, Bell-McCaffrey t({c.dof:.1f})"
+    elif inference == "wild":
+        out.update(ci_low=w.ci_low, ci_high=w.ci_high, p_value=w.p_value)
+        out["method"] = f"wild cluster bootstrap, restricted ({w.weights}, B={w.n_boot})"
+    else:
+        term = stats.glm_rows(legacy, terms=["length"], level=level).iloc[0]
+        out.update(ci_low=term["ci_low"], ci_high=term["ci_high"], p_value=term["p_value"])
+        out["method"] = "CR1, normal reference"
+    return out, ""

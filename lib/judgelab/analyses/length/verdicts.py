@@ -94,8 +94,20 @@ def with_clusters(
     """Return `frame` (keyed by `KEYS`) with the `cluster` of its item (`core.clusters`).
 
     The judgments' own `cluster` column wins (the data layer copies it there); else the
-    items' `cluster`; rows without one get their item as unit.
+    items' `cluster`; rows without one get their item as unit. A `frame` built from the
+    judgments' rows may bring their `cluster` along (`_cluster` column): then only rows
+    without one are looked up (`clusters.attach`), which saves a join per table.
     """
+    if "_cluster" in frame.columns:
+        given = frame["_cluster"].astype(object)
+        missing = (given.isna() | (given == "")).to_numpy()
+        out = frame.drop(columns=["_cluster"])
+        out[clusters.COLUMN] = given.to_numpy()
+        if missing.any():
+            out.loc[missing, clusters.COLUMN] = with_clusters(out[missing], items, judgments)[
+                clusters.COLUMN
+            ].to_numpy()
+        return out
     source = judgments if clusters.COLUMN in judgments.columns else items
     return clusters.attach(frame, source[[*KEYS, *source.columns.intersection([clusters.COLUMN])]])
 
@@ -153,7 +165,9 @@ def pairwise_verdicts(
     side["model_pos"] = meta_field(pair["meta"], "model_pos").astype("string")
     side["model_neg"] = meta_field(pair["meta"], "model_neg").astype("string")
     cols = ["judge", *KEYS, "order", "sample", "verdict", "chosen", "correct"]
-    data = _select(judgments, judges, sample)[cols]
+    data = _select(judgments, judges, sample)
+    carry = clusters.COLUMN in data.columns
+    data = data[cols].assign(_cluster=data[clusters.COLUMN]) if carry else data[cols]
     out = data.merge(side, on=list(KEYS), how="inner", validate="many_to_one")
     for c in ("len_pos", "len_neg", "len_context"):
         out[c] = out[c].astype(float)

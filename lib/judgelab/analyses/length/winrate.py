@@ -13,11 +13,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from judgelab.analyses.length.glm import fit_binomial
+from judgelab.analyses.length.glm import INFERENCE, fit_binomial, term_inference
 from judgelab.analyses.length.rates import cluster_rate
 from judgelab.analyses.length.regression import design_length
 from judgelab.analyses.length.verdicts import KEYS, length_unit
-from judgelab.core import clusters, stats
+from judgelab.core import clusters, estimates, stats
 from judgelab.core.schema import require_columns as _require
 from judgelab.errors import check_choice
 
@@ -44,6 +44,15 @@ _WINRATE_COLUMNS = [
     "mean_len_baseline",
     "len_unit",
     "note",
+    "lc_dof",
+    "lc_wild_low",
+    "lc_wild_high",
+    "lc_wild_p",
+    "length_wild_p",
+    "raw_n_eff_clusters",
+    "n_eff_clusters",
+    "few_clusters",
+    "method",
 ]
 
 
@@ -87,6 +96,8 @@ def length_controlled_winrate(
     seed: int = 0,
     level: float = 0.95,
     cluster: str | None = clusters.COLUMN,
+    inference: str = "cr2",
+    wild: str = "p",
 ) -> pd.DataFrame:
     """Return raw and length-controlled win rates of the model in `model_slot` vs the other.
 
@@ -95,11 +106,16 @@ def length_controlled_winrate(
     (`preference_for_slot`) on an intercept and tanh(len_model − len_baseline, standardized
     by its SD in the group). The LC win rate is the predicted preference with the length
     term set to 0, i.e. expit(intercept), with the Wald interval of the intercept mapped
-    through expit. Uncertainty respects the resampling units (`cluster`, default: the
-    `cluster` column, items sharing an instruction or source together): the raw win rate's
-    bootstrap resamples clusters within splits and the GLM's errors are cluster-robust
-    (t with G − 1 df); `cluster=None` is the legacy choice (a bootstrap over verdicts and
-    HC0 errors, every verdict independent). Unlike AlpacaEval it has no instruction-difficulty
+    through expit. Uncertainty respects the units (`cluster`, default: the `cluster` column,
+    items sharing an instruction or source together): the raw win rate's interval is that
+    of every ratio of sums (`core.estimates.ratio`: the inverted wild cluster bootstrap),
+    and the GLM's (`glm.term_inference`) is CR2 with Bell–McCaffrey degrees of freedom
+    (`lc_dof`) by default, with the wild cluster score bootstrap beside it (`wild="p"`: the
+    p-values `lc_wild_p` of LC = 50 % and `length_wild_p`; `wild="interval"` adds
+    `lc_wild_low`, `lc_wild_high`). `inference="cluster"` is the earlier default (a
+    percentile cluster bootstrap for the raw rate, CR1 errors with t(G − 1) for the GLM);
+    `cluster=None` is the issue-20 legacy (a bootstrap over verdicts and HC0 errors, every
+    verdict independent). Unlike AlpacaEval it has no instruction-difficulty
     term (that needs many models judged on the same instructions), no regularisation towards
     its "gamed" baselines, and no L1/cross-validation.
 
@@ -113,15 +129,21 @@ def length_controlled_winrate(
         n_boot: Bootstrap resamples B of the raw win rate.
         seed: Seed of the bootstrap.
         level: Confidence level.
-        cluster: Column of resampling units (None: verdicts independent, HC0).
+        cluster: Column of units (None: verdicts independent, HC0).
+        inference: `glm.INFERENCE` of the GLM: `cr2` (default), `wild`, or `cluster` (the
+            earlier default, also for the raw rate's percentile bootstrap).
+        wild: `glm.WILD`: the wild score bootstrap beside CR2 (`p` by default).
 
     Returns:
         The `by` columns, `model`, `baseline` (from meta when present), `n`, `n_clusters`,
-        `raw_winrate`, `raw_low`, `raw_high` (bootstrap), `discrete_winrate` (wins + ½ ties),
+        `raw_winrate`, `raw_low`, `raw_high`, `discrete_winrate` (wins + ½ ties),
         `lc_winrate`, `lc_low`, `lc_high`, `length_coef`, `length_low`, `length_high`,
-        `length_p`, `mean_len_model`, `mean_len_baseline`, `len_unit`, `note` — rates in %.
+        `length_p`, `mean_len_model`, `mean_len_baseline`, `len_unit`, `note`, `lc_dof`,
+        `lc_wild_low`, `lc_wild_high`, `lc_wild_p`, `length_wild_p`, `raw_n_eff_clusters`,
+        `n_eff_clusters` (behind the LC rate), `few_clusters`, `method` — rates in %.
     """
     by = list(by)
+    check_choice("inference", inference, INFERENCE)
     if not model_slot:
         return pd.DataFrame(columns=[*by, *_WINRATE_COLUMNS])
     check_choice("model_slot", model_slot, SLOTS)
@@ -146,13 +168,25 @@ def length_controlled_winrate(
             n_boot=n_boot,
             seed=seed,
             level=level,
+            inference=inference,
+            wild_mode=wild,
+            key=key,
         )
         rows.append({**dict(zip(by, key, strict=True)), **row, "len_unit": unit})
     return pd.DataFrame(rows, columns=[*by, *_WINRATE_COLUMNS])
 
 
 def _group_winrate(
-    g: pd.DataFrame, *, model_slot: str, transform: str, n_boot: int, seed: int, level: float
+    g: pd.DataFrame,
+    *,
+    model_slot: str,
+    transform: str,
+    n_boot: int,
+    seed: int,
+    level: float,
+    inference: str,
+    wild_mode: str,
+    key: tuple,
 ) -> dict[str, Any]:
     """Return the `length_controlled_winrate` values of one group (no `by`, no unit)."""
     other = "pos" if model_slot == "neg" else "neg"
@@ -161,16 +195,24 @@ def _group_winrate(
     length, _ = design_length(lm - lb, transform)
     X = pd.DataFrame({"intercept": 1.0, "length": length})
     units = g["_unit"].to_numpy() if "_unit" in g.columns else None
+    raw_n_eff = np.nan
     if units is None:
         raw = stats.bootstrap_mean(y, n_boot=n_boot, seed=seed)
         raw_est, raw_low, raw_high = raw.estimate, raw.low, raw.high
     else:
         strata = (g["benchmark"].astype(str) + "|" + g["split"].astype(str)).to_numpy()
+        rate_kind = "bootstrap" if inference == "cluster" else "wild"
         rng = stats.rng_for(seed, "raw_winrate", model_slot)
-        r = cluster_rate(y, units, n_boot=n_boot, rng=rng, level=level, strata=strata)
+        if rate_kind == "wild":
+            rng = estimates.seeded(seed, "raw_winrate", model_slot, *key)
+        r = cluster_rate(
+            y, units, n_boot=n_boot, rng=rng, level=level, strata=strata, inference=rate_kind
+        )
         raw_est, raw_low, raw_high = r["value"], r["ci_low"], r["ci_high"]
+        raw_n_eff = r["n_eff_clusters"]
     hard = preference_for_slot(g, slot=model_slot, soft=False)
-    lc, lcoef, lp, note = _lc_fit(y, X, units, level=level)
+    rng = estimates.seeded(seed, "lc_winrate", model_slot, *key)
+    lc = _lc_fit(y, X, units, level=level, inference=inference, wild_mode=wild_mode, rng=rng)
     slot_model = g.get(f"model_{model_slot}", pd.Series(dtype="string")).dropna()
     slot_base = g.get(f"model_{other}", pd.Series(dtype="string")).dropna()
     return {
@@ -182,43 +224,107 @@ def _group_winrate(
         "raw_low": 100 * raw_low,
         "raw_high": 100 * raw_high,
         "discrete_winrate": 100 * float(np.nanmean(hard)),
-        "lc_winrate": 100 * lc[0],
-        "lc_low": 100 * lc[1],
-        "lc_high": 100 * lc[2],
-        "length_coef": lcoef[0],
-        "length_low": lcoef[1],
-        "length_high": lcoef[2],
-        "length_p": lp,
         "mean_len_model": float(lm.mean()),
         "mean_len_baseline": float(lb.mean()),
-        "note": note,
+        "raw_n_eff_clusters": raw_n_eff,
+        **lc,
     }
 
 
 def _lc_fit(
-    y: np.ndarray, X: pd.DataFrame, units: np.ndarray | None, *, level: float
-) -> tuple[list[float], list[float], float, str]:
-    """Fit the win-rate GLM; return LC rate + interval, length coef + CI, p, note.
+    y: np.ndarray,
+    X: pd.DataFrame,
+    units: np.ndarray | None,
+    *,
+    level: float,
+    inference: str,
+    wild_mode: str,
+    rng: np.random.Generator,
+) -> dict[str, Any]:
+    """Fit the win-rate GLM; return the LC rate, its interval and the length term's columns.
 
-    The LC rate is expit(intercept) with the interval of the intercept (cluster-robust with
-    a t(G − 1) reference by `units`; HC0 and normal without) mapped through expit; a
+    The LC rate is expit(intercept) with the interval of the intercept mapped through expit
+    (`glm.term_inference` by `units`; HC0 and normal without units, the legacy); a
     degenerate group (all wins, constant length) gives NaN values and a note.
     """
-    groups = None if units is None else pd.factorize(units)[0]
-    res, note = fit_binomial(y, X, groups)
-    if res is None or not np.isfinite(res.bse.to_numpy()).all():
-        return [np.nan] * 3, [np.nan] * 3, np.nan, note or "fit failed: degenerate group"
-    terms = stats.glm_rows(res, terms=["intercept", "length"], level=level).set_index("term")
-    b0 = float(terms.loc["intercept", "coef"])
-    lo0, hi0 = float(terms.loc["intercept", "ci_low"]), float(terms.loc["intercept", "ci_high"])
-    lc = [_expit(b0), _expit(lo0), _expit(hi0)]
-    t = terms.loc["length"]
-    lcoef = [float(t["coef"]), float(t["ci_low"]), float(t["ci_high"])]
-    return lc, lcoef, float(t["p_value"]), note
+    nan = float("nan")
+    out: dict[str, Any] = dict.fromkeys(
+        [
+            "lc_winrate",
+            "lc_low",
+            "lc_high",
+            "length_coef",
+            "length_low",
+            "length_high",
+            "length_p",
+            "lc_dof",
+            "lc_wild_low",
+            "lc_wild_high",
+            "lc_wild_p",
+            "length_wild_p",
+            "n_eff_clusters",
+        ],
+        nan,
+    )
+    out.update(few_clusters=True, method="no fit", note="")
+    if units is None:
+        res, note = fit_binomial(y, X, None)
+        if res is None or not np.isfinite(res.bse.to_numpy()).all():
+            out["note"] = note or "fit failed: degenerate group"
+            return out
+        t = stats.glm_rows(res, terms=["intercept", "length"], level=level).set_index("term")
+        i, ln = t.loc["intercept"], t.loc["length"]
+        out.update(
+            lc_winrate=100 * _expit(i["coef"]),
+            lc_low=100 * _expit(i["ci_low"]),
+            lc_high=100 * _expit(i["ci_high"]),
+            length_coef=float(ln["coef"]),
+            length_low=float(ln["ci_low"]),
+            length_high=float(ln["ci_high"]),
+            length_p=float(ln["p_value"]),
+            few_clusters=pd.NA,
+            method="HC0, normal reference (verdicts independent)",
+            note=note,
+        )
+        return out
+    rows, note = term_inference(
+        y,
+        X,
+        units,
+        terms=["intercept", "length"],
+        inference=inference,
+        wild_mode=wild_mode,
+        wild_terms=("intercept", "length"),
+        level=level,
+        rng=rng,
+    )
+    i, ln = rows
+    if not np.isfinite(i["std_error"]):
+        out["note"] = note or "fit failed: degenerate group"
+        return out
+    out.update(
+        lc_winrate=100 * _expit(i["coef"]),
+        lc_low=100 * _expit(i["ci_low"]),
+        lc_high=100 * _expit(i["ci_high"]),
+        length_coef=ln["coef"],
+        length_low=ln["ci_low"],
+        length_high=ln["ci_high"],
+        length_p=ln["p_value"],
+        lc_dof=i["dof"],
+        lc_wild_low=100 * _expit(i["wild_low"]),
+        lc_wild_high=100 * _expit(i["wild_high"]),
+        lc_wild_p=i["wild_p"],
+        length_wild_p=ln["wild_p"],
+        n_eff_clusters=i["n_eff_clusters"],
+        few_clusters=i["few_clusters"],
+        method=i["method"],
+        note=note,
+    )
+    return out
 
 
 def _expit(x: float) -> float:
-    return float(1.0 / (1.0 + np.exp(-x)))
+    return float(1.0 / (1.0 + np.exp(-float(x))))
 
 
 def compare_published(
