@@ -23,6 +23,10 @@ from judgelab.core import cr2, wild
 
 #: GLM families by name.
 FAMILIES = ("binomial", "poisson")
+#: IRLS iterations of one restricted fit (warm-started from the previous one).
+MAX_ITER = 50
+#: Interval ends are located to this share of the CR2 standard error (display precision).
+TOLERANCE = 0.01
 
 
 class GlmWildResult(NamedTuple):
@@ -55,7 +59,7 @@ def _fit(y: np.ndarray, X: np.ndarray, family: str, offset: np.ndarray | None, s
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         model = sm.GLM(y, X, family=_family(family), offset=offset)
-        return model.fit(start_params=start, maxiter=100)
+        return model.fit(start_params=start, maxiter=MAX_ITER)
 
 
 class _Scores:
@@ -164,15 +168,15 @@ def _bound(
     scores.start = None
     inside, step = est, 2.0 * se
     outside = est + side * step
-    for _ in range(30):
+    for _ in range(12):
         if _p(scores.efficient(outside), V) < alpha:
             break
         inside, outside = outside, outside + side * step
         step *= 2.0
     else:
         return float(side * np.inf)
-    tol = 1e-3 * se
-    for _ in range(40):
+    tol = TOLERANCE * se
+    for _ in range(30):
         if abs(outside - inside) <= tol:
             break
         mid = 0.5 * (inside + outside)
