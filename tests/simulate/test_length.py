@@ -14,6 +14,7 @@ import statsmodels.api as sm
 
 from judgelab.analyses import length
 from judgelab.simulate import length as sim
+from judgelab.simulate import length_context as sim_ctx
 from judgelab.simulate.base import Design, scenario
 
 BIG = Design(n_clusters=600, per_cluster=5, icc=0.3)
@@ -27,7 +28,7 @@ def test_i33_1_null_truths_are_the_tested_values_with_varying_slopes():
         s = sim.pairwise_lengths(np.random.default_rng(1), design, p_longer_better=0.5)
         assert abs(s.truth["length_coef"] - 0.0) < 0.002
         assert abs(s.truth["p_longer_balanced"] - 0.5) < 0.002
-        c = sim.context_lengths(np.random.default_rng(1), design)
+        c = sim_ctx.context_lengths(np.random.default_rng(1), design)
         assert abs(c.truth["context_slope"]) < 0.002
     # with a gold/length confound the balanced rate stays 0.5 (non-collapsibility shifts
     # only the logistic working model's coefficient, and only a little)
@@ -76,7 +77,7 @@ def test_i33_1_unequal_clusters_heavy_ratios_and_mnar_invalids():
 
 @pytest.mark.slow
 def test_i33_1_context_invalids_tied_to_correctness_and_summary_length():
-    s = sim.context_lengths(
+    s = sim_ctx.context_lengths(
         np.random.default_rng(5), VARYING, intercept=0.0, invalid=0.1, invalid_wrong=2.0
     )
     j = s.judgments.merge(s.items[["item_id", "len_response"]], on="item_id")
@@ -114,7 +115,7 @@ def test_pairwise_alternative_plants_the_balanced_truth():
 
 
 def test_context_documents_share_lengths_and_trend():
-    s = sim.context_lengths(np.random.default_rng(3), BIG, slope=-0.4)
+    s = sim_ctx.context_lengths(np.random.default_rng(3), BIG, slope=-0.4)
     it = s.items
     assert it.groupby("cluster")["len_context"].nunique().eq(1).all()  # a document property
     assert it["len_context"].max() > 8 * it["len_context"].median()  # heavy right tail
@@ -127,14 +128,14 @@ def test_context_documents_share_lengths_and_trend():
 
 
 def test_lc_winrate_null_truth_is_the_marginal_win_rate():
-    s = sim.lc_winrate(np.random.default_rng(4), BIG)
+    s = sim_ctx.lc_winrate(np.random.default_rng(4), BIG)
     chosen = s.judgments["chosen"].dropna()
     assert (chosen == "neg").mean() == pytest.approx(s.truth["lc_winrate"], abs=0.03)
     assert (s.items["len_neg"].median() / s.items["len_pos"].median()) == pytest.approx(1.3, 0.1)
 
 
 def test_lc_winrate_meta_is_json_text_the_verdicts_read():
-    s = sim.lc_winrate(np.random.default_rng(5), Design(n_clusters=4, per_cluster=5, icc=0.3))
+    s = sim_ctx.lc_winrate(np.random.default_rng(5), Design(n_clusters=4, per_cluster=5, icc=0.3))
     assert all(
         json.loads(m) == {"model_pos": "baseline", "model_neg": "model"} for m in s.items["meta"]
     )

@@ -42,6 +42,7 @@ COLUMNS = (
     "ci_low",
     "ci_high",
     "n",
+    "n_eff_clusters",
     "p_value",
     "status",
     "note",
@@ -339,7 +340,7 @@ def na(why: str) -> list[dict]:
 
 
 def rows(frame: pd.DataFrame, *, headline: str) -> list[dict]:
-    """Turn rows with scope/value/ci_low/ci_high/n(/p_value/note) into card rows.
+    """Turn rows with scope/value/ci_low/ci_high/n(/n_eff_clusters/p_value/note) into card rows.
 
     The row whose scope is `headline` is the measure's headline; a NaN value is n/a.
     """
@@ -356,6 +357,7 @@ def rows(frame: pd.DataFrame, *, headline: str) -> list[dict]:
                 ci_low=float(r.ci_low),
                 ci_high=float(r.ci_high),
                 n=int(r.n),
+                n_eff_clusters=float(getattr(r, "n_eff_clusters", np.nan)),
                 p_value=float(getattr(r, "p_value", np.nan)),
                 status="n/a" if undefined else "ok",
                 note=note or ("undefined here (no units or no gold)" if undefined else ""),

@@ -383,6 +383,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--batch", metavar="ID", help="only this batch (default: all running)")
     p.set_defaults(func=_guarded(_cmd_cancel))
 
+    _register_abandon(cmds)
+    _register_ingest_and_ray(cmds)
+
+
+def _register_abandon(cmds: argparse._SubParsersAction) -> None:
+    """Add `batch abandon`."""
     p = cmds.add_parser(
         "abandon",
         help="give up a broken batch: its record stays, its requests go to the next submit",
@@ -401,6 +407,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.set_defaults(func=_guarded(_cmd_abandon))
 
+
+def _register_ingest_and_ray(cmds: argparse._SubParsersAction) -> None:
+    """Add `batch ingest` and `batch ray`."""
     p = cmds.add_parser("ingest", help="ingest batch output files (vLLM run-batch, OpenAI)")
     p.add_argument("files", nargs="+", metavar="OUT.jsonl", help="batch output files")
     _judge_args(p)

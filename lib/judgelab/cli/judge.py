@@ -165,7 +165,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="print requests, cache hits, estimated tokens and cost; call nothing",
     )
-    # issue 19 item 7 (begin): evict flagged cache entries
+    _cache_and_backend_args(p)
+    p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    p.set_defaults(func=_cmd_judge)
+
+
+def _cache_and_backend_args(p: argparse.ArgumentParser) -> None:
+    """Add the options about cached answers, batch-held keys and the back-end."""
     p.add_argument(
         "--evict-invalid",
         action="store_true",
@@ -173,7 +179,6 @@ def register(sub: argparse._SubParsersAction) -> None:
         "text UTF-8 cannot encode, unreadable entries) so they are requested, and paid, "
         "again; without it they are kept and used (usage recorded as unknown)",
     )
-    # issue 19 item 7 (end)
     p.add_argument(
         "--request-held",
         action="store_true",
@@ -199,8 +204,6 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="S",
         help="--backend batch --wait: seconds between polls (default 30)",
     )
-    p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
-    p.set_defaults(func=_cmd_judge)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

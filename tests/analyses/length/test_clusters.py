@@ -10,6 +10,7 @@ import pytest
 
 from judgelab.analyses import length
 from judgelab.simulate import length as sim
+from judgelab.simulate import length_context as sim_ctx
 from judgelab.simulate.base import Design
 
 CLUSTERED = Design(n_clusters=40, per_cluster=10, icc=0.5)
@@ -17,7 +18,7 @@ CLUSTERED = Design(n_clusters=40, per_cluster=10, icc=0.5)
 
 @pytest.fixture(scope="module")
 def docs():
-    s = sim.context_lengths(np.random.default_rng(11), CLUSTERED)
+    s = sim_ctx.context_lengths(np.random.default_rng(11), CLUSTERED)
     return length.item_table(s.items, s.judgments)
 
 
@@ -87,7 +88,7 @@ def test_length_term_is_the_log2_ratio():
 
 
 def test_lc_winrate_clusters_by_default():
-    s = sim.lc_winrate(np.random.default_rng(14), CLUSTERED)
+    s = sim_ctx.lc_winrate(np.random.default_rng(14), CLUSTERED)
     v = length.pairwise_verdicts(s.items, s.judgments)
     new = length.length_controlled_winrate(v, by=("judge",), n_boot=400).iloc[0]
     old = length.length_controlled_winrate(v, by=("judge",), n_boot=400, cluster=None).iloc[0]

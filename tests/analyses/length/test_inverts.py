@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from judgelab.analyses import length
 from judgelab.simulate import length as sim
+from judgelab.simulate import length_context as sim_ctx
 from judgelab.simulate.base import scenario
 
 DESIGN = scenario("unequal/varying/G8/n48").design()
@@ -65,7 +66,7 @@ def test_i33_2_length_regression_p_inverts_both_intervals(seed, G, bias):
 
 
 def test_i33_2_context_trend_p_inverts_both_intervals():
-    s = sim.context_lengths(np.random.default_rng(3), replace(DESIGN, per_cluster=12))
+    s = sim_ctx.context_lengths(np.random.default_rng(3), replace(DESIGN, per_cluster=12))
     table = length.item_table(s.items, s.judgments)
     row = length.context_trend(table, n_boot=399).iloc[0]
     assert row["se"] == "CR2" and row["method"].startswith("CR2, Bell-McCaffrey")

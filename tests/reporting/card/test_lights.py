@@ -108,3 +108,19 @@ def test_self_and_answered_lights_read_the_test_not_the_estimate():
     assert lights.loc["Answerability", "light"] == "amber"
     strong = headline_frame([{"measure": "answered_gap", "value": 0.4, "n": 100, "p_value": 0.01}])
     assert card.traffic_lights(strong).set_index("bias").loc["Answerability", "light"] == "red"
+
+
+def test_few_effective_clusters_give_uncertain_not_a_colour():
+    m = headline_frame(
+        [
+            {"measure": "pos_a_rate", "value": 0.9, "n": 100, "n_eff_clusters": 6.2},
+            {"measure": "consistency", "value": 0.95, "n": 100, "n_eff_clusters": 40.0},
+            {"measure": "invalid_rate", "value": 0.5, "n": 100},  # unknown: graded as before
+        ]
+    )
+    lights = card.traffic_lights(m).set_index("measure")
+    assert lights.loc["pos_a_rate", "light"] == "uncertain"
+    assert "few effective clusters (6.2 < 20)" in lights.loc["pos_a_rate", "note"]
+    assert lights.loc["consistency", "light"] == "green"
+    assert lights.loc["invalid_rate", "light"] == "red"
+    assert card.LIGHT_COLOURS["uncertain"].startswith("#")

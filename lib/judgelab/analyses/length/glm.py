@@ -183,23 +183,33 @@ def term_inference(
             "n_eff_clusters": n_eff,
             "few_clusters": bool(not n_eff >= clusters.FEW_EFFECTIVE),
         }
-        if inference == "cr2":
-            chosen = (c.ci_low, c.ci_high, c.p_value)
-            method = f"CR2, Bell-McCaffrey t({c.dof:.1f})"
-        elif inference == "wild":
-            chosen = (w_low, w_high, w_p)
-            method = "wild cluster score bootstrap, restricted"
-        else:
-            ci = legacy.conf_int(alpha=1 - level)
-            chosen = (
-                float(ci.loc[name].iloc[0]),
-                float(ci.loc[name].iloc[1]),
-                float(legacy.pvalues[name]),
-            )
-            method = f"CR1, t({len(np.unique(codes)) - 1})"
+        chosen, method = _reported(inference, name, c, (w_low, w_high, w_p), legacy, level, codes)
         row.update(ci_low=chosen[0], ci_high=chosen[1], p_value=chosen[2], method=method)
         rows.append(row)
     return rows, note
+
+
+def _reported(
+    inference: str,
+    name: str,
+    c: cr2.CR2Result,
+    wild_row: tuple[float, float, float],
+    legacy: Any,
+    level: float,
+    codes: np.ndarray,
+) -> tuple[tuple[float, float, float], str]:
+    """Return the (low, high, p) `inference` reports for one term, and its method label."""
+    if inference == "cr2":
+        return (c.ci_low, c.ci_high, c.p_value), f"CR2, Bell-McCaffrey t({c.dof:.1f})"
+    if inference == "wild":
+        return wild_row, "wild cluster score bootstrap, restricted"
+    ci = legacy.conf_int(alpha=1 - level)
+    chosen = (
+        float(ci.loc[name].iloc[0]),
+        float(ci.loc[name].iloc[1]),
+        float(legacy.pvalues[name]),
+    )
+    return chosen, f"CR1, t({len(np.unique(codes)) - 1})"
 
 
 __all__ = [

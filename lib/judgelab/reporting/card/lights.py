@@ -10,9 +10,11 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
+import numpy as np
 import pandas as pd
 
 from judgelab.analyses import registry
+from judgelab.core import clusters
 from judgelab.reporting.card.measures import MEASURES, headlines
 
 #: Traffic-light rows: bias → (threshold key, headline measure). Order = order on the page.
@@ -62,6 +64,7 @@ LIGHT_COLOURS = {
     "amber": "#f0a30a",
     "red": "#d73027",
     "grey": "#9e9e9e",
+    "uncertain": "#c6dbef",
     "n/a": "#ffffff",
 }
 _EPS = 1e-9  # rates such as 0.55 − 0.5 carry float noise; a boundary value counts as inside
@@ -97,6 +100,12 @@ def _graded(value: float, how: str) -> float:
     if how == "abs":
         return abs(value)
     return value
+
+
+def _few_clusters(r: pd.Series, least: float) -> bool:
+    """Whether a headline rests on fewer than `least` effective clusters (NaN: unknown)."""
+    g = r.get("n_eff_clusters", np.nan)
+    return bool(np.isfinite(float(g)) and float(g) < least) if g is not None else False
 
 
 def tested_light(graded: str, p_value: float, alpha: float) -> tuple[str, str]:
@@ -161,17 +170,21 @@ def traffic_lights(
     thresholds: Mapping[str, Sequence[float]] | None = None,
     min_n: int = 30,
     alpha: float = 0.05,
+    min_eff_clusters: float = clusters.FEW_EFFECTIVE,
 ) -> pd.DataFrame:
     """Grade each judge's headline per bias: one row per judge × `LIGHTS` row.
 
     A bias whose measure does not apply gets `light = "n/a"` with the reason; one with fewer
-    than `min_n` units (n) gets `grey` ("too few").
+    than `min_n` units (n) gets `grey` ("too few"); one whose number rests on fewer than
+    `min_eff_clusters` effective clusters gets `uncertain` instead of a colour (its interval
+    is honest, but a colour would read as settled).
 
     Args:
         measures: `collect_measures` / `collect` output.
         thresholds: Threshold key → [green limit, amber limit] (`DEFAULT_THRESHOLDS`).
         min_n: Smallest n graded.
         alpha: Level of the tests behind the `TESTED` measures' lights (`tested_light`).
+        min_eff_clusters: Fewest effective clusters graded with a colour.
 
     Returns:
         `source`, `judge`, `bias`, `measure`, `value`, `ci_low`, `ci_high`, `n`, `graded`
@@ -197,6 +210,7 @@ def traffic_lights(
                 "ci_low": r["ci_low"],
                 "ci_high": r["ci_high"],
                 "n": int(r["n"]),
+                "n_eff_clusters": r.get("n_eff_clusters", np.nan),
                 "rule": rules[bias],
                 "note": r["note"],
             }
@@ -205,6 +219,13 @@ def traffic_lights(
             elif int(r["n"]) < min_n:
                 out["light"] = "grey"
                 out["note"] = f"too few to grade (n {int(r['n'])} < {min_n})"
+            elif _few_clusters(r, min_eff_clusters):
+                out["light"] = "uncertain"
+                g = float(r["n_eff_clusters"])
+                out["note"] = (
+                    f"uncertain: few effective clusters ({g:.1f} < {min_eff_clusters:g}); "
+                    f"the interval is the honest answer"
+                )
             else:
                 graded = _graded(float(r["value"]), how)
                 out["graded"] = graded
@@ -217,6 +238,6 @@ def traffic_lights(
                     note = r["note"] if isinstance(r["note"], str) else ""
                     out["note"] = "; ".join(x for x in (note, why) if x)
             rows.append(out)
-    cols = ["source", "judge", "bias", "measure", "value", "ci_low", "ci_high", "n", "graded",
-            "light", "rule", "note"]  # fmt: skip
+    cols = ["source", "judge", "bias", "measure", "value", "ci_low", "ci_high", "n",
+            "n_eff_clusters", "graded", "light", "rule", "note"]  # fmt: skip
     return pd.DataFrame(rows, columns=cols)

@@ -158,6 +158,9 @@ def measures_view(measures: pd.DataFrame, *, digits: int = 3) -> pd.DataFrame:
             "scope": measures["scope"],
             "value [95% CI]": measures.apply(fmt, axis=1),
             "n": measures["n"],
+            "eff. clusters": measures.get("n_eff_clusters", pd.Series(dtype=float)).map(
+                lambda g: "" if pd.isna(g) else f"{g:.1f}"
+            ),
             "p": measures["p_value"].map(lambda p: "" if pd.isna(p) else f"{p:.3g}"),
             "note": measures["note"],
         }

@@ -28,6 +28,7 @@ import pandas as pd
 from judgelab.analyses import length
 from judgelab.reporting.calibration.harness import Check, Outcome
 from judgelab.simulate import length as sim
+from judgelab.simulate import length_context as sim_ctx
 from judgelab.simulate.base import Design, Scenario, Simulation
 
 FAMILY = "length"
@@ -63,7 +64,7 @@ def simulate_context(
 ) -> Simulation:
     """Documents with heavy-tailed contexts; the alternative plants a falling trend."""
     slope = 0.0 if hypothesis == "null" else CONTEXT_SLOPE
-    return sim.context_lengths(rng, _design(shape), slope=slope)
+    return sim_ctx.context_lengths(rng, _design(shape), slope=slope)
 
 
 def simulate_lc(
@@ -71,7 +72,7 @@ def simulate_lc(
 ) -> Simulation:
     """A longer-writing model against a baseline; the alternative plants a length preference."""
     bias = 0.0 if hypothesis == "null" else LC_BIAS
-    return sim.lc_winrate(rng, _design(shape), bias=bias)
+    return sim_ctx.lc_winrate(rng, _design(shape), bias=bias)
 
 
 #: Pairs without a gold/length confound (regression checks).
