@@ -257,6 +257,11 @@ CASES: list[tuple[str, str, str, list[str]]] = [
      ["batch batch_000007", "not broken", "--force"]),
     ("batch_abandon_unknown", "batch abandon", "an id no batch has",
      ["no batch 'batch_nope'"]),
+    # --- issue 33: inference options of the library calls the notebooks make ---
+    ("self_vs_others_inference", "correctness.self_vs_others", "inference='normal'",
+     ["inference must be one of ('wild', 'bootstrap')", "got 'normal'"]),
+    ("compare_conditions_test", "reference.compare_conditions", "test='wald'",
+     ["test must be one of ('wild', 'bootstrap', 'mcnemar')", "got 'wald'"]),
 ]  # fmt: skip
 
 # What a failure writes on purpose (globs under the output root), by case.
@@ -273,6 +278,24 @@ def builds(name):
         return fn
 
     return register
+
+
+# ---------------------------------------------------------------- issue 33 (library calls)
+
+
+@builds("self_vs_others_inference")
+def _(d):
+    from judgelab.analyses import correctness
+
+    marked = pd.DataFrame(columns=["judge", "candidate_is_judge", "human", "verdict"])
+    return lambda: correctness.self_vs_others(marked, inference="normal")
+
+
+@builds("compare_conditions_test")
+def _(d):
+    from judgelab.analyses import reference
+
+    return lambda: reference.compare_conditions(pd.DataFrame(), test="wald")
 
 
 # ---------------------------------------------------------------- tables

@@ -22,6 +22,7 @@ from judgelab.analyses.correctness.compare import (
 )
 from judgelab.analyses.correctness.rates import (
     CLUSTER,
+    INFERENCE,
     INVALID_POLICIES,
     correctness_rates,
     groups_of,
@@ -205,6 +206,7 @@ def self_vs_others(
     _require(table, [*by, "candidate_is_judge", "human", "verdict"], "self_vs_others")
     check_metrics(metrics)
     check_choice("invalid_policy", invalid_policy, INVALID_POLICIES)
+    check_choice("inference", inference, INFERENCE)
     data = table[table["candidate_is_judge"].notna()]
     keys = by + (["self_level"] if "self_level" in data.columns and "self_level" not in by else [])
     rows = []
@@ -388,6 +390,7 @@ def kappa_by_answered(
         answered_incorrectly) after the `by` columns.
     """
     _require(table, ["judge_answered", *by], "kappa_by_answered")
+    check_choice("inference", inference, INFERENCE)
     judges = table.loc[table["judge_answered"].notna(), "judge"].unique()
     data = table[table["judge"].isin(judges)]
     parts = [data.assign(subset="overall")]
@@ -452,6 +455,7 @@ def answered_gap(
     _require(table, ["judge_answered", "human", "verdict", *by], "answered_gap")
     check_metrics(metrics)
     check_choice("invalid_policy", invalid_policy, INVALID_POLICIES)
+    check_choice("inference", inference, INFERENCE)
     data = table[table["judge_answered"].isin(["correct", "incorrect"])]
     names = ("correctly", "incorrectly")
     rows = []
