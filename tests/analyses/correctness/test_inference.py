@@ -73,11 +73,18 @@ def test_inf2_6_both_invalid_policies_side_by_side_and_a_changed_conclusion_is_m
     assert by.loc["error", "others"] == pytest.approx(0.5)
     assert by.loc["exclude", "p_value"] < 0.05 <= by.loc["error", "p_value"]
     assert out["policy_sensitive"].all()
+    sides = correctness.policy_sides(out).iloc[0]  # a column per policy, the reading in words
+    assert sides["p_value_excluded"] < 0.05 <= sides["p_value_as_errors"]
+    assert sides["reading"].startswith("DEPENDS on invalid verdicts: significant")
     # the same conclusion under both policies is not marked
     same = _lenient(30, 27, ("Correct", "Incorrect", "Incorrect", None))
     both = correctness.self_vs_others(same, metrics=("fpr",), n_boot=999)
     assert len(both) == 2 and not both["policy_sensitive"].any()
     assert (both["p_value"] < 0.05).all()
+    assert correctness.policy_sides(both)["reading"].str.startswith("same conclusion").all()
+    clean = _lenient(30, 27, ("Correct", "Incorrect"))  # no invalid verdicts: one policy
+    one = correctness.policy_sides(correctness.self_vs_others(clean, metrics=("fpr",)))
+    assert one["reading"].iloc[0].endswith("no invalid verdicts, one policy")
 
 
 def test_kappa_linearization_averages_to_kappa_and_matches_its_derivative():

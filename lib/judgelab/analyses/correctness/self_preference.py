@@ -291,7 +291,7 @@ def _reading(r: dict, alpha: float) -> str:
     if errors == "no row":
         return f"{excluded}; no invalid verdicts, one policy"
     if not r["policy_sensitive"]:
-        return f"same conclusion either way: {excluded} excluded, {errors} as errors"
+        return f"same conclusion either way: {excluded} when excluded, {errors} as errors"
     return f"DEPENDS on invalid verdicts: {excluded} when excluded, {errors} as errors"
 
 
