@@ -84,17 +84,28 @@ def estimate_rate(sim: Simulation, options: Mapping[str, Any], *, metric: str) -
     return _outcome(row, "value", "ci_low", "ci_high", test=False)
 
 
+_SELF: list[Any] = [None, None, None]
+
+
 def estimate_self(
     sim: Simulation, options: Mapping[str, Any], *, metric: str, policy: str = "exclude"
 ) -> Outcome:
-    """`self_vs_others` (model level): self − others, its interval and p (or why declined)."""
-    marked = correctness.mark_self(_table(sim), judge_candidate=sim.params["judge_candidate"])
-    sv = correctness.self_vs_others(
-        marked, metrics=(metric,), invalid_policy=policy, missing_as_error=False, **options
-    )
+    """`self_vs_others` (model level): self − others, its interval and p (or why declined).
+
+    One call gives the rows of both invalid policies (`missing_as_error`); the checks of the
+    two policies share it.
+    """
+    key = (metric, sorted(options.items()))
+    if _SELF[0] is not sim.judgments or _SELF[1] != key:
+        marked = correctness.mark_self(_table(sim), judge_candidate=sim.params["judge_candidate"])
+        sv = correctness.self_vs_others(marked, metrics=(metric,), **options)
+        _SELF[:] = [sim.judgments, key, sv]
+    sv = _SELF[2]
     if sv.empty:
         return Outcome(float("nan"), declined="no own-model or no other answers")
-    return _outcome(sv.iloc[0], "diff", "diff_low", "diff_high", test=True)
+    rows = sv[sv["invalid_policy"] == policy]
+    row = rows.iloc[0] if len(rows) else sv.iloc[0]  # no invalid verdict: the policies agree
+    return _outcome(row, "diff", "diff_low", "diff_high", test=True)
 
 
 def estimate_gap(sim: Simulation, options: Mapping[str, Any], *, metric: str) -> Outcome:
