@@ -139,7 +139,7 @@ def inverts(low: float, high: float, p: float) -> bool:
     return min(abs(low), abs(high)) < 1e-3 * (high - low) or inside == (p >= 0.05)
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=15, deadline=None)
 @given(data=_tables())
 def test_inf2_2_p_value_inverts_the_reported_interval(data):
     """Every p-value beside an interval rejects exactly outside it (self − others, gap)."""

@@ -9,7 +9,7 @@ from judgelab.reporting.calibration import run, summarise
 from judgelab.reporting.calibration.checks import correctness, reference
 from judgelab.simulate.base import scenario
 
-R = 16
+R = 12
 SCENARIOS = [scenario("balanced/constant/G50/n250"), scenario("unequal/varying/G15/n240")]
 NAMES = {"correctness.fpr", "correctness.self_fpr_diff", "reference.condition_diff"}
 
