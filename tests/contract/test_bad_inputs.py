@@ -282,6 +282,11 @@ CASES: list[tuple[str, str, str, list[str]]] = [
     ("import_rows_clash", "data import-file", "the same file, verdicts mapped backwards",
      ["{d}/j.csv", "3 judgments rows of", "different content", "{d}/m.yaml",
       "--replace"]),
+    # --- issue 33: inference options of the library calls the notebooks make ---
+    ("self_vs_others_inference", "correctness.self_vs_others", "inference='normal'",
+     ["inference must be one of ('wild', 'bootstrap')", "got 'normal'"]),
+    ("compare_conditions_test", "reference.compare_conditions", "test='wald'",
+     ["test must be one of ('wild', 'bootstrap', 'mcnemar')", "got 'wald'"]),
 ]  # fmt: skip
 
 # What a failure writes on purpose (globs under the output root), by case.
@@ -300,6 +305,24 @@ def builds(name):
         return fn
 
     return register
+
+
+# ---------------------------------------------------------------- issue 33 (library calls)
+
+
+@builds("self_vs_others_inference")
+def _(d):
+    from judgelab.analyses import correctness
+
+    marked = pd.DataFrame(columns=["judge", "candidate_is_judge", "human", "verdict"])
+    return lambda: correctness.self_vs_others(marked, inference="normal")
+
+
+@builds("compare_conditions_test")
+def _(d):
+    from judgelab.analyses import reference
+
+    return lambda: reference.compare_conditions(pd.DataFrame(), test="wald")
 
 
 # ---------------------------------------------------------------- tables

@@ -21,13 +21,15 @@ def test_self_vs_others_difference_and_paired_bootstrap(table_of):
         level="family",
     )
     assert t["candidate_is_judge"].tolist() == [True, False] * 4  # exact name beats the glob
-    out = correctness.self_vs_others(t, metrics=("fpr",), n_boot=500, seed=1).iloc[0]
+    few = {"min_own": 1, "min_own_clusters": 1}  # 4 own negatives: below the defaults
+    out = correctness.self_vs_others(t, metrics=("fpr",), n_boot=500, seed=1, **few).iloc[0]
     assert (out["self"], out["others"], out["diff"]) == (0.75, 0.25, 0.5)
     assert (out["n_self"], out["n_others"], out["n_clusters"]) == (4, 4, 4)
+    assert (out["n_clusters_self"], out["n_clusters_both"], out["declined"]) == (4, 4, "")
     assert out["diff_low"] <= 0.5 <= out["diff_high"]
     # paired resampling: a question where self says Correct never removes the others' row
     assert 0 <= out["p_value"] <= 1
-    again = correctness.self_vs_others(t, metrics=("fpr",), n_boot=500, seed=1).iloc[0]
+    again = correctness.self_vs_others(t, metrics=("fpr",), n_boot=500, seed=1, **few).iloc[0]
     assert again["diff_low"] == out["diff_low"]  # seeded
 
 

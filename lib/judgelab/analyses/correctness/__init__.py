@@ -18,6 +18,7 @@ The face of the correctness family:
 from judgelab.analyses.correctness import plots
 from judgelab.analyses.correctness.pairs import pairwise_final, pairwise_kappa
 from judgelab.analyses.correctness.rates import (
+    INFERENCE,
     INVALID_POLICIES,
     RATE_METRICS,
     cohen_kappa,
@@ -26,6 +27,9 @@ from judgelab.analyses.correctness.rates import (
     rates_from_counts,
 )
 from judgelab.analyses.correctness.self_preference import (
+    MIN_OWN,
+    MIN_OWN_CLUSTERS,
+    POLICY_NAMES,
     SELF_LEVELS,
     SUBSETS,
     answered_gap,
@@ -33,6 +37,7 @@ from judgelab.analyses.correctness.self_preference import (
     kappa_by_answered,
     mark_answered,
     mark_self,
+    policy_sides,
     self_others_long,
     self_vs_others,
 )
@@ -45,9 +50,13 @@ from judgelab.analyses.correctness.table import (
 
 __all__ = [
     "CELLS",
+    "INFERENCE",
     "INVALID_POLICIES",
     "LABELS",
     "RATE_METRICS",
+    "MIN_OWN",
+    "MIN_OWN_CLUSTERS",
+    "POLICY_NAMES",
     "SELF_LEVELS",
     "SUBSETS",
     "answered_gap",
@@ -59,6 +68,7 @@ __all__ = [
     "kappa_by_answered",
     "mark_answered",
     "mark_self",
+    "policy_sides",
     "pairwise_final",
     "pairwise_kappa",
     "plots",

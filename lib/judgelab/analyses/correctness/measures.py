@@ -15,7 +15,7 @@ import pandas as pd
 
 from judgelab.analyses import correctness
 from judgelab.analyses.correctness.table import item_clusters
-from judgelab.analyses.registry import CardContext, measure, na, row, rows, unmet
+from judgelab.analyses.registry import CardContext, measure, na, rows, unmet
 
 FAMILY = "correctness"
 #: Why a pairwise judge has no measure that grades known candidates' answers.
@@ -128,11 +128,60 @@ def false_negative_rate(ctx: CardContext) -> list[dict]:
     return _rates(ctx, "fnr")
 
 
+#: Scope of the sensitivity rows that count invalid verdicts as errors.
+AS_ERRORS = " (invalid as errors)"
+
+
+def _notes(frame: pd.DataFrame, stems: tuple[str, str], level: float) -> list[str]:
+    """Return each comparison row's note: both sides, declines, few clusters, the policy."""
+    a, b = stems
+    notes = []
+    for r in frame.itertuples(index=False):
+        r = r._asdict()
+        parts = [f"{a} {r[a]:.3f} vs {b} {r[b]:.3f}"]
+        if r["declined"]:
+            parts.append(f"no test: {r['declined']}")
+        elif r["few_clusters"]:
+            parts.append(f"uncertain: few effective clusters ({r['n_eff_clusters']:.1f})")
+        if r["policy_sensitive"]:
+            other = frame[(frame["metric"] == r["metric"])
+                          & (frame["invalid_policy"] != r["invalid_policy"])]  # fmt: skip
+            p_other = float(other["p_value"].iloc[0]) if len(other) else float("nan")
+            parts.append(
+                f"conclusion depends on the invalid policy at α = {1 - level:g}: p = "
+                f"{r['p_value']:.3g} ({_policy_words(r['invalid_policy'])}) vs "
+                f"{p_other:.3g} ({_policy_words(str(other['invalid_policy'].iloc[0]))})"
+            )
+        if r["p_bound"]:
+            parts.append("p is a bound")
+        notes.append("; ".join(parts))
+    return notes
+
+
+def _policy_words(policy: str) -> str:
+    return "invalid excluded" if policy == "exclude" else "invalid counted as errors"
+
+
+def _comparison_rows(frame: pd.DataFrame, stems: tuple[str, str], level: float) -> list[dict]:
+    """Return the card frame of a two-sided comparison: scope, value, interval, n and note."""
+    frame = frame.reset_index(drop=True)
+    a, b = stems
+    card = frame.assign(
+        scope=frame["metric"] + np.where(frame["invalid_policy"] == "error", AS_ERRORS, ""),
+        value=frame["diff"],
+        ci_low=frame["diff_low"],
+        ci_high=frame["diff_high"],
+        n=frame[f"n_{a}"] + frame[f"n_{b}"],
+        note=_notes(frame, stems, level),
+    )
+    return card
+
+
 @measure(
     "self_gap",
     family=FAMILY,
     label="Self − others FPR",
-    doc="FPR on its own model's answers minus on others' (paired cluster bootstrap, test)",
+    doc="FPR on its own model's answers minus on others' (wild cluster bootstrap CI and test)",
     needs=("pointwise",),
     unmet={"pointwise": NO_GRADING},
     direction="abs",
@@ -142,6 +191,10 @@ def self_gap(ctx: CardContext) -> list[dict]:
 
     "Self" is the judge's own model (`judge_candidate`); the family level is a notebook option
     (05), not the card's headline. The light reads the test (`p_value`), not the estimate.
+    Too few own-model negatives (or clusters holding them) give no test and no light, the
+    reason in the note; where the judge has invalid verdicts, rows counting them as errors
+    (scope "<metric> (invalid as errors)") sit beside the default, and a conclusion that
+    differs between the two says so in both notes.
     """
     ctable, why = _graded(ctx)
     if ctable is None:
@@ -153,22 +206,19 @@ def self_gap(ctx: CardContext) -> list[dict]:
         marked = correctness.mark_self(ctable, judge_candidate=opts.judge_candidate)
     except ValueError as exc:
         return na(str(exc))
-    sv = correctness.self_vs_others(marked, missing_as_error=False, **ctx.boot)
+    sv = correctness.self_vs_others(marked, **ctx.boot)
     if sv.empty:
         return na("none of the graded answers is from its own model")
-    sv = sv.assign(
-        scope=sv["metric"],
-        value=sv["diff"],
-        ci_low=sv["diff_low"],
-        ci_high=sv["diff_high"],
-        n=sv["n_self"] + sv["n_others"],
-        note="self "
-        + sv["self"].round(3).astype(str)
-        + " vs others "
-        + sv["others"].round(3).astype(str)
-        + np.where(sv["p_bound"].astype(bool), " (p is a bound)", ""),
-    )
-    return rows(sv, headline="fpr")
+    return _with_declines(_comparison_rows(sv, ("self", "others"), ctx.boot["level"]), "fpr")
+
+
+def _with_declines(card: pd.DataFrame, headline: str) -> list[dict]:
+    """Return card rows; a declined row (no test) is n/a, so it gets no light."""
+    out = rows(card, headline=headline)
+    for r, declined in zip(out, card["declined"], strict=True):
+        if declined:
+            r["status"] = "n/a"
+    return out
 
 
 def _answered(ctx: CardContext) -> tuple[pd.DataFrame | None, str]:
@@ -218,9 +268,7 @@ def _gap(ctx: CardContext) -> tuple[pd.DataFrame | None, str]:
         marked, why = _answered(ctx)
         if marked is None:
             return None, why
-        gap = correctness.answered_gap(
-            marked, metrics=("kappa",), missing_as_error=False, **ctx.boot
-        )
+        gap = correctness.answered_gap(marked, metrics=("kappa",), **ctx.boot)
         if gap.empty:
             return None, "one answered subset is empty"
         return gap, ""
@@ -232,7 +280,8 @@ def _gap(ctx: CardContext) -> tuple[pd.DataFrame | None, str]:
     "answered_gap",
     family=FAMILY,
     label="Answered gap",
-    doc="kappa(answered correctly) − kappa(answered incorrectly), cluster bootstrap CI and test",
+    doc="kappa(answered correctly) − kappa(answered incorrectly), wild cluster bootstrap CI "
+    "and test",
     needs=("pointwise",),
     unmet={"pointwise": NO_GRADING},
     direction="abs",
@@ -240,25 +289,17 @@ def _gap(ctx: CardContext) -> tuple[pd.DataFrame | None, str]:
 def answered_gap(ctx: CardContext) -> list[dict]:
     """Kappa on questions answered correctly minus on those answered incorrectly (§4.5).
 
-    The interval and the p-value come from one cluster bootstrap over both subsets' questions
-    (`correctness.answered_gap`); the light reads the test, not the estimate.
+    The interval and the p-value come from one restricted wild cluster bootstrap over both
+    subsets' clusters (`correctness.answered_gap`, kappa linearized); the light reads the
+    test, not the estimate. The headline counts invalid verdicts out; where there are any, a
+    row counting them as errors sits beside it (a changed conclusion is noted in both).
     """
     gap, why = _gap(ctx)
     if gap is None:
         return na(why)
-    g = gap.iloc[0]
-    value = float(g["diff"])
-    return [
-        row(
-            "correctly − incorrectly",
-            headline=True,
-            value=value,
-            ci_low=float(g["diff_low"]),
-            ci_high=float(g["diff_high"]),
-            p_value=float(g["p_value"]),
-            n=int(g["n_correctly"] + g["n_incorrectly"]),
-            status="ok" if not np.isnan(value) else "n/a",
-            note=f"kappa {g['correctly']:.3f} vs {g['incorrectly']:.3f}"
-            + (" (p is a bound)" if bool(g["p_bound"]) else ""),
-        )
-    ]
+    card = _comparison_rows(gap, ("correctly", "incorrectly"), ctx.boot["level"])
+    card["scope"] = np.where(
+        card["invalid_policy"] == "error", "correctly − incorrectly" + AS_ERRORS,
+        "correctly − incorrectly",
+    )  # fmt: skip
+    return _with_declines(card, "correctly − incorrectly")

@@ -11,9 +11,10 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from judgelab.analyses.correctness.rates import cluster_matrix, groups_of
-from judgelab.core import stats
+from judgelab.analyses.correctness.rates import INFERENCE, cluster_matrix, groups_of
+from judgelab.core import clusters, estimates, stats
 from judgelab.core.schema import require_columns as _require
+from judgelab.errors import check_choice
 
 
 def pairwise_final(judgments: pd.DataFrame, *, groups: Sequence[str] = ("judge",)) -> pd.DataFrame:
@@ -54,11 +55,12 @@ def pairwise_kappa(
     *,
     by: Sequence[str] = ("judge",),
     cluster: str | None = None,
+    inference: str = "wild",
     n_boot: int = 1000,
     seed: int = 0,
     level: float = 0.95,
 ) -> pd.DataFrame:
-    """Return the symmetrized pairwise kappa per group with a bootstrap interval (spec 001 §4.1).
+    """Return the symmetrized pairwise kappa per group with its interval (spec 001 §4.1).
 
     Every pair counts in both orientations, so the human marginals are 50/50 and
     κ = (acc − (1 − t)/2) / (1 − (1 − t)/2) = (acc − wrong) / (2 − acc − wrong), with acc the
@@ -66,43 +68,100 @@ def pairwise_kappa(
     worse one, and t = 1 − acc − wrong the share of ties (order disagreements) and invalid
     items, which never agree.
 
+    The interval is `core.estimates.ratio`'s over the units (items, or `cluster`) of the
+    kappa's linearization — each item's pseudo-value κ̂ + IF_i averages to κ̂ — inverting the
+    restricted wild cluster bootstrap test (`inference="bootstrap"`: the earlier percentile
+    bootstrap).
+
     Args:
         final: Output of `pairwise_final` (gold = the `pos` response).
         by: Group columns.
         cluster: Column whose values are resampled (None = rows, i.e. items; pass a
             question column when several items share a question).
+        inference: `wild` (default) or `bootstrap` (the earlier default).
         n_boot: Bootstrap resamples B.
         seed: Seed of the bootstrap.
         level: Confidence level.
 
     Returns:
         One row per group: the `by` columns, `metric` ("kappa"), `value`, `ci_low`,
-        `ci_high`, `half_width`, `n`, `acc`, `tie_rate`.
+        `ci_high`, `half_width`, `n`, `acc`, `tie_rate`, `n_eff_clusters`, `few_clusters`,
+        `method`.
     """
     by = list(by)
+    check_choice("inference", inference, INFERENCE)
     _require(final, [*by, "final", *([cluster] if cluster else [])], "pairwise_kappa")
     rows = []
     for key, block in groups_of(final, by):
         f = block["final"].to_numpy()
         cells = np.column_stack([f == "pos", f == "neg", np.ones(len(f))]).astype(float)
-        mat = cluster_matrix(block, cells, cluster)
-        reps = stats.bootstrap_sums(mat, n_boot=n_boot, rng=stats.rng_for(seed, "pkappa", *key))
-        total = mat.sum(axis=0)
+        total = cells.sum(axis=0)
         n = total[2]
+        value = float(_sym_kappa(total))
+        if inference == "wild":
+            fields = _wild_kappa(cells, value, clusters.codes(block, cluster), n_boot,
+                                 estimates.seeded(seed, "pkappa", *key), level)  # fmt: skip
+        else:
+            mat = cluster_matrix(block, cells, cluster)
+            rng = stats.rng_for(seed, "pkappa", *key)
+            reps = stats.bootstrap_sums(mat, n_boot=n_boot, rng=rng)
+            fields = {
+                **stats.interval_fields(value, _sym_kappa(reps), level=level, half_width=True),
+                "n_eff_clusters": float("nan"),
+                "few_clusters": True,
+                "method": f"bootstrap, percentile (B={n_boot})",
+            }
         rows.append(
             {
                 **dict(zip(by, key, strict=True)),
                 "metric": "kappa",
-                **stats.interval_fields(
-                    float(_sym_kappa(total)), _sym_kappa(reps), level=level, half_width=True
-                ),
+                **fields,
                 "n": int(n),
                 "acc": float(total[0] / n) if n else float("nan"),
                 "tie_rate": float(1 - (total[0] + total[1]) / n) if n else float("nan"),
             }
         )
-    cols = [*by, "metric", "value", "ci_low", "ci_high", "half_width", "n", "acc", "tie_rate"]
+    cols = [*by, "metric", "value", "ci_low", "ci_high", "half_width", "n", "acc", "tie_rate",
+            "n_eff_clusters", "few_clusters", "method"]  # fmt: skip
     return pd.DataFrame(rows, columns=cols)
+
+
+def _wild_kappa(
+    cells: np.ndarray,
+    value: float,
+    unit: np.ndarray,
+    n_boot: int,
+    rng: np.random.Generator,
+    level: float,
+) -> dict:
+    """Return the interval fields of the symmetrized kappa from its linearization.
+
+    κ(T) with T = Σ [pos, neg, 1] is homogeneous of degree 0, so IF_i = n · ∂κ/∂T · c_i and
+    the pseudo-values κ̂ + IF_i average to κ̂ exactly.
+    """
+    nan = float("nan")
+    total = cells.sum(axis=0)
+    n = float(total[2])
+    if n == 0 or not np.isfinite(value):
+        return {"value": value, "ci_low": nan, "ci_high": nan, "half_width": nan,
+                "n_eff_clusters": nan, "few_clusters": True, "method": "no estimate"}  # fmt: skip
+    h = 1e-6 * n
+    step = np.eye(3) * h
+    grad = (_sym_kappa(total + step) - _sym_kappa(total - step)) / (2.0 * h)
+    pseudo = value + n * (cells @ grad)
+    est = estimates.ratio(
+        pseudo, np.ones(len(pseudo)), unit, level=level, n_boot=n_boot, rng=rng,
+        bounds=(-1.0, 1.0),
+    )  # fmt: skip
+    return {
+        "value": value,
+        "ci_low": est.ci_low,
+        "ci_high": est.ci_high,
+        "half_width": float(max(value - est.ci_low, est.ci_high - value)),
+        "n_eff_clusters": est.n_eff_clusters,
+        "few_clusters": est.few_clusters,
+        "method": est.method + " of the linearized kappa",
+    }
 
 
 def _sym_kappa(counts: np.ndarray) -> np.ndarray:

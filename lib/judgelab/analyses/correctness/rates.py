@@ -6,9 +6,16 @@ The positive class is "Correct" (spec 001 §4.3):
 - FNR = P(judge says Incorrect | human says Correct) = FN / (FN + TP);
 - agreement = (TP + TN) / N; Cohen's kappa = (p_o − p_e) / (1 − p_e), NaN when p_e = 1.
 
-Every rate is computed from six confusion counts (`CELLS`), so a cluster ("block") bootstrap
-over questions (spec 001 §4.4) is one `stats.bootstrap_sums` over per-question counts: the
-resampled sums are the counts of a resample, and every metric follows by arithmetic.
+Every rate is computed from six confusion counts (`CELLS`). Its interval (DESIGN §9) is the
+one `core.estimates` gives a ratio of sums over the clusters: agreement, FPR and FNR are
+Σ num / Σ den of per-row indicators (`parts`); kappa, a smooth function of the cells, is
+written the same way through its linearization — each row's pseudo-value κ̂ + IF_i (the
+influence of the row's cells on κ̂, by the chain rule on `rates_from_counts`) averages to κ̂
+exactly, and the restricted wild cluster bootstrap of that mean is the delta-method interval,
+studentized per replicate. Every row reports the effective clusters behind it and
+`few_clusters` below `core.clusters.FEW_EFFECTIVE`. `inference="bootstrap"` keeps the earlier
+default: a cluster ("block") bootstrap over questions (spec 001 §4.4), one
+`stats.bootstrap_sums` over per-question counts, and its percentile interval.
 Invalid verdicts follow `invalid_policy`: `exclude` drops them from every denominator;
 `error` keeps them as a third judge category that never agrees (kappa, agreement) and counts
 them as errors in FPR/FNR. Either way `n_invalid` reports them.
@@ -22,12 +29,17 @@ import numpy as np
 import pandas as pd
 
 from judgelab.analyses.correctness.table import confusion_counts
-from judgelab.core import clusters, stats
+from judgelab.core import clusters, estimates, stats
 from judgelab.core.schema import require_columns as _require
 from judgelab.errors import check_choice
 
 RATE_METRICS = ("agreement", "kappa", "fpr", "fnr")
 INVALID_POLICIES = ("exclude", "error")
+#: How intervals (and tests) are computed: the restricted wild cluster bootstrap through
+#: `core.estimates` (default), or the earlier percentile cluster bootstrap.
+INFERENCE = ("wild", "bootstrap")
+#: The parameter space of each metric (the interval is cut to it).
+BOUNDS = {"agreement": (0.0, 1.0), "kappa": (-1.0, 1.0), "fpr": (0.0, 1.0), "fnr": (0.0, 1.0)}
 #: The default bootstrap unit column (`core.clusters`).
 CLUSTER = "cluster"
 
@@ -92,6 +104,49 @@ def rates_from_counts(counts: np.ndarray, *, invalid_policy: str = "exclude") ->
     }
 
 
+def parts(cells: np.ndarray, metric: str, invalid_policy: str) -> tuple[np.ndarray, ...]:
+    """Return per-row (num, den) whose ratio of sums is `metric`, and the metric's value.
+
+    FPR: num = judged Correct (or invalid, with `error`) among human-Incorrect rows, den = the
+    human-Incorrect rows kept; FNR likewise; agreement: agreeing rows among all kept. Kappa is
+    not a ratio of sums: num_i = den_i · κ̂ + IF_i with IF_i = N · ∂κ/∂T · c_i (T the summed
+    cells, N the rows kept, c_i the row's cells) — the linearization, whose ratio of sums is κ̂
+    exactly (κ is homogeneous of degree 0 in T). An undefined kappa gives NaN numerators.
+
+    Args:
+        cells: Per-row one-hot cells (n × 6, `table.CELLS` order).
+        metric: One of `RATE_METRICS`.
+        invalid_policy: `exclude` or `error`.
+
+    Returns:
+        (num, den, value) — per-row arrays and the metric on all rows (NaN when undefined).
+
+    >>> c = np.array([[1, 0, 0, 0, 0, 0], [0, 0, 1, 0, 0, 0], [0, 0, 0, 1, 0, 0.0]])
+    >>> num, den, v = parts(c, "fpr", "exclude")
+    >>> num.tolist(), den.tolist(), v
+    ([0.0, 1.0, 0.0], [0.0, 1.0, 1.0], 0.5)
+    """
+    kept = np.column_stack(_split_cells(np.asarray(cells, dtype=np.float64), invalid_policy))
+    tp, fn, fp, tn, ip, ineg = kept.T
+    total = kept.sum(axis=0)
+    value = float(rates_from_counts(total, invalid_policy="error")[metric])
+    if metric == "fpr":
+        return fp + ineg, fp + tn + ineg, value
+    if metric == "fnr":
+        return fn + ip, tp + fn + ip, value
+    den = kept.sum(axis=1)
+    if metric == "agreement":
+        return tp + tn, den, value
+    n = float(total.sum())
+    if not np.isfinite(value) or n == 0:
+        return np.full(len(den), np.nan), den, float("nan")
+    h = 1e-6 * n
+    step = np.eye(6) * h
+    both = rates_from_counts(np.vstack([total + step, total - step]), invalid_policy="error")
+    grad = (both["kappa"][:6] - both["kappa"][6:]) / (2.0 * h)
+    return den * value + n * (kept @ grad), den, value
+
+
 def denominators(counts: np.ndarray, invalid_policy: str) -> dict:
     """Return the denominator of each rate metric from confusion counts."""
     tp, fn, fp, tn, ip, ineg = _split_cells(counts, invalid_policy)
@@ -135,16 +190,19 @@ def correctness_rates(
     by: Sequence[str] = ("judge",),
     invalid_policy: str = "exclude",
     cluster: str | None = CLUSTER,
+    inference: str = "wild",
     n_boot: int = 1000,
     seed: int = 0,
     level: float = 0.95,
 ) -> pd.DataFrame:
-    """Return agreement, kappa, FPR and FNR per group with cluster-bootstrap intervals.
+    """Return agreement, kappa, FPR and FNR per group with cluster-robust intervals.
 
-    The bootstrap resamples `cluster` values (by default the items' `cluster`, else questions:
-    spec 001 §4.4 block bootstrap; None = i.i.d. over rows, the legacy option), seeded by
-    `seed` and the group key; the interval is the percentile
-    interval ignoring NaN replicates (counted in `n_boot_nan`); the point estimate is the
+    By default each interval is the one `core.estimates.ratio` gives the metric's ratio of
+    sums (`parts`; kappa through its linearization): it inverts the restricted wild cluster
+    bootstrap test over the `cluster` values (by default the items' `cluster`, else questions,
+    spec 001 §4.4; None = i.i.d. rows, the legacy option), seeded by `seed` and the row's key.
+    `inference="bootstrap"` is the earlier default: the percentile interval of a cluster
+    bootstrap, ignoring NaN replicates (counted in `n_boot_nan`). The point estimate is the
     statistic on the full data; `half_width` = max(value − low, high − value) is the paper's
     symmetric display (spec 001 §4.4 step 5).
 
@@ -153,17 +211,21 @@ def correctness_rates(
             `verdict`.
         by: Group columns.
         invalid_policy: `exclude` or `error` (see the module docstring).
-        cluster: Column whose values are resampled (`resolve_cluster`), or None.
-        n_boot: Bootstrap resamples B.
+        cluster: Column whose values are the clusters (`resolve_cluster`), or None.
+        inference: `wild` (default) or `bootstrap` (`INFERENCE`).
+        n_boot: Bootstrap replicates B.
         seed: Seed of the bootstrap.
         level: Confidence level.
 
     Returns:
         One row per group × metric: the `by` columns, `metric` (agreement, kappa, fpr, fnr),
         `value`, `ci_low`, `ci_high`, `half_width`, `n` (the metric's denominator),
-        `n_items`, `n_clusters`, `n_invalid`, `n_boot_nan`, `note` (why a value is NaN).
+        `n_items`, `n_clusters` (clusters holding the denominator's rows), `n_invalid`,
+        `n_boot_nan`, `note` (why a value is NaN), `n_eff_clusters`, `few_clusters`, `method`.
     """
     by = list(by)
+    check_choice("inference", inference, INFERENCE)
+    check_choice("invalid_policy", invalid_policy, INVALID_POLICIES)
     cluster = resolve_cluster(table, cluster)
     named = [cluster] if cluster not in (None, CLUSTER) else []
     _require(table, [*by, "human", "verdict", *named], "rates")
@@ -171,6 +233,15 @@ def correctness_rates(
     for key, block in groups_of(table, by):
         cells = confusion_counts(block)
         total = cells.sum(axis=0)
+        base = {**dict(zip(by, key, strict=True)), "n_items": len(block),
+                "n_invalid": int(total[4] + total[5])}  # fmt: skip
+        if inference == "wild":
+            unit = clusters.codes(block, cluster)
+            for m in RATE_METRICS:
+                rows.append({**base, **_wild_rate(cells, unit, m, invalid_policy, n_boot,
+                                                  estimates.seeded(seed, "rates", *key, m),
+                                                  level)})  # fmt: skip
+            continue
         mat = cluster_matrix(block, cells, cluster)
         reps = stats.bootstrap_sums(mat, n_boot=n_boot, rng=stats.rng_for(seed, "rates", *key))
         point = rates_from_counts(total, invalid_policy=invalid_policy)
@@ -179,20 +250,62 @@ def correctness_rates(
         for m in RATE_METRICS:
             rows.append(
                 {
-                    **dict(zip(by, key, strict=True)),
+                    **base,
                     "metric": m,
                     **stats.interval_fields(point[m], boot[m], level=level, half_width=True),
                     "n": int(dens[m]),
-                    "n_items": len(block),
                     "n_clusters": len(mat),
-                    "n_invalid": int(total[4] + total[5]),
                     "n_boot_nan": int(np.isnan(boot[m]).sum()),
                     "note": _note(m, total, float(point[m])),
+                    "n_eff_clusters": np.nan,
+                    "few_clusters": True,
+                    "method": f"cluster bootstrap, percentile (B={n_boot})",
                 }
             )
-    cols = [*by, "metric", "value", "ci_low", "ci_high", "half_width", "n", "n_items",
-            "n_clusters", "n_invalid", "n_boot_nan", "note"]  # fmt: skip
-    return pd.DataFrame(rows, columns=cols)
+    return pd.DataFrame(rows, columns=[*by, *RATE_COLUMNS])
+
+
+#: Columns of `correctness_rates` after the group columns.
+RATE_COLUMNS = ("metric", "value", "ci_low", "ci_high", "half_width", "n", "n_items",
+                "n_clusters", "n_invalid", "n_boot_nan", "note", "n_eff_clusters",
+                "few_clusters", "method")  # fmt: skip
+
+
+def _wild_rate(
+    cells: np.ndarray,
+    unit: np.ndarray,
+    metric: str,
+    invalid_policy: str,
+    n_boot: int,
+    rng: np.random.Generator,
+    level: float,
+) -> dict:
+    """Return one metric's row fields from `core.estimates.ratio` (no test: an interval)."""
+    num, den, value = parts(cells, metric, invalid_policy)
+    total = cells.sum(axis=0)
+    out = {"metric": metric, "n": int(den.sum()), "n_boot_nan": 0,
+           "n_clusters": int(np.unique(unit[den > 0]).size)}  # fmt: skip
+    if not np.isfinite(value):
+        nan = float("nan")
+        return {**out, "value": nan, "ci_low": nan, "ci_high": nan, "half_width": nan,
+                "note": _note(metric, total, value), "n_eff_clusters": nan,
+                "few_clusters": True, "method": "no estimate"}  # fmt: skip
+    est = estimates.ratio(
+        num, den, unit, level=level, n_boot=n_boot, rng=rng, bounds=BOUNDS[metric]
+    )
+    note = "" if np.isfinite(est.ci_low) else f"no interval: {est.method}"
+    linear = " of the linearized kappa" if metric == "kappa" else ""
+    return {
+        **out,
+        "value": value,
+        "ci_low": est.ci_low,
+        "ci_high": est.ci_high,
+        "half_width": float(max(value - est.ci_low, est.ci_high - value)),
+        "note": note,
+        "n_eff_clusters": est.n_eff_clusters,
+        "few_clusters": est.few_clusters,
+        "method": est.method + linear,
+    }
 
 
 def _note(metric: str, total: np.ndarray, value: float) -> str:

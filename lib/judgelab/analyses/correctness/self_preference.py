@@ -13,9 +13,20 @@ from fnmatch import fnmatchcase
 import numpy as np
 import pandas as pd
 
-from judgelab.analyses.correctness.compare import check_metrics, columns, policies, two_sides
-from judgelab.analyses.correctness.rates import CLUSTER, correctness_rates, groups_of
-from judgelab.core import stats
+from judgelab.analyses.correctness.compare import (
+    check_metrics,
+    columns,
+    mark_policy_sensitive,
+    policies,
+    two_sides,
+)
+from judgelab.analyses.correctness.rates import (
+    CLUSTER,
+    INFERENCE,
+    INVALID_POLICIES,
+    correctness_rates,
+    groups_of,
+)
 from judgelab.core.schema import require_columns as _require
 from judgelab.errors import check_choice
 
@@ -23,6 +34,10 @@ SUBSETS = ("overall", "answered_correctly", "answered_incorrectly")
 AMBIGUOUS = ("exclude", "incorrect")
 #: What "self" means: the judge's own model (spec 001 §4.3, default) or its model family.
 SELF_LEVELS = ("model", "family")
+#: Fewest own-model rows of a metric's denominator (own negatives for the FPR) for a test,
+#: and fewest clusters holding them (`self_vs_others`); below them the row is declined.
+MIN_OWN = 10
+MIN_OWN_CLUSTERS = 5
 
 
 def mark_self(
@@ -141,28 +156,45 @@ def self_vs_others(
     invalid_policy: str = "exclude",
     missing_as_error: bool = True,
     cluster: str | None = CLUSTER,
+    inference: str = "wild",
+    min_own: int = MIN_OWN,
+    min_own_clusters: int = MIN_OWN_CLUSTERS,
     n_boot: int = 1000,
     seed: int = 0,
     level: float = 0.95,
 ) -> pd.DataFrame:
     """Compare a rate on the judge's own answers with the same rate on other models' answers.
 
-    Spec 001 §4.3 (Fig. 4/5). The difference self − others gets a *paired* cluster bootstrap
-    (`compare.two_sides`): each replicate resamples clusters once and recomputes both rates on
-    the same resampled clusters. The p-value is the two-sided bootstrap p, resolved adaptively
-    (`inference.adaptive_p`; `p_bound` True = p is an upper bound). Groups with no self or no
-    other rows are dropped.
+    Spec 001 §4.3 (Fig. 4/5). The difference self − others is `core.estimates.difference`
+    over the rows of both sides, clustered by `cluster` (own and other answers share question
+    clusters): the interval inverts the restricted wild cluster bootstrap test whose p-value
+    is `p_value` (`compare`; `inference="bootstrap"` is the earlier paired percentile cluster
+    bootstrap with an adaptive p). Each row reports its effective clusters (`n_eff_clusters`,
+    `few_clusters` below `core.clusters.FEW_EFFECTIVE`).
+
+    A rate on own answers needs enough of them: a row whose own side holds fewer than
+    `min_own` rows of the metric's denominator (own-model negatives for the FPR, positives for
+    the FNR), or whose such rows sit in fewer than `min_own_clusters` clusters, gets no
+    interval and no test, and `declined` says why (so does an empty other side, or an
+    undefined kappa). Judges without own or without other answers are dropped.
+
+    Invalid verdicts: with `missing_as_error` (and `invalid_policy="exclude"`), every group
+    holding invalid verdicts gets a second row counting them as errors (`invalid_policy =
+    "error"`); `policy_sensitive` marks the metrics whose conclusion — significant or not at
+    1 − `level`, or tested or not — differs between the two rows.
 
     Args:
         table: Output of `mark_self`; needs `by`, `candidate_is_judge`, `human`, `verdict`.
         by: Group columns.
         metrics: Any of agreement, kappa, fpr, fnr.
         invalid_policy: `exclude` or `error` (see `correctness.rates`).
-        missing_as_error: Add `invalid_policy = "error"` sensitivity rows where the invalid
-            share differs between self and others (with `exclude`).
-        cluster: Bootstrap unit column: the items' `cluster` by default (else `question_uid`,
+        missing_as_error: Add the `invalid_policy = "error"` rows beside `exclude`.
+        cluster: Cluster column: the items' `cluster` by default (else `question_uid`,
             `rates.resolve_cluster`); None = i.i.d. rows (legacy).
-        n_boot: Bootstrap resamples B behind the intervals.
+        inference: `wild` (default) or `bootstrap` (the earlier default).
+        min_own: Fewest own-model rows in the metric's denominator for a test.
+        min_own_clusters: Fewest clusters holding them for a test.
+        n_boot: Bootstrap replicates B.
         seed: Seed of the bootstrap.
         level: Confidence level.
 
@@ -173,6 +205,8 @@ def self_vs_others(
     by = list(by)
     _require(table, [*by, "candidate_is_judge", "human", "verdict"], "self_vs_others")
     check_metrics(metrics)
+    check_choice("invalid_policy", invalid_policy, INVALID_POLICIES)
+    check_choice("inference", inference, INFERENCE)
     data = table[table["candidate_is_judge"].notna()]
     keys = by + (["self_level"] if "self_level" in data.columns and "self_level" not in by else [])
     rows = []
@@ -180,7 +214,7 @@ def self_vs_others(
         is_self = block["candidate_is_judge"].astype(bool).to_numpy()
         if is_self.all() or not is_self.any():
             continue
-        for policy in policies(block, is_self, invalid_policy, missing_as_error):
+        for policy in policies(block, invalid_policy, missing_as_error):
             fields = two_sides(
                 block,
                 is_self,
@@ -189,12 +223,76 @@ def self_vs_others(
                 invalid_policy=policy,
                 cluster=cluster,
                 n_boot=n_boot,
-                rng=stats.rng_for(seed, "self", policy, *key),
+                seed=seed,
+                key=("self", policy, *key),
                 level=level,
+                inference=inference,
+                min_a=min_own,
+                min_a_clusters=min_own_clusters,
+                label_a="own-model",
             )
             base = dict(zip(keys, key, strict=True))
             rows += [{**base, "invalid_policy": policy, **f} for f in fields]
-    return pd.DataFrame(rows, columns=[*keys, *columns(("self", "others"))])
+    out = pd.DataFrame(rows, columns=[*keys, *columns(("self", "others"))])
+    out["policy_sensitive"] = mark_policy_sensitive(out, keys, level)
+    return out
+
+
+#: How the two invalid policies are named in `policy_sides`.
+POLICY_NAMES = {"exclude": "excluded", "error": "as_errors"}
+
+
+def policy_sides(comparison: pd.DataFrame, *, level: float = 0.95) -> pd.DataFrame:
+    """Put a comparison's invalid policies side by side: a column per policy, and a reading.
+
+    Issue 33 item 6: where a conclusion depends on whether invalid verdicts are excluded or
+    counted as errors, the table says so. Works on `self_vs_others` and `answered_gap` output.
+
+    Args:
+        comparison: `self_vs_others` / `answered_gap` output (rows per `invalid_policy`).
+        level: Confidence level of the tests (significant = p < 1 − level).
+
+    Returns:
+        One row per group × metric: the group columns, `metric`, then for each policy
+        (`excluded`, `as_errors`) `diff_<p>`, `diff_low_<p>`, `diff_high_<p>`, `p_value_<p>`,
+        `n_boot_p_<p>`, `declined_<p>`; `policy_sensitive` and `reading` (the conclusion in
+        words).
+    """
+    cols = list(comparison.columns)
+    keys = cols[: cols.index("metric")] + ["metric"]
+    fields = ["diff", "diff_low", "diff_high", "p_value", "n_boot_p", "declined"]
+    wide = None
+    for policy, name in POLICY_NAMES.items():
+        part = comparison.loc[comparison["invalid_policy"] == policy, [*keys, *fields]]
+        part = part.rename(columns={f: f"{f}_{name}" for f in fields})
+        wide = part if wide is None else wide.merge(part, on=keys, how="left", sort=False)
+    assert wide is not None
+    sensitive = comparison.groupby(keys, sort=False, dropna=False)["policy_sensitive"].any()
+    wide = wide.merge(sensitive.reset_index(), on=keys, how="left")
+    wide["reading"] = [_reading(r, 1.0 - level) for r in wide.to_dict("records")]
+    return wide.reset_index(drop=True)
+
+
+def _reading(r: dict, alpha: float) -> str:
+    """Return the conclusion of one group × metric under both invalid policies, in words."""
+
+    def verdict(name: str) -> str:
+        declined = r.get(f"declined_{name}")
+        p = r.get(f"p_value_{name}")
+        if isinstance(declined, str) and declined:
+            return f"no test ({declined})"
+        if p is None or pd.isna(p):
+            return "no row"
+        b = r.get(f"n_boot_p_{name}")
+        shown = f"p < {1 / b:.2g}" if p == 0 and b and b > 0 else f"p = {p:.3g}"
+        return f"{'significant' if p < alpha else 'not significant'} ({shown})"
+
+    excluded, errors = verdict("excluded"), verdict("as_errors")
+    if errors == "no row":
+        return f"{excluded}; no invalid verdicts, one policy"
+    if not r["policy_sensitive"]:
+        return f"same conclusion either way: {excluded} when excluded, {errors} as errors"
+    return f"DEPENDS on invalid verdicts: {excluded} when excluded, {errors} as errors"
 
 
 def self_others_long(comparison: pd.DataFrame) -> pd.DataFrame:
@@ -264,6 +362,7 @@ def kappa_by_answered(
     by: Sequence[str] = ("judge",),
     invalid_policy: str = "exclude",
     cluster: str | None = CLUSTER,
+    inference: str = "wild",
     n_boot: int = 1000,
     seed: int = 0,
     level: float = 0.95,
@@ -271,7 +370,7 @@ def kappa_by_answered(
     """Return the Table 4 layout in long form: rates overall and per answered subset.
 
     Only judges with a known `judge_answered` on some question are kept; `overall` covers all
-    their rows. Clusters are resampled within each subset (spec 001 §4.4 step 6). Every rate
+    their rows. Each subset's interval uses its own clusters (spec 001 §4.4 step 6). Every rate
     (agreement, kappa, FPR, FNR) comes with its `n`. A table without such judges gives an
     empty result (same columns). The gap between the subsets, with its interval and test,
     is `answered_gap`.
@@ -281,6 +380,7 @@ def kappa_by_answered(
         by: Group columns (the `subset` column is added).
         invalid_policy: `exclude` or `error`.
         cluster: Bootstrap unit column (the items' `cluster`, else `question_uid`); None = rows.
+        inference: `wild` (default) or `bootstrap` (`correctness_rates`).
         n_boot: Bootstrap resamples B.
         seed: Seed of the bootstrap.
         level: Confidence level.
@@ -290,6 +390,7 @@ def kappa_by_answered(
         answered_incorrectly) after the `by` columns.
     """
     _require(table, ["judge_answered", *by], "kappa_by_answered")
+    check_choice("inference", inference, INFERENCE)
     judges = table.loc[table["judge_answered"].notna(), "judge"].unique()
     data = table[table["judge"].isin(judges)]
     parts = [data.assign(subset="overall")]
@@ -302,6 +403,7 @@ def kappa_by_answered(
         by=[*by, "subset"],
         invalid_policy=invalid_policy,
         cluster=cluster,
+        inference=inference,
         n_boot=n_boot,
         seed=seed,
         level=level,
@@ -316,27 +418,31 @@ def answered_gap(
     invalid_policy: str = "exclude",
     missing_as_error: bool = True,
     cluster: str | None = CLUSTER,
+    inference: str = "wild",
     n_boot: int = 1000,
     seed: int = 0,
     level: float = 0.95,
 ) -> pd.DataFrame:
     """The §4.5 gap: a rate on questions the judge answered correctly minus incorrectly.
 
-    Spec 001 §4.5 ("red" cells of Table 4): a cluster bootstrap over the union of both
-    subsets' clusters (`compare.two_sides`; one replicate recomputes both subsets on the same
-    draw), the percentile interval of the difference and its adaptive two-sided bootstrap
-    p-value (`p_bound` True = an upper bound). A positive kappa gap = the judge grades worse
-    where it was wrong as a candidate. FPR and FNR per subset come with their `n`.
+    Spec 001 §4.5 ("red" cells of Table 4): `core.estimates.difference` over the rows of both
+    subsets with the clusters as units (`compare`; kappa through its linearization), the
+    interval that inverts its restricted wild cluster bootstrap test and that test's p-value
+    (`inference="bootstrap"`: the earlier percentile cluster bootstrap with an adaptive p).
+    A positive kappa gap = the judge grades worse where it was wrong as a candidate. FPR and
+    FNR per subset come with their `n`; a subset without rows of a metric's denominator (or
+    an undefined kappa) gives a row with no test and the reason in `declined`.
 
     Args:
         table: Output of `mark_answered`.
         by: Group columns.
         metrics: Rate metrics (kappa first: the §4.5 gap).
         invalid_policy: `exclude` or `error`.
-        missing_as_error: Add `invalid_policy = "error"` rows where the invalid share differs
-            between the subsets (with `exclude`).
-        cluster: Bootstrap unit column (the items' `cluster`, else `question_uid`); None = rows.
-        n_boot: Bootstrap resamples B behind the intervals.
+        missing_as_error: Add `invalid_policy = "error"` rows beside `exclude` where the
+            group holds invalid verdicts (`policy_sensitive` marks a changed conclusion).
+        cluster: Cluster column (the items' `cluster`, else `question_uid`); None = rows.
+        inference: `wild` (default) or `bootstrap` (the earlier default).
+        n_boot: Bootstrap replicates B.
         seed: Seed of the bootstrap.
         level: Confidence level.
 
@@ -348,6 +454,8 @@ def answered_gap(
     by = list(by)
     _require(table, ["judge_answered", "human", "verdict", *by], "answered_gap")
     check_metrics(metrics)
+    check_choice("invalid_policy", invalid_policy, INVALID_POLICIES)
+    check_choice("inference", inference, INFERENCE)
     data = table[table["judge_answered"].isin(["correct", "incorrect"])]
     names = ("correctly", "incorrectly")
     rows = []
@@ -355,7 +463,7 @@ def answered_gap(
         good = (block["judge_answered"] == "correct").to_numpy()
         if good.all() or not good.any():
             continue
-        for policy in policies(block, good, invalid_policy, missing_as_error):
+        for policy in policies(block, invalid_policy, missing_as_error):
             fields = two_sides(
                 block,
                 good,
@@ -364,9 +472,13 @@ def answered_gap(
                 invalid_policy=policy,
                 cluster=cluster,
                 n_boot=n_boot,
-                rng=stats.rng_for(seed, "answered", policy, *key),
+                seed=seed,
+                key=("answered", policy, *key),
                 level=level,
+                inference=inference,
             )
             base = dict(zip(by, key, strict=True))
             rows += [{**base, "invalid_policy": policy, **f} for f in fields]
-    return pd.DataFrame(rows, columns=[*by, *columns(names)])
+    out = pd.DataFrame(rows, columns=[*by, *columns(names)])
+    out["policy_sensitive"] = mark_policy_sensitive(out, by, level)
+    return out

@@ -102,7 +102,8 @@ def item_clusters(items: pd.DataFrame) -> np.ndarray:
     def text(col: str) -> np.ndarray:
         if col not in items.columns:
             return empty
-        return items[col].astype(object).where(items[col].notna(), "").astype(str).to_numpy()
+        values = items[col].to_numpy(dtype=object)
+        return np.array(["" if pd.isna(v) else str(v) for v in values], dtype=object)
 
     question, context = text("question"), text("context")
     rule = np.where(
@@ -151,16 +152,22 @@ def _majority_verdicts(j: pd.DataFrame) -> pd.DataFrame:
             f"judgments: verdict {row['verdict']!r} of judge {row['judge']!r} at item "
             f"{row['item_id']!r} is not one of {LABELS} (is this a correctness judge?)"
         )
-    votes = pd.DataFrame(
+    keys = ["judge", "condition", *_KEYS]
+    frame = pd.DataFrame(
         {
             "judge": j["judge"].astype(str).to_numpy(),
             "condition": j["condition"].fillna("").astype(str).to_numpy(),
             **{k: j[k].astype(str).to_numpy() for k in _KEYS},
-            "pos": (verdict == "Correct").to_numpy(dtype=int),
-            "neg": (verdict == "Incorrect").to_numpy(dtype=int),
+            "verdict": verdict.to_numpy(dtype=object),
         }
     )
-    agg = votes.groupby(["judge", "condition", *_KEYS], sort=False).sum().reset_index()
+    if not frame.duplicated(keys).any():  # one sample per unit: its verdict is the majority
+        return frame
+    votes = frame[keys].assign(
+        pos=(verdict == "Correct").to_numpy(dtype=int),
+        neg=(verdict == "Incorrect").to_numpy(dtype=int),
+    )
+    agg = votes.groupby(keys, sort=False).sum().reset_index()
     agg["verdict"] = np.where(
         agg["pos"] > agg["neg"], "Correct", np.where(agg["neg"] > agg["pos"], "Incorrect", None)
     )

@@ -1,0 +1,181 @@
+"""Issue 33 (Inference II) in the correctness family: WCR rows, declines, invalid policies."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from judgelab.analyses import correctness
+from judgelab.analyses.correctness.table import confusion_counts
+
+
+def _table(rows: list[tuple]) -> pd.DataFrame:
+    """(cluster, own?, human, verdict) rows of judge J; own answers are model "jm"."""
+    t = pd.DataFrame(
+        [
+            {"judge": "J", "condition": "", "question_uid": f"q{c}-{i}", "cluster": f"c{c}",
+             "candidate_model": "jm" if own else f"m{i % 3}", "human": h, "verdict": v}
+            for i, (c, own, h, v) in enumerate(rows)
+        ]
+    )  # fmt: skip
+    return correctness.mark_self(t, judge_candidate={"J": "jm"})
+
+
+def _lenient(n_clusters: int, own_correct: int, others: tuple[str | None, ...]) -> pd.DataFrame:
+    """One own negative per cluster (judged Correct in the first `own_correct` clusters)."""
+    rows = []
+    for c in range(n_clusters):
+        rows.append((c, True, "Incorrect", "Correct" if c < own_correct else "Incorrect"))
+        rows += [(c, False, "Incorrect", v) for v in others]
+        rows += [(c, True, "Correct", "Correct"), (c, False, "Correct", "Correct")]
+    return _table(rows)
+
+
+def test_inf2_2_too_few_own_negatives_decline_with_the_reason_never_a_silent_nan():
+    """Before: NaN diff / interval / p and no reason when the judge had no own negatives."""
+    none = _lenient(8, 0, ("Correct", "Incorrect")).query("not (candidate_is_judge and "
+                                                          "human == 'Incorrect')")  # fmt: skip
+    row = correctness.self_vs_others(none, metrics=("fpr",), n_boot=199).iloc[0]
+    assert row["declined"] == "no own-model negatives" and np.isnan(row["p_value"])
+    few = correctness.self_vs_others(_lenient(6, 3, ("Correct", "Incorrect")), n_boot=199)
+    fpr = few.set_index("metric").loc["fpr"]
+    assert fpr["declined"] == "too few own-model negatives: 6 < 10"
+    assert fpr["diff"] == pytest.approx(0.0) and np.isnan(fpr["diff_low"])  # shown, untested
+    spread = correctness.self_vs_others(
+        _lenient(12, 6, ("Correct", "Incorrect")), min_own_clusters=13, n_boot=199
+    ).set_index("metric")
+    assert spread.loc["fpr", "declined"] == "too few clusters holding own-model negatives: 12 < 13"
+    tested = correctness.self_vs_others(_lenient(12, 6, ("Correct", "Incorrect")), n_boot=199)
+    assert (tested["declined"] == "").all() and tested["p_value"].notna().all()
+
+
+def test_inf2_2_rows_report_effective_clusters_and_the_method():
+    out = correctness.self_vs_others(_lenient(12, 9, ("Correct", "Incorrect")), n_boot=199)
+    row = out.set_index("metric").loc["fpr"]
+    assert row["n_clusters_self"] == 12 and 0 < row["n_eff_clusters"] <= 12.5
+    assert bool(row["few_clusters"]) and row["method"].startswith("wild cluster bootstrap")
+    assert row["diff"] == pytest.approx(0.75 - 0.5) and 0 < row["p_value"] < 1
+    rates = correctness.correctness_rates(_lenient(12, 9, ("Correct", "Incorrect")))
+    assert {"n_eff_clusters", "few_clusters", "method"} <= set(rates.columns)
+
+
+def test_inf2_6_both_invalid_policies_side_by_side_and_a_changed_conclusion_is_marked():
+    """Issue 33 item 6: a conclusion that hangs on the invalid policy says so."""
+    # own FPR 18/30 = 0.6; others per cluster: Correct, Incorrect, Incorrect, invalid ->
+    # excluded 1/3 (diff 0.27, significant), as errors 2/4 (diff 0.1, not significant)
+    t = _lenient(30, 18, ("Correct", "Incorrect", "Incorrect", None))
+    out = correctness.self_vs_others(t, metrics=("fpr",), n_boot=999)
+    by = out.set_index("invalid_policy")
+    assert by.loc["exclude", "others"] == pytest.approx(1 / 3)
+    assert by.loc["error", "others"] == pytest.approx(0.5)
+    assert by.loc["exclude", "p_value"] < 0.05 <= by.loc["error", "p_value"]
+    assert out["policy_sensitive"].all()
+    sides = correctness.policy_sides(out).iloc[0]  # a column per policy, the reading in words
+    assert sides["p_value_excluded"] < 0.05 <= sides["p_value_as_errors"]
+    assert sides["reading"].startswith("DEPENDS on invalid verdicts: significant")
+    # the same conclusion under both policies is not marked
+    same = _lenient(30, 27, ("Correct", "Incorrect", "Incorrect", None))
+    both = correctness.self_vs_others(same, metrics=("fpr",), n_boot=999)
+    assert len(both) == 2 and not both["policy_sensitive"].any()
+    assert (both["p_value"] < 0.05).all()
+    assert correctness.policy_sides(both)["reading"].str.startswith("same conclusion").all()
+    clean = _lenient(30, 27, ("Correct", "Incorrect"))  # no invalid verdicts: one policy
+    one = correctness.policy_sides(correctness.self_vs_others(clean, metrics=("fpr",)))
+    assert one["reading"].iloc[0].endswith("no invalid verdicts, one policy")
+
+
+def test_kappa_linearization_averages_to_kappa_and_matches_its_derivative():
+    from judgelab.analyses.correctness.rates import parts, rates_from_counts
+
+    rng = np.random.default_rng(0)
+    n = 60
+    human = np.where(rng.random(n) < 0.5, "Correct", "Incorrect")
+    verdict = np.where(rng.random(n) < 0.8, human, np.where(human == "Correct", "Incorrect",
+                                                            "Correct")).astype(object)  # fmt: skip
+    verdict[rng.random(n) < 0.1] = None
+    cells = confusion_counts(pd.DataFrame({"human": human, "verdict": verdict}))
+    for policy in ("exclude", "error"):
+        num, den, value = parts(cells, "kappa", policy)
+        assert num.sum() / den.sum() == pytest.approx(value, abs=1e-9)
+        keep = np.array([1, 1, 1, 1, policy == "error", policy == "error"], dtype=float)
+        total = cells.sum(axis=0) * keep
+        # dropping row i moves kappa by about −IF_i / N (IF_i = num_i − den_i · value)
+        i = int(np.flatnonzero(den)[0])
+        drop = rates_from_counts(total - cells[i] * keep, invalid_policy=policy)
+        N = den.sum()
+        assert float(drop["kappa"]) - value == pytest.approx(
+            -(num[i] - den[i] * value) / (N - 1), rel=0.05, abs=2e-4
+        )
+
+
+@st.composite
+def _tables(draw):
+    seed = draw(st.integers(0, 10_000))
+    G = draw(st.integers(2, 16))
+    rng = np.random.default_rng(seed)
+    size = 1 + rng.poisson(rng.lognormal(1.5, 1.0, G))
+    rows = []
+    for c, k in enumerate(size):
+        lenient = rng.random()
+        for _ in range(int(k)):
+            own = rng.random() < 0.4 or not rows  # the judge's own model answers somewhere
+            human = "Correct" if rng.random() < 0.5 else "Incorrect"
+            wrong = rng.random() < (lenient if own else 0.3)
+            v = human if not wrong else ("Incorrect" if human == "Correct" else "Correct")
+            rows.append((c, own, human, None if rng.random() < 0.05 else v))
+    return _table(rows), seed
+
+
+#: Replicates of the property tests.
+B = 199
+
+
+def inverts(low: float, high: float, p: float) -> bool:
+    """True when p < 0.05 exactly where 0 lies outside [low, high] (bisection precision)."""
+    inside = low <= 0.0 <= high
+    return min(abs(low), abs(high)) < 1e-3 * (high - low) or inside == (p >= 0.05)
+
+
+@settings(max_examples=15, deadline=None)
+@given(data=_tables())
+def test_inf2_2_p_value_inverts_the_reported_interval(data):
+    """Every p-value beside an interval rejects exactly outside it (self − others, gap)."""
+    t, seed = data
+    sv = correctness.self_vs_others(
+        t, metrics=("fpr", "fnr", "kappa"), min_own=1, min_own_clusters=1, n_boot=B, seed=seed
+    )
+    t = t.assign(judge_answered=np.where(t["cluster"].str[-1].isin(list("02468")), "correct",
+                                         "incorrect"))  # fmt: skip
+    gap = correctness.answered_gap(t, n_boot=B, seed=seed)
+    for out in (sv, gap):
+        for r in out.itertuples():
+            if r.declined:
+                assert np.isnan(r.p_value) and np.isnan(r.diff_low)
+                continue
+            assert np.isfinite(r.p_value), r
+            assert inverts(r.diff_low, r.diff_high, r.p_value), r
+
+
+def test_the_earlier_default_stays_reachable():
+    t = _lenient(12, 9, ("Correct", "Incorrect"))
+    old = correctness.self_vs_others(t, inference="bootstrap", n_boot=199).set_index("metric")
+    assert old.loc["fpr", "method"].startswith("paired cluster bootstrap")
+    assert old.loc["fpr", "diff"] == pytest.approx(0.25)
+    rates = correctness.correctness_rates(t, inference="bootstrap", n_boot=99)
+    assert rates["method"].str.startswith("cluster bootstrap").all()
+    with pytest.raises(ValueError, match="inference"):
+        correctness.self_vs_others(t, inference="normal")
+
+
+def test_a_p_value_that_cannot_invert_its_interval_is_not_reported():
+    """Few clusters carrying the data: p(r) hovers near α and the region is not an interval."""
+    from judgelab.analyses.correctness.compare import not_inverted
+    from judgelab.core.estimates import Estimate
+
+    odd = Estimate(0.46, -1.0, 1.0, 0.022, 0.0, 40.0, 6, 1.4, True, "wild")
+    assert "not an interval" in not_inverted(odd, 0.95)
+    fine = Estimate(0.46, 0.1, 0.8, 0.01, 0.0, 40.0, 6, 1.4, True, "wild")
+    assert not_inverted(fine, 0.95) == "" and not_inverted(fine._replace(p_value=0.2), 0.95)
