@@ -298,6 +298,22 @@ def null_params(
     return replace(params, intercepts=(float(a0), *params.intercepts[1:]))
 
 
+def null_sc_params(params: JuryParams, icc: float, effect_sd: float = 0.0) -> JuryParams:
+    """Return `params` with judge 0's intercept moved so its vote over samples gains nothing.
+
+    The intercept solves sc_ca_0 = ca_0 on the fixed population draw (the null of the
+    self-consistency test: the vote over `n_samples` samples per order neither helps nor
+    hurts the greedy label's consistent accuracy).
+    """
+
+    def gap(a0: float) -> float:
+        trial = replace(params, intercepts=(a0, *params.intercepts[1:]))
+        return _accuracies(trial, icc, effect_sd)["sc_minus_greedy_0"]
+
+    a0 = brentq(gap, -1.0, 3.0, xtol=1e-4)
+    return replace(params, intercepts=(float(a0), *params.intercepts[1:]))
+
+
 @lru_cache(maxsize=16)
 def _skeleton(
     n_items: int, n_judges: int, n_samples: int, pool: str, benchmark: str, split: str

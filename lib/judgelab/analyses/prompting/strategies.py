@@ -2,9 +2,12 @@
 
 The same model judged with several prompts (`prompt` column; e.g. LLMBar's Vanilla, CoT,
 Reference, ...; ContextualJudgeBench's workflow, criteria-specific and structured prompts) is
-compared per split, strategy − baseline, paired over items with a cluster bootstrap (the
-`cluster` column; `paired`), an adaptive bootstrap p-value, Holm across the strategies
-compared, and the exact McNemar test as a legacy column.
+compared per split, strategy − baseline, paired over items, resampling the `cluster`
+column's units (`paired`): by default the restricted wild cluster bootstrap test of the
+difference of rates and the interval that inverts it (`core.estimates.difference`, issue 33;
+effective clusters and `few_clusters` on every row), Holm across the strategies compared,
+and the exact McNemar test as a legacy column. `test="bootstrap"` keeps the percentile
+interval and adaptive bootstrap p-value (the default before issue 33).
 """
 
 from __future__ import annotations
@@ -38,6 +41,9 @@ COMPARISON_COLUMNS: tuple[str, ...] = (
     "ci_high",
     "n_common",
     "n_clusters",
+    "n_eff_clusters",
+    "few_clusters",
+    "method",
     "p_value",
     "p_bound",
     "n_boot_p",
@@ -68,7 +74,7 @@ def strategy_comparison(
     strategies: Sequence[str] = (),
     metric_names: Sequence[str] = ("ca", "cons"),
     cluster: str | None = "cluster",
-    test: str = "bootstrap",
+    test: str = "wild",
     adjust: str = "holm",
     n_boot: int = 1000,
     seed: int = 0,
@@ -78,9 +84,9 @@ def strategy_comparison(
 
     A model's judges are its rows per `prompt` value; each strategy is compared with the
     baseline on the items both judged completely (paired: an item's two outcomes stay
-    together), per split plus a `pooled` row over the benchmark's splits (clusters resampled
-    within each split). The interval and the test resample the `cluster` column's units
-    (`paired.paired_difference`; issue 20), the p-value is resolved adaptively, and `p_holm`
+    together), per split plus a `pooled` row over the benchmark's splits. The interval and
+    the test resample the `cluster` column's units (`paired.paired_difference`): by default
+    the wild cluster bootstrap test and the interval that inverts it, and `p_holm`
     adjusts it across the strategies compared with one baseline (one family per model,
     metric, split and variant; `n_tests` says how many). Where the strategy and the
     baseline leave different numbers of items incomplete (a missing order), a
@@ -94,7 +100,9 @@ def strategy_comparison(
         strategies: Prompts to compare (empty: every other prompt of the model).
         metric_names: Rates to compare: any of a1, a2, ca, oa, cons.
         cluster: Resampling unit column (absent: items); None resamples items (legacy).
-        test: `bootstrap` (default) or `mcnemar` (legacy exact McNemar) as `p_value`.
+        test: `wild` (default: restricted wild cluster bootstrap, interval inverting the
+            test), `bootstrap` (the default before issue 33: percentile interval, adaptive
+            bootstrap p) or `mcnemar` (legacy exact McNemar) as `p_value`.
         adjust: Multiplicity correction across strategies: `holm`, `bh` or `none`.
         n_boot: Bootstrap resamples B.
         seed: Seed of the bootstrap.
@@ -104,8 +112,8 @@ def strategy_comparison(
         The columns of `COMPARISON_COLUMNS`: `model`, `strategy`, `baseline`, `benchmark`,
         `split` (or `pooled`), `metric`, `variant`, `value_strategy`, `value_baseline`,
         `diff` (strategy − baseline), `ci_low`, `ci_high`, `n_common`, `n_clusters`,
-        `p_value`, `p_bound`, `n_boot_p`, `p_mcnemar`, `p_holm`, `n_tests`,
-        `n_missing_strategy`, `n_missing_baseline`.
+        `n_eff_clusters`, `few_clusters`, `method`, `p_value`, `p_bound`, `n_boot_p`,
+        `p_mcnemar`, `p_holm`, `n_tests`, `n_missing_strategy`, `n_missing_baseline`.
     """
     _require(judgments, ["model", "prompt", "judge", "sample"], "strategy_comparison")
     check_choice("test", test, paired.TESTS)

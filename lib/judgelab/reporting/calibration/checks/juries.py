@@ -43,7 +43,8 @@ _MNAR = {"invalid_rate": 0.02, "invalid_if_wrong": 0.10}
 BASE = sim_juries.JuryParams(intercepts=(2.3, 2.0, 1.8), item_sd=0.5, judge_sd=1.5, **_MNAR)
 #: Alternative: three equally able judges whose majority beats each of them.
 ALTERNATIVE = sim_juries.JuryParams(intercepts=(2.3, 2.3, 2.3), item_sd=0.5, judge_sd=1.5, **_MNAR)
-#: Self-consistency: one judge, 5 samples per order.
+#: Self-consistency: one judge, 5 samples per order; under the null its intercept is solved
+#: so that the vote over samples gains nothing (sc − greedy = 0 in the population).
 SC = {
     "null": sim_juries.JuryParams(intercepts=(0.5,), n_samples=5, **_MNAR),
     "alternative": sim_juries.JuryParams(intercepts=(2.0,), n_samples=5, **_MNAR),
@@ -78,8 +79,12 @@ def simulate_agreement(
 def simulate_sc(
     rng: np.random.Generator, scenario: str, shape: Scenario | None = None
 ) -> Simulation:
-    """One judge with 5 samples per order (weak judge under null, strong under alternative)."""
-    return sim_juries.jury_benchmark(rng, _design(shape), SC[scenario])
+    """One judge with 5 samples per order (no gain from the vote under the null)."""
+    design = _design(shape)
+    params = SC[scenario]
+    if scenario == "null":
+        params = sim_juries.null_sc_params(params, design.icc, design.effect_sd)
+    return sim_juries.jury_benchmark(rng, design, params)
 
 
 #: The defaults before issue 33 (the "before" variant).
