@@ -294,7 +294,14 @@ def null_params(
         trial = replace(params, intercepts=(a0, *params.intercepts[1:]), n_samples=1)
         return _accuracies(trial, icc, effect_sd)[f"jury_minus_best_{rule}"]
 
-    a0 = brentq(gap, rest + 0.05, rest + 3.0, xtol=1e-4)
+    low, high = rest + 0.05, rest + 3.0
+    if gap(low) * gap(high) > 0:
+        raise ValueError(
+            f"no intercept of judge 0 in [{low:.2f}, {high:.2f}] makes the jury equal its best "
+            f"member ({gap(low):+.3f} at the low end): the judges' errors are too shared "
+            "(raise judge_sd against item_sd) for a jury to help"
+        )
+    a0 = brentq(gap, low, high, xtol=1e-4)
     return replace(params, intercepts=(float(a0), *params.intercepts[1:]))
 
 
