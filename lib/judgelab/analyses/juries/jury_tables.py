@@ -531,7 +531,10 @@ def _wild_fields(items: _Items, best: int, size: int, opts: _Options, key: tuple
         return estimates.seeded(opts.seed, "jury", *key, *what)
 
     ca = estimates.ratio(jury, ones, unit, level=opts.level, rng=rng("ca"))
-    chosen = estimates.ratio(member, ones, unit, level=opts.level, rng=rng("member"))
+    if size == 1:  # a judge alone is its own best member: the same rate
+        chosen = ca
+    else:
+        chosen = estimates.ratio(member, ones, unit, level=opts.level, rng=rng("member"))
     if size > 1:
         diff = estimates.difference(
             np.concatenate([member, jury]),
