@@ -88,20 +88,39 @@ def test_inf2_2_kappa_and_phi_report_jackknife_and_effective_clusters(small):
     assert phi["method"].str.startswith(("percentile", "a judge")).all()
 
 
-def test_inf2_2_jury_difference_is_a_wild_bootstrap_difference_of_rates(small):
+def test_inf2_2_jury_difference_is_simultaneous_over_the_members(small):
     table = juries.jury_table(small.judgments, size=[1, 3], across=None)
     jury = table[table["size"] == 3].iloc[0]
-    assert jury["interval"] == "wild" and jury["method"].startswith("wild cluster bootstrap")
+    assert jury["best_member_rule"] == "simultaneous" and jury["interval"] == "wild"
+    assert jury["method"].startswith("simultaneous over 3 members (Bonferroni), wild cluster")
     assert jury["n_clusters"] == 15 and jury["few_clusters"]
     assert jury["diff_low"] <= jury["diff_vs_best"] <= jury["diff_high"]
-    assert jury["diff_vs_best"] == pytest.approx(jury["ca"] - jury["best_member_ca"])
-    single = table[table["size"] == 1]
+    single = table[table["size"] == 1].set_index("jury")
     assert single["p_value"].isna().all() and (single["diff_vs_best"] == 0).all()
-    # the cross-fitted difference is the same number the bootstrap path reports
-    t = juries.jury_table(small.judgments, size=3, across=None, interval="t").iloc[0]
-    assert t["diff_vs_best"] == pytest.approx(jury["diff_vs_best"])
+    # the estimate is jury − the in-sample best member; the interval is that of
+    # min_j (jury − member_j): each difference at level 1 − 0.05 / 3, the minimum of the ends
+    best = single["ca"].max()
+    assert jury["diff_vs_best"] == pytest.approx(jury["ca"] - best)
+    assert jury["best_member_ca"] == pytest.approx(best)
+    fixed = juries.jury_table(small.judgments, size=3, across=None, best_member="fixed").iloc[0]
+    assert fixed["diff_vs_best"] == pytest.approx(jury["diff_vs_best"])
+    assert fixed["diff_high"] <= jury["diff_high"]  # one comparison at 0.95, not three at 0.983
+    old = juries.jury_table(small.judgments, size=3, across=None, interval="t").iloc[0]
+    assert old["best_member_rule"] == "crossfit" and old["method"].startswith("t cluster")
     with pytest.raises(ValueError, match="reselect"):
         juries.jury_table(small.judgments, size=3, best_member="reselect")
+    with pytest.raises(ValueError, match="'simultaneous' needs interval='wild'"):
+        juries.jury_table(small.judgments, size=3, best_member="simultaneous", interval="t")
+
+
+def test_inf2_2_simultaneous_p_value_combines_the_member_tests():
+    # a jury that copies its best member: the difference to it is 0 exactly, p = 1
+    data = sj.jury_benchmark(np.random.default_rng(9), UNEQUAL, PARAMS).judgments
+    copy = data[data["judge"] == "judge-0"].assign(judge="judge-copy", model="judge-copy")
+    both = pd.concat([data[data["judge"] != "judge-2"], copy], ignore_index=True)
+    row = juries.jury_table(both, size=3, across=None).iloc[0]
+    assert row["diff_vs_best"] <= 0 and 0 < row["p_value"] <= 1
+    assert row["diff_low"] <= 0 <= row["diff_high"]
 
 
 def test_inf2_2_jury_pooled_rows_pool_the_items(small):

@@ -90,27 +90,3 @@ def t_interval(
         return value, value, p
     p = float(2 * sps.t.sf(abs(value) / se, df))
     return value - q * se, value + q * se, p
-
-
-def crossfit_members(values: np.ndarray, fold: np.ndarray, folds: int) -> np.ndarray:
-    """Return each item's held-out best-member value, averaged over the splits (n).
-
-    `values` (n × (1 + m)): the jury's and the members' per-item outcomes; `fold` (R × n):
-    each item's fold per split (`fold_of_units`). For split r and fold k, the member with
-    the highest sum on the other folds (ties: the first) scores fold k's items — the same
-    selection as `crossfit` on the sums, kept per item so that the jury − member difference
-    is a difference of per-item rates (`core.estimates.difference`).
-
-    >>> v = np.array([[1, 1, 0], [1, 0, 1], [0, 1, 1], [1, 0, 1.0]])
-    >>> crossfit_members(v, np.array([[0, 0, 1, 1]]), 2).tolist()
-    [0.0, 1.0, 1.0, 0.0]
-    """
-    x = np.asarray(values, dtype=np.float64)[:, 1:]
-    fold = np.atleast_2d(np.asarray(fold, dtype=np.int64))
-    out = np.zeros(len(x))
-    total = x.sum(axis=0)
-    for f in fold:
-        held = np.stack([x[f == k].sum(axis=0) for k in range(folds)])  # K × m
-        chosen = np.argmax(total[None, :] - held, axis=1)  # K
-        out += x[np.arange(len(x)), chosen[f]]
-    return out / len(fold)

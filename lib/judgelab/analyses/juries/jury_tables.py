@@ -4,31 +4,34 @@ Juries vote on their members' consolidated labels (`votes`); per (pool, benchmar
 juries and judges are scored on the same items (the items' `cluster` column, else the item,
 is the resampling unit).
 
-**Default inference (`interval="wild"`, issue 33).** Once the best member is chosen — on
-other folds of clusters (`crossfit`) or on the full sample (`fixed`) — jury − best member is a
-difference of two per-item rates on the same items: the jury's consistent accuracy and the
-held-out selected member's (`crossfit.crossfit_members`). Its interval and test are the
-restricted wild cluster bootstrap of `core.estimates.difference` (the p-value inverts the
-interval beside it), the CAs' intervals `core.estimates.ratio`; every row reports the
-effective clusters and `few_clusters`. The bootstrap intervals below stay as options (`t`:
-the default before issue 33, `basic`, `percentile`).
+**Default inference (`best_member="simultaneous"`, `interval="wild"`, issue 33).** The
+estimand is jury CA − the best member's CA = min_j (jury − member_j): the jury beats its best
+member exactly when it beats every member. Each jury − member_j is a difference of two rates
+on the same items, tested by the restricted wild cluster bootstrap of
+`core.estimates.difference`; their intervals at level 1 − α/m (Bonferroni over the m
+members) hold simultaneously, so [min_j low_j, min_j high_j] covers min_j (jury − member_j)
+whatever member is best — no selection step to get wrong. The p-value inverts that interval:
+below α when every member is beaten at α/m, or some member beats the jury at α/m. Every
+row reports the effective clusters and `few_clusters`. (Scoring a cross-fitted selected
+member as if it were fixed under-covered — 0.80–0.90, type-I 0.09–0.18 — because the
+selection varies with the data when members are close.)
 
-The *best member* of a jury is a selection. By default (`best_member="crossfit"`,
-`crossfit`) it is chosen on K − 1 folds of clusters and compared with the jury on the
-held-out fold, averaged over the folds (no winner's curse; estimand: jury − the member the
-procedure selects, = jury − the population best member when selection is consistent or the
-best members tie). With `interval="t"` the cluster bootstrap repeats the whole procedure and
-the interval is diff ± t_{G−1} · bootstrap SE with the matching t-test p-value.
-`best_member="reselect"` (wave 1: the in-sample best re-selected inside every replicate,
-with `interval="basic"`) and `"fixed"` (legacy: the full-sample best member treated as
-fixed, `interval="percentile"`) stay available; their bootstrap p-values are resolved
-adaptively (`core.inference.adaptive_p`). `n_comparisons` and the Holm-adjusted `p_holm`
-count every jury × vote rule tested in the same pool × split.
+Earlier readings stay available with the cluster bootstrap (`interval` `t`, `basic`,
+`percentile`): `best_member="crossfit"` with `interval="t"` (the default before issue 33:
+the member chosen on K − 1 folds of clusters and compared with the jury on the held-out
+fold, averaged over the folds; the bootstrap repeats the whole procedure and the interval is
+diff ± t_{G−1} · bootstrap SE with the matching t-test p-value — valid, but conservative:
+coverage 0.975–0.995), `"reselect"` (wave 1: the in-sample best re-selected inside every
+replicate, `interval="basic"`) and `"fixed"` (legacy: the full-sample best member treated as
+fixed; also with `interval="wild"`, a plain difference of rates that ignores the selection).
+Bootstrap p-values are resolved adaptively (`core.inference.adaptive_p`). `n_comparisons`
+and the Holm-adjusted `p_holm` count every jury × vote rule tested in the same pool × split.
 
-Pooled rows add the strata's sums and replicates (stratified bootstrap) over splits rated by
-the same judges (`pool_strata="same_judges"`: one pooled row per judge set, so a judge alone
-and the juries it is compared with stand on the same items); `pool_strata="all"` is the
-legacy pooling over every split where the jury's members judged.
+Pooled rows pool the splits' items (`wild`; a cluster in several splits is one unit) or add
+the strata's sums and replicates (bootstrap, stratified), over splits rated by the same
+judges (`pool_strata="same_judges"`: one pooled row per judge set, so a judge alone and the
+juries it is compared with stand on the same items); `pool_strata="all"` is the legacy
+pooling over every split where the jury's members judged.
 """
 
 from __future__ import annotations
@@ -44,7 +47,6 @@ import pandas as pd
 from judgelab.analyses import pairwise
 from judgelab.analyses.juries.crossfit import (
     crossfit,
-    crossfit_members,
     fold_of_units,
     fold_values,
     t_interval,
@@ -66,7 +68,10 @@ __all__ = ["JURY_SEP", "SUMMARY_COLUMNS", "Sums", "jury_summary", "jury_table", 
 
 #: Separator of the members in a jury's name.
 JURY_SEP = " + "
-BEST_MEMBER: tuple[str, ...] = ("crossfit", "reselect", "fixed")
+BEST_MEMBER: tuple[str, ...] = ("simultaneous", "crossfit", "reselect", "fixed")
+#: Best-member readings each kind of interval supports.
+_RULES_OF = {"wild": ("simultaneous", "fixed")}
+_BOOT_RULES = ("crossfit", "reselect", "fixed")
 INTERVALS: tuple[str, ...] = ("wild", "t", "basic", "percentile")
 POOL_STRATA: tuple[str, ...] = ("same_judges", "all")
 JURY_COLUMNS: tuple[str, ...] = (
@@ -110,7 +115,7 @@ class _Options(NamedTuple):
     n_boot: int
     seed: int
     level: float
-    rule: str  # best_member: crossfit / reselect / fixed
+    rule: str  # best_member: simultaneous / crossfit / reselect / fixed
     interval: str
     max_boot: int
     cluster: str | None
@@ -150,7 +155,7 @@ def jury_table(
     seed: int = 0,
     level: float = 0.95,
     across: str | None = "split",
-    best_member: str = "crossfit",
+    best_member: str | None = None,
     interval: str = "wild",
     folds: int = 5,
     repeats: int = 8,
@@ -179,13 +184,17 @@ def jury_table(
         seed: Seed of the bootstrap and of the jury subset.
         level: Confidence level.
         across: Group column pooled into extra pooled rows (None: no pooling).
-        best_member: `crossfit` (default: chosen on the other folds of clusters, see
-            `crossfit`), `reselect` (the in-sample best, re-chosen in every bootstrap
-            replicate) or `fixed` (legacy: the full-sample best member, treated as fixed).
+        best_member: `simultaneous` (jury − every member, simultaneous intervals; see the
+            module docstring), `crossfit` (chosen on the other folds of clusters, see
+            `crossfit`; the default before issue 33), `reselect` (the in-sample best,
+            re-chosen in every bootstrap replicate) or `fixed` (legacy: the full-sample best
+            member, treated as fixed). None (default): `simultaneous` with the wild
+            interval, `crossfit` with a bootstrap one.
         interval: Intervals and test: `wild` (default: the restricted wild cluster bootstrap
-            of the difference of rates jury − selected member, `core.estimates`; not with
-            `best_member="reselect"`), `t` (the default before issue 33: ± t_{G−1} ·
-            bootstrap SE, t-test p-value), `basic` or `percentile` (bootstrap p-value).
+            of differences of rates, `core.estimates`; with `simultaneous` or `fixed`), `t`
+            (the default before issue 33: ± t_{G−1} · bootstrap SE, t-test p-value),
+            `basic` or `percentile` (bootstrap p-value); the bootstrap intervals go with
+            `crossfit`, `reselect` or `fixed`.
         folds: Folds K of the cross-fitting (`best_member="crossfit"`).
         repeats: Random splits into K folds averaged by the cross-fitting.
         pool_strata: `same_judges` (default: one pooled row per set of judges, split
@@ -200,12 +209,14 @@ def jury_table(
         `benchmark`, `split`, `aggregation` (split / pooled), `vote_rule`, `size`, `jury`
         (members joined by " + "), `ca` (+ `_low`/`_high`), `best_member` (full-sample),
         `best_member_ca` (+ `_low`/`_high`; cross-fitted: the held-out CA of the
-        fold-selected members), `mean_member_ca`, `diff_vs_best` = ca −
-        best_member_ca (+ `diff_low`/`diff_high`), `p_value` (H0: diff = 0; NaN for size 1),
+        fold-selected members; `simultaneous`: the full-sample best member's CA and its
+        own interval), `mean_member_ca`, `diff_vs_best` = ca − best_member_ca (+
+        `diff_low`/`diff_high`), `p_value` (H0: diff = 0; NaN for size 1),
         `p_bound` (p is an upper bound), `n_boot_p`, `p_holm` (Holm over the
         `n_comparisons` juries × vote rules of size > 1 in the pool × benchmark × split), `n`
         (items), `n_clusters`, `n_juries_possible`, `strata` (splits of the row), `judges`
-        (the judge set of the row's splits), `best_member_rule` (crossfit / reselect / fixed),
+        (the judge set of the row's splits), `best_member_rule` (simultaneous / crossfit /
+        reselect / fixed),
         `interval`, `n_eff_clusters` (effective clusters of the difference; NaN for the
         bootstrap intervals), `few_clusters`, `method`.
     """
@@ -213,8 +224,10 @@ def jury_table(
     rules = [vote_rule] if isinstance(vote_rule, str) else list(vote_rule)
     for r in rules:
         check_rule(r)
-    check_choice("best_member", best_member, BEST_MEMBER)
     check_choice("interval", interval, INTERVALS)
+    if best_member is None:
+        best_member = "simultaneous" if interval == "wild" else "crossfit"
+    check_choice("best_member", best_member, BEST_MEMBER)
     check_choice("pool_strata", pool_strata, POOL_STRATA)
     if any(s < 1 for s in sizes):
         raise ValueError(f"jury sizes must be >= 1, got {sizes}")
@@ -222,10 +235,17 @@ def jury_table(
         raise ValueError(f"max_juries must be >= 1, got {max_juries}")
     if folds < 2:
         raise ValueError(f"folds must be >= 2, got {folds}")
-    if interval == "wild" and best_member == "reselect":
+    allowed = _RULES_OF.get(interval, _BOOT_RULES)
+    if best_member not in allowed:
         raise ValueError(
-            "best_member='reselect' re-selects inside bootstrap replicates: use interval "
-            "'basic' or 'percentile' with it ('wild' needs crossfit or fixed)"
+            f"best_member={best_member!r} does not go with interval={interval!r}: "
+            + (
+                "the wild bootstrap compares the jury with every member ('simultaneous') or "
+                "with the full-sample best ('fixed'); use interval 't', 'basic' or "
+                "'percentile' for 'crossfit' or 'reselect'"
+                if interval == "wild"
+                else "'simultaneous' needs interval='wild'"
+            )
         )
     opts = _Options(n_boot, seed, level, best_member, interval, max_boot, cluster, folds, repeats)
     rows: list[dict] = []
@@ -445,13 +465,14 @@ def _jury_rows(
 ) -> list[dict]:
     """Return `jury_table` rows from (jury, members...) sums (and items, for `wild`)."""
     rows = []
+    cache: dict = {}  # members' CA estimates, once per split
     for key, (cell, items) in zip(keys, cells, strict=True):
         pool, bench, split, aggregation, rule, jury, possible = key
         sums, n = cell.sums, cell.n
         member = sums[1 : len(sums) // opts.width] / n
         best = int(np.argmax(member))  # first of equals (sorted)
         if opts.interval == "wild":
-            fields = _wild_fields(items, best, len(jury), opts, key)
+            fields = _wild_fields(items, best, len(jury), opts, key, cache)
         else:
             fields = _boot_fields(cell, best, len(jury), opts)
         n_clusters = fields.pop("n_clusters", cell.n_units)
@@ -510,58 +531,90 @@ def _boot_fields(cell: Sums, best: int, size: int, opts: _Options) -> dict:
     }
 
 
-def _wild_fields(items: _Items, best: int, size: int, opts: _Options, key: tuple) -> dict:
-    """Return the wild-cluster-bootstrap intervals and test of jury − selected member.
+def _wild_fields(
+    items: _Items, best: int, size: int, opts: _Options, key: tuple, cache: dict
+) -> dict:
+    """Return the wild-cluster-bootstrap intervals and test of jury − best member.
 
-    The selected member's per-item outcome is the held-out best member's (`crossfit`,
-    averaged over the splits into folds) or the full-sample best member's (`fixed`); the
-    difference of the two per-item rates is `core.estimates.difference` (paired: the same
-    items, so the same clusters), each CA `core.estimates.ratio`.
+    `simultaneous`: jury − member_j for every member at level 1 − α/m, combined into the
+    interval of min_j (jury − member_j) and the p-value that inverts it (module docstring);
+    `fixed`: the plain difference jury − the full-sample best member. The CAs' intervals are
+    `core.estimates.ratio`; a member's is computed once per split (`cache`).
     """
     values = items.values
     jury = values[:, 0]
-    if opts.rule == "crossfit":
-        member = crossfit_members(values, items.fold, opts.folds)
-    else:
-        member = values[:, 1 + best]
     unit = pd.factorize(items.labels, sort=True)[0]
     ones = np.ones(len(jury))
+    members = key[5]
 
     def rng(*what: object) -> np.random.Generator:
         return estimates.seeded(opts.seed, "jury", *key, *what)
 
-    ca = estimates.ratio(jury, ones, unit, level=opts.level, rng=rng("ca"))
-    if size == 1:  # a judge alone is its own best member: the same rate
-        chosen = ca
-    else:
-        chosen = estimates.ratio(member, ones, unit, level=opts.level, rng=rng("member"))
+    def member_ca(j: int) -> estimates.Estimate:
+        slot = (id(items.labels), members[j])
+        if slot not in cache:
+            cache[slot] = estimates.ratio(
+                values[:, 1 + j],
+                ones,
+                unit,
+                level=opts.level,
+                rng=estimates.seeded(opts.seed, "member", *key[:5], members[j]),
+            )
+        return cache[slot]
+
+    chosen = member_ca(best)
+    ca = chosen
     if size > 1:
-        diff = estimates.difference(
-            np.concatenate([member, jury]),
-            np.ones(2 * len(jury)),
-            np.repeat([0, 1], len(jury)),
-            np.concatenate([unit, unit]),
-            null=0.0,
-            level=opts.level,
-            rng=rng("diff"),
-        )
-        d = {"diff_vs_best": diff.value, "diff_low": diff.ci_low, "diff_high": diff.ci_high}
-        d |= {"p_value": diff.p_value, "n_boot_p": wild.N_BOOT}
-        n_eff, few, method = diff.n_eff_clusters, diff.few_clusters, diff.method
-    else:  # a judge alone: it is its own best member
-        d = {"diff_vs_best": 0.0, "diff_low": 0.0, "diff_high": 0.0, "p_value": np.nan}
-        d |= {"n_boot_p": 0}
-        n_eff, few, method = ca.n_eff_clusters, ca.few_clusters, ca.method
-    return {
+        ca = estimates.ratio(jury, ones, unit, level=opts.level, rng=rng("ca"))
+    out = {
         "ca_low": ca.ci_low,
         "ca_high": ca.ci_high,
         "best_member_ca": chosen.value,
         "best_member_ca_low": chosen.ci_low,
         "best_member_ca_high": chosen.ci_high,
-        **d,
         "p_bound": False,
         "n_clusters": ca.n_clusters,  # clusters shared by splits count once
-        "n_eff_clusters": n_eff,
-        "few_clusters": few,
+    }
+    if size == 1:  # a judge alone: it is its own best member
+        return out | {
+            "diff_vs_best": 0.0,
+            "diff_low": 0.0,
+            "diff_high": 0.0,
+            "p_value": np.nan,
+            "n_boot_p": 0,
+            "n_eff_clusters": ca.n_eff_clusters,
+            "few_clusters": ca.few_clusters,
+            "method": ca.method,
+        }
+    cols = range(values.shape[1] - 1) if opts.rule == "simultaneous" else [best]
+    m = len(cols)
+    diffs = [
+        estimates.difference(
+            np.concatenate([values[:, 1 + j], jury]),
+            np.ones(2 * len(jury)),
+            np.repeat([0, 1], len(jury)),
+            np.concatenate([unit, unit]),
+            null=0.0,
+            level=1.0 - (1.0 - opts.level) / m,
+            rng=rng("diff", j),
+        )
+        for j in cols
+    ]
+    value = np.array([d.value for d in diffs])
+    p = np.array([d.p_value for d in diffs]) * m
+    p_up = float(np.max(p)) if np.all(value > 0) else 1.0  # every member beaten
+    p_down = float(np.min(p[value < 0])) if np.any(value < 0) else 1.0  # some member better
+    first = min(diffs, key=lambda d: d.n_eff_clusters)
+    method = first.method
+    if m > 1:
+        method = f"simultaneous over {m} members (Bonferroni), {method}"
+    return out | {
+        "diff_vs_best": float(value.min()),
+        "diff_low": float(min(d.ci_low for d in diffs)),
+        "diff_high": float(min(d.ci_high for d in diffs)),
+        "p_value": min(1.0, p_up, p_down),
+        "n_boot_p": wild.N_BOOT,
+        "n_eff_clusters": first.n_eff_clusters,
+        "few_clusters": any(d.few_clusters for d in diffs),
         "method": method,
     }

@@ -8,12 +8,13 @@ and invalid outputs missing not at random (2 % of right verdicts, 10 % of wrong 
 the library's estimator with its defaults ("after") or with the defaults before issue 33
 ("before").
 
-- Jury vs best member (`jury_table`): the best member cross-fitted over folds of clusters,
-  after: the restricted wild cluster bootstrap of the cross-fitted difference (a difference
-  of rates, `core.estimates.difference`); before: ± t_{G−1} · bootstrap SE. The null plants
-  a jury exactly as accurate as its best member (judge 0's intercept solved on the
-  population, with the scenario's cluster-varying effects); the alternative three equal
-  judges whose plurality vote beats each.
+- Jury vs best member (`jury_table`): after, jury − best member = min_j (jury − member_j),
+  each difference of rates by the restricted wild cluster bootstrap at level 1 − α/3, the
+  interval of the minimum and the p-value that inverts it (`best_member="simultaneous"`);
+  before, the best member cross-fitted over folds of clusters, ± t_{G−1} · bootstrap SE.
+  The null plants a jury exactly as accurate as its best member (judge 0's intercept solved
+  on the population, with the scenario's cluster-varying effects); the alternative three
+  equal judges whose plurality vote beats each. The truth is jury − max_j CA_j.
 - Alpha and kappa: after, the bias-corrected cluster jackknife with t(G − 1); before, the
   percentile cluster bootstrap. Their truths are super-population values (`population`).
 - Self-consistency: sc − greedy accuracy of one judge with 5 samples per order (paired);
