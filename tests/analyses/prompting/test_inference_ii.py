@@ -8,6 +8,7 @@ row reports the effective clusters and flags few of them; the earlier default st
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -54,3 +55,18 @@ def test_inf2_2_strategy_p_value_inverts_its_interval(seed, G, shift):
         width = row["ci_high"] - row["ci_low"]
         near = min(abs(row["ci_low"]), abs(row["ci_high"])) < 1e-4 * width + 1e-9
         assert near or (row["ci_low"] <= 0 <= row["ci_high"]) == (row["p_value"] >= 0.05)
+
+
+def test_inf2_2_effect_by_split_is_clustered_and_tested():
+    design = base.scenario("unequal/varying/G15/n60").design(benchmark="ps")
+    s = sim.prompt_strategies(np.random.default_rng(5), design=design, effects={"CoT": 0.6})
+    j = s.judgments
+    two = pd.concat([j, j.assign(model="other", judge=j["judge"].str.replace("sim", "o"))])
+    new = prompting.strategy_effect_by_split(two, strategies=["CoT"])
+    old = prompting.strategy_effect_by_split(two, strategies=["CoT"], interval="bootstrap")
+    row, before = new.iloc[0], old.iloc[0]
+    assert row["n_models"] == 2 and row["n_clusters"] == 15 and row["few_clusters"]
+    assert row["diff"] == pytest.approx(before["diff"]) and np.isnan(before["p_value"])
+    assert (row["p_value"] < 0.05) == (not row["ci_low"] <= 0 <= row["ci_high"])
+    # clusters, not items: the interval is wider than the items' bootstrap
+    assert row["ci_high"] - row["ci_low"] > before["ci_high"] - before["ci_low"]

@@ -20,7 +20,7 @@ import pandas as pd
 
 from judgelab.analyses import pairwise
 from judgelab.analyses.prompting import paired
-from judgelab.core import clusters, stats
+from judgelab.core import clusters, estimates, stats
 from judgelab.core.schema import require_columns as _require
 from judgelab.errors import check_choice
 
@@ -64,7 +64,14 @@ EFFECT_COLUMNS: tuple[str, ...] = (
     "ci_high",
     "n",
     "n_models",
+    "p_value",
+    "n_clusters",
+    "n_eff_clusters",
+    "few_clusters",
+    "method",
 )
+#: Intervals of `strategy_effect_by_split`: the wild cluster bootstrap, or items resampled.
+EFFECT_INTERVALS: tuple[str, ...] = ("wild", "bootstrap")
 
 
 def strategy_comparison(
@@ -273,20 +280,28 @@ def strategy_effect_by_split(
     n_boot: int = 1000,
     seed: int = 0,
     level: float = 0.95,
+    cluster: str | None = "cluster",
+    interval: str = "wild",
 ) -> pd.DataFrame:
     """Return Fig. 5 (left): per split and strategy, the Δ averaged over models, with a CI.
 
     For each item the per-model differences (strategy − baseline, 0/1 outcomes of `metric`)
-    are averaged over the models that ran both prompts on it; the interval bootstraps items.
-    `strategies` limits the prompts compared (empty: all).
+    are averaged over the models that ran both prompts on it; the mean over items gets the
+    restricted wild cluster bootstrap interval and test of Δ = 0 (`core.estimates`; the
+    items' `cluster` as the unit, issue 33), or (`interval="bootstrap"`, the default before)
+    the percentile bootstrap over items. `strategies` limits the prompts compared (empty:
+    all).
 
     Returns:
         `strategy`, `baseline`, `benchmark`, `split`, `metric`, `diff`, `ci_low`, `ci_high`,
-        `n` (items), `n_models`.
+        `n` (items), `n_models`, `p_value` (Δ = 0; NaN for `bootstrap`), `n_clusters`,
+        `n_eff_clusters`, `few_clusters`, `method`.
     """
     check_choice("metric", metric, EFFECT_METRICS)
+    check_choice("interval", interval, EFFECT_INTERVALS)
     _require(judgments, ["model", "prompt", "judge", "sample"], "strategy_effect_by_split")
-    wide = _outcomes_by_prompt(judgments[judgments["sample"] == 0], metric)
+    data = judgments[judgments["sample"] == 0]
+    wide = _outcomes_by_prompt(data, metric)
     if baseline not in wide.columns:
         return pd.DataFrame(columns=list(EFFECT_COLUMNS))
     rows = []
@@ -299,23 +314,39 @@ def strategy_effect_by_split(
         n_models = d.groupby(level=["benchmark", "split"]).apply(
             lambda s: s.index.get_level_values("model").nunique()
         )
-        for (bench, split), vals in per_item.groupby(level=["benchmark", "split"], sort=True):
-            est = stats.bootstrap_mean(vals.to_numpy(), n_boot=n_boot, seed=seed, level=level)
+        unit = _unit_codes(data, per_item.index, cluster)
+        for (bench, split), idx in per_item.groupby(
+            level=["benchmark", "split"], sort=True
+        ).indices.items():
+            vals = per_item.to_numpy()[idx]
+            head = {"strategy": strategy, "baseline": baseline, "benchmark": bench}
+            head |= {"split": split, "metric": metric}
+            if interval == "wild":
+                rng = estimates.seeded(seed, "effect", strategy, bench, split, metric)
+                e = estimates.contrast(
+                    vals,
+                    np.ones(len(vals)),
+                    np.zeros(len(vals), dtype=np.int64),
+                    unit[idx],
+                    [1.0],
+                    null=0.0,
+                    level=level,
+                    bounds=(-1.0, 1.0),
+                    rng=rng,
+                )
+                fields = {"diff": e.value, "ci_low": e.ci_low, "ci_high": e.ci_high}
+                fields |= {"p_value": e.p_value, "n_clusters": e.n_clusters}
+                fields |= {"n_eff_clusters": e.n_eff_clusters, "few_clusters": e.few_clusters}
+                fields["method"] = e.method
+            else:
+                est = stats.bootstrap_mean(vals, n_boot=n_boot, seed=seed, level=level)
+                fields = {"diff": est.estimate, "ci_low": est.low, "ci_high": est.high}
+                fields |= {"p_value": np.nan, "n_clusters": len(vals), "n_eff_clusters": np.nan}
+                fields |= {"few_clusters": True, "method": "percentile bootstrap of items"}
             rows.append(
-                {
-                    "strategy": strategy,
-                    "baseline": baseline,
-                    "benchmark": bench,
-                    "split": split,
-                    "metric": metric,
-                    "diff": est.estimate,
-                    "ci_low": est.low,
-                    "ci_high": est.high,
-                    "n": len(vals),
-                    "n_models": int(n_models.loc[(bench, split)]),
-                }
+                head | fields | {"n": len(vals), "n_models": int(n_models.loc[(bench, split)])}
             )
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=list(EFFECT_COLUMNS))
 
 
 def _outcomes_by_prompt(data: pd.DataFrame, metric: str) -> pd.DataFrame:
