@@ -287,6 +287,13 @@ CASES: list[tuple[str, str, str, list[str]]] = [
      ["inference must be one of ('wild', 'bootstrap')", "got 'normal'"]),
     ("compare_conditions_test", "reference.compare_conditions", "test='wald'",
      ["test must be one of ('wild', 'bootstrap', 'mcnemar')", "got 'wald'"]),
+    # --- issue 33: inference options of the juries / prompting / faithfulness analyses ---
+    ("alpha_unknown_interval", "juries.alpha_table", "interval='bootstrap'",
+     ["interval must be one of", "'jackknife'", "got 'bootstrap'"]),
+    ("jury_wild_reselect", "juries.jury_table", "the wild interval with a re-selected member",
+     ["best_member='reselect'", "'basic' or 'percentile'"]),
+    ("strategy_unknown_test", "prompting.strategy_comparison", "test='t'",
+     ["test must be one of", "'wild'", "got 't'"]),
 ]  # fmt: skip
 
 # What a failure writes on purpose (globs under the output root), by case.
@@ -869,6 +876,42 @@ BUILDERS["mapping_benchmark_escapes"] = _import_case(
 )
 BUILDERS["mapping_yaml_bomb"] = _import_case(PAIR_CSV, mapping=PAIR_MAPPING + YAML_BOMB)
 BUILDERS["jsonl_nested_too_deep"] = _import_case("[" * 5000 + "]" * 5000 + "\n", name="j.jsonl")
+
+
+# ---------------------------------------------------------------- issue 33 (inference)
+
+
+def _labelled_judgments() -> pd.DataFrame:
+    """Two judges, both orders, one pool: the smallest input the juries analyses accept."""
+    rows = [
+        {
+            "benchmark": "b", "split": "s", "item_id": f"i{k}", "judge": j, "model": j,
+            "prompt": "p", "order": o, "valid": True, "chosen": "pos", "correct": True,
+        }
+        for k in range(3) for j in ("J1", "J2") for o in (0, 1)
+    ]  # fmt: skip
+    return schema.new_judgments(rows)
+
+
+@builds("alpha_unknown_interval")
+def _(d):
+    from judgelab.analyses import juries
+
+    return lambda: juries.alpha_table(_labelled_judgments(), interval="bootstrap")
+
+
+@builds("jury_wild_reselect")
+def _(d):
+    from judgelab.analyses import juries
+
+    return lambda: juries.jury_table(_labelled_judgments(), size=2, best_member="reselect")
+
+
+@builds("strategy_unknown_test")
+def _(d):
+    from judgelab.analyses import prompting
+
+    return lambda: prompting.strategy_comparison(_labelled_judgments(), test="t")
 
 
 # ---------------------------------------------------------------- issue 32 (batch)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -66,3 +68,37 @@ def test_faitheval_mc_meta_names_the_task_and_options():
     assert meta["faitheval_task"] == "counterfactual" and len(meta["options"]["text"]) == 4
     conditions = faithfulness.item_conditions(s.items)
     assert set(conditions["task"]) == {"counterfactual"}
+
+
+def test_inf2_1_faithfulness_generators_take_the_scenario_shape():
+    from judgelab.simulate.base import scenario
+
+    design = scenario("unequal/varying/G8/n48").design(benchmark="fb")
+    s = sim.faithbench(np.random.default_rng(6), design=design, doc_sd=design.effect_sd)
+    sizes = s.items.groupby("cluster").size()
+    assert len(sizes) == 8 and sizes.sum() == 48 and sizes.max() >= 3 * sizes.min()
+    fe = sim.faitheval_mc(np.random.default_rng(7), design=replace(design, benchmark="fe"))
+    assert fe.items["cluster"].nunique() == 8 and len(fe.items) == 48
+    ps = sim.prompt_strategies(np.random.default_rng(8), design=design)
+    assert ps.items["cluster"].nunique() == 8
+
+
+def test_inf2_1_nulls_are_exact_with_cluster_varying_effects():
+    varying = Design(n_clusters=400, per_cluster=5, icc=0.5, effect_sd=0.5, benchmark="ps")
+    s = sim.prompt_strategies(np.random.default_rng(9), design=varying, effects={"CoT": 0.0})
+    assert abs(s.truth["diff_ca:CoT"]) < 0.002
+    fb = sim.faithbench(
+        np.random.default_rng(10), discrimination=0.0, doc_sd=0.5, invalid_hallucinated=0.1
+    )
+    assert abs(fb.truth["margin"]) < 0.002
+
+
+def test_inf2_1_unparsed_answers_are_missing_not_at_random():
+    big = Design(n_clusters=300, per_cluster=5, icc=0.5, effect_sd=0.5, benchmark="fe")
+    s = sim.faitheval_mc(
+        np.random.default_rng(11), design=big, ability=0.8, unparsed=0.02, unparsed_if_wrong=0.3
+    )
+    graded = faithfulness.grade_answers(s.judgments, s.items)
+    assert graded["strict"].mean() == pytest.approx(s.truth["accuracy"], abs=0.035)
+    assert (~graded["parsed"]).mean() == pytest.approx(s.truth["unparsed_share"], abs=0.025)
+    assert s.truth["unparsed_share"] > 0.08  # mostly the wrong answers go unparsed

@@ -75,3 +75,52 @@ def test_self_consistency_truth():
     row = juries.pick(rates, metric="sc_ca").iloc[0]
     assert row["value"] == pytest.approx(sim.truth["sc_ca_0"], abs=0.04)
     assert sim.truth["sc_ca_0"] > sim.truth["ca_0"] + 0.05  # the vote over samples helps
+
+
+def test_inf2_1_scenario_shaped_draws_plant_unequal_clusters_and_varying_biases():
+    design = base.scenario("unequal/varying/G8/n240").design()
+    params = sj.JuryParams(intercepts=(2.3, 2.0, 1.8), invalid_rate=0.02, invalid_if_wrong=0.2)
+    sim = sj.jury_benchmark(np.random.default_rng(4), design, params)
+    sizes = sim.judgments.drop_duplicates("item_id").groupby("cluster").size()
+    assert len(sizes) == 8 and sizes.sum() == 240 and sizes.max() >= 3 * sizes.min()
+    assert sim.params["design"].sizes is not None
+    schema.validate_judgments(sim.judgments.drop(columns="cluster"))
+    # missing not at random: a wrong (neg) or tie verdict is invalid 10x as often as a right one
+    probs = sj.verdict_probs(np.array([0.0]), params)[0, 0]  # z = 0, order 0: pos, neg, tie, inv
+    right = 1 / (1 + np.exp(-params.position)) * (1 - params.tie_rate)
+    assert probs[0] == pytest.approx(right * 0.98)
+    assert probs[3] == pytest.approx(right * 0.02 + (1 - right) * 0.2)
+    # the truth knows the varying effects: judges' accuracies shrink toward the middle
+    flat = sj.population(params, 0.5, 0.0)
+    varying = sj.population(params, 0.5, 0.5)
+    assert varying["ca_0"] != pytest.approx(flat["ca_0"], abs=1e-3)
+
+
+def test_inf2_1_nulls_hold_in_the_super_population_with_varying_effects():
+    params = sj.JuryParams(intercepts=(2.3, 2.0, 1.8), item_sd=0.5, judge_sd=1.5)
+    for es in (0.0, 0.5):
+        null = sj.null_params(params, 0.5, effect_sd=es)
+        assert abs(sj.population(null, 0.5, es)["jury_minus_best"]) < 0.002
+        sc = sj.null_sc_params(sj.JuryParams(intercepts=(0.5,), n_samples=5), 0.5, es)
+        assert abs(sj.population(sc, 0.5, es)["sc_minus_greedy_0"]) < 0.002
+    # no intercept brings the jury down to its best member: said, not a bare brentq error
+    with pytest.raises(ValueError, match="no intercept"):
+        sj.null_params(params, 0.5, rule="plurality_ignore_ties")
+
+
+def test_inf2_1_alpha_truth_is_the_super_population_value():
+    # the plug-in alpha of a very large draw (many clusters) converges to the truth, while a
+    # small draw's plug-in is biased low (the bias the jackknife interval corrects)
+    params = sj.JuryParams(intercepts=(2.3, 2.0, 1.8), invalid_if_wrong=0.1)
+    design = base.Design(n_clusters=4000, per_cluster=5, icc=0.5, effect_sd=0.5)
+    sim = sj.jury_benchmark(np.random.default_rng(8), design, params)
+    table = juries.alpha_table(sim.judgments, across=None, interval="percentile", n_boot=2)
+    assert table["alpha"].iloc[0] == pytest.approx(sim.truth["alpha_item"], abs=0.01)
+    truth = sim.truth["alpha_item_order"]
+    order = juries.alpha_table(
+        sim.judgments, units="item_order", across=None, interval="percentile", n_boot=2
+    )
+    assert order["alpha"].iloc[0] == pytest.approx(truth, abs=0.01)
+    # expected coincidences of two coders who always agree give alpha 1
+    probs = np.tile(np.array([[[1.0, 0.0, 0.0]], [[0.0, 1.0, 0.0]]]), (1, 2, 1))
+    assert sj.alpha_from_coincidences(sj.expected_coincidences(probs)) == pytest.approx(1.0)

@@ -81,7 +81,7 @@ def test_alignment_t_reference_matches_its_test_on_planted_sources():
 
     s = sim_faith.faithbench(np.random.default_rng(11), discrimination=0.5)
     prefs = fa.pointwise_preferences(s.extra["scores"], fa.faithbench_pairs(s.items))
-    t = fa.alignment(prefs, n_boot=2000).iloc[0]
+    t = fa.alignment(prefs, n_boot=2000, reference="t").iloc[0]
     pc = fa.alignment(prefs, n_boot=2000, reference="percentile").iloc[0]
     assert t["reference"] == "t" and t["alignment"] == pc["alignment"]
     assert 30 < t["n_clusters"] <= 40  # sources with both labels form pairs

@@ -102,7 +102,7 @@ def test_crossfit_scores_the_member_chosen_on_the_other_folds():
 def test_crossfit_with_a_dominant_member_equals_the_fixed_reading():
     params = sj.JuryParams(intercepts=(4.0, 0.0, -0.5))
     data = sj.jury_benchmark(np.random.default_rng(3), DESIGN, params).judgments
-    opts = {"size": 3, "across": None, "n_boot": 300}
+    opts = {"size": 3, "across": None, "n_boot": 300, "interval": "t"}
     cf = juries.jury_table(data, **opts).iloc[0]
     fixed = juries.jury_table(data, best_member="fixed", **opts).iloc[0]
     assert cf["best_member_rule"] == "crossfit" and cf["best_member"] == "judge-0"

@@ -135,3 +135,15 @@ def test_verified_accuracy_resamples_clusters(row):
     assert width["c"] > 1.7 * width["i"]
     pooled = clus[clus["group"] == "pooled"].iloc[0]
     assert pooled["ca_low"] == pytest.approx(clus["ca_low"].iloc[0])
+
+
+def test_inf2_2_verified_accuracy_wild_rows_carry_effective_clusters(row):
+    data, decisions = _clustered(row)
+    wild = prompting.verified_accuracy(data, decisions)
+    old = prompting.verified_accuracy(data, decisions, interval="percentile", n_boot=400)
+    got = wild[wild["group"] == "faithfulness"].iloc[0]
+    assert got["method"].startswith("wild cluster bootstrap") and got["n_clusters"] == 12
+    assert got["few_clusters"] and got["n_eff_clusters"] == pytest.approx(12)
+    assert got["ca_low"] < got["ca"] < got["ca_high"]
+    assert wild["ca"].tolist() == pytest.approx(old["ca"].tolist())
+    assert old["method"].str.startswith("percentile").all()

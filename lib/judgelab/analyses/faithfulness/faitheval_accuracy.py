@@ -1,9 +1,12 @@
 """FaithEval accuracy with intervals, per cell and averaged over source datasets (spec 003 §2.2).
 
-Accuracy gets a cluster-bootstrap interval per cell (Wilson, the legacy, beside it) and the
-count of unparsed answers; the task AVG is the unweighted macro-mean over the
-source datasets (spec 003 §2.2: it reproduces every printed AVG, the micro-mean does not),
-with a bootstrap interval that resamples items within each dataset.
+Accuracy gets a clustered interval per cell (Wilson, the legacy, beside it) and the count of
+unparsed answers; the task AVG is the unweighted macro-mean over the source datasets (spec
+003 §2.2: it reproduces every printed AVG, the micro-mean does not). By default (`interval=
+"wild"`, issue 33) both are ratios of sums — the AVG a contrast of the datasets' ratios —
+with the restricted wild cluster bootstrap interval of `core.estimates` (effective clusters
+and `few_clusters` on every row); `interval="percentile"` keeps the percentile cluster
+bootstrap (within each dataset for the AVG), the default before issue 33.
 """
 
 from __future__ import annotations
@@ -16,11 +19,12 @@ import pandas as pd
 
 from judgelab.analyses.faithfulness.faitheval_grading import MODES
 from judgelab.analyses.faithfulness.grouped import Rows, per_group
-from judgelab.core import clusters, stats
+from judgelab.core import clusters, estimates, stats
 from judgelab.core.schema import require_columns as _need
 from judgelab.errors import check_choice
 
 AVERAGES = ("macro", "micro")
+INTERVALS = ("wild", "percentile")
 ACCURACY_COLUMNS = (
     "mode",
     "n",
@@ -34,7 +38,11 @@ ACCURACY_COLUMNS = (
     "n_unparsed",
     "unparsed_share",
     "accuracy_parsed",
+    "n_eff_clusters",
+    "few_clusters",
+    "method",
 )
+_NO_EFF = {"n_eff_clusters": np.nan, "few_clusters": True}
 
 
 def _unparsed(graded: pd.DataFrame) -> np.ndarray:
@@ -52,9 +60,31 @@ def _cluster_interval(
     n_boot: int,
     seed: int,
     level: float,
-) -> list[float]:
-    """Per mode: the cluster-bootstrap percentile interval of the group's accuracy."""
+    interval: str,
+) -> list[dict[str, Any]]:
+    """Per mode: the clustered interval of the group's accuracy (wild, or percentile)."""
     unit = clusters.codes(grp, cluster)
+    if interval == "wild":
+        ones = np.ones(len(grp))
+        out = []
+        for mode in MODES:
+            e = estimates.ratio(
+                grp[mode].to_numpy(dtype=float),
+                ones,
+                unit,
+                level=level,
+                rng=estimates.seeded(seed, "acc", *key, mode),
+            )
+            out.append(
+                {
+                    "ci_low": e.ci_low,
+                    "ci_high": e.ci_high,
+                    "n_eff_clusters": e.n_eff_clusters,
+                    "few_clusters": e.few_clusters,
+                    "method": e.method,
+                }
+            )
+        return out
     values = np.column_stack([grp[m].to_numpy(dtype=float) for m in MODES] + [np.ones(len(grp))])
     sums = stats.bootstrap_sums(
         clusters.sum_by(values, unit), n_boot=n_boot, rng=stats.rng_for(seed, "acc", *key)
@@ -64,7 +94,8 @@ def _cluster_interval(
         low, high = stats.percentile_interval(
             stats.ratio_replicates(sums[:, j], sums[:, -1]), level=level
         )
-        out += [float(low), float(high)]
+        method = f"percentile cluster bootstrap (B={n_boot})"
+        out.append({"ci_low": float(low), "ci_high": float(high), **_NO_EFF, "method": method})
     return out
 
 
@@ -76,45 +107,57 @@ def accuracy(
     n_boot: int = 1000,
     seed: int = 0,
     level: float = 0.95,
+    interval: str = "wild",
 ) -> pd.DataFrame:
-    """Accuracy per group and matching mode, with a cluster-bootstrap interval.
+    """Accuracy per group and matching mode, with a clustered interval.
 
     Answers to related questions (one source passage, one question family) are not
-    independent, so the interval resamples the `cluster` column's units (issue 20; items
-    without a cluster are their own unit). `cluster=None` gives the legacy Wilson interval
-    (independent items). Unparsed answers (a multiple-choice answer naming no option) are
-    graded wrong and counted beside the accuracy.
+    independent, so the interval treats the `cluster` column's units as independent units
+    (issue 20; items without a cluster are their own unit): by default the restricted wild
+    cluster bootstrap interval of the ratio of sums (`core.estimates`, issue 33).
+    `cluster=None` gives the legacy Wilson interval (independent items). Unparsed answers
+    (a multiple-choice answer naming no option) are graded wrong and counted beside the
+    accuracy.
 
     Args:
         graded: Output of `grade_answers`.
         by: Group columns.
         cluster: Resampling unit column; None: Wilson intervals over independent items.
-        n_boot: Bootstrap resamples.
+        n_boot: Bootstrap resamples (`percentile`).
         seed: Bootstrap seed (per group and key).
         level: Confidence level.
+        interval: `wild` (default) or `percentile` (the cluster bootstrap, the default
+            before issue 33).
 
     Returns:
         One row per group × mode: the `by` columns, `mode`, `n`, `k`, `accuracy`,
-        `ci_low`, `ci_high` (cluster bootstrap; Wilson when `cluster` is None),
+        `ci_low`, `ci_high` (clustered; Wilson when `cluster` is None),
         `wilson_low`, `wilson_high`, `n_clusters`, `n_unparsed`, `unparsed_share`,
-        `accuracy_parsed` (accuracy among parsed answers, a sensitivity).
+        `accuracy_parsed` (accuracy among parsed answers, a sensitivity),
+        `n_eff_clusters`, `few_clusters`, `method`.
     """
+    check_choice("interval", interval, INTERVALS)
     _need(graded, [*by, "strict", "nonstrict"], "graded answers")
     df = graded.assign(_unparsed=_unparsed(graded))
     rows = []
     for key, grp in df.groupby(list(by), sort=True, observed=True):
         key = key if isinstance(key, tuple) else (key,)
         bounds = (
-            _cluster_interval(grp, key, cluster=cluster, n_boot=n_boot, seed=seed, level=level)
+            _cluster_interval(
+                grp, key, cluster=cluster, n_boot=n_boot, seed=seed, level=level, interval=interval
+            )
             if cluster is not None
-            else [np.nan] * (2 * len(MODES))
+            else None
         )
         n_un = int(grp["_unparsed"].sum())
         for j, mode in enumerate(MODES):
             k = int(grp[mode].astype(bool).sum())
             n = len(grp)
             wl, wh = stats.wilson_interval(k, n, level=level)
-            lo, hi = (bounds[2 * j], bounds[2 * j + 1]) if cluster is not None else (wl, wh)
+            if bounds is not None:
+                cell = bounds[j]
+            else:
+                cell = {"ci_low": wl, "ci_high": wh, **_NO_EFF, "method": "Wilson, items"}
             rows.append(
                 {
                     **dict(zip(by, key, strict=True)),
@@ -122,14 +165,17 @@ def accuracy(
                     "n": n,
                     "k": k,
                     "accuracy": k / n,
-                    "ci_low": float(lo),
-                    "ci_high": float(hi),
+                    "ci_low": float(cell["ci_low"]),
+                    "ci_high": float(cell["ci_high"]),
                     "wilson_low": float(wl),
                     "wilson_high": float(wh),
                     "n_clusters": clusters.count(grp, cluster),
                     "n_unparsed": n_un,
                     "unparsed_share": n_un / n,
                     "accuracy_parsed": k / (n - n_un) if n > n_un else np.nan,
+                    "n_eff_clusters": cell["n_eff_clusters"],
+                    "few_clusters": cell["few_clusters"],
+                    "method": cell["method"],
                 }
             )
     return pd.DataFrame(rows, columns=[*by, *ACCURACY_COLUMNS])
@@ -156,23 +202,47 @@ def _dataset_average(
     n_boot: int,
     seed: int,
     level: float,
+    interval: str = "wild",
 ) -> Rows:
-    """One group's AVG per mode: the mean over its source datasets, with a stratified interval."""
+    """One group's AVG per mode: the mean over its source datasets, with its interval.
+
+    `wild`: the contrast Σ_d w_d · (dataset d's ratio) by `core.estimates.contrast` (clusters
+    as units); `percentile`: the cluster bootstrap within each dataset (stratified).
+    """
     rows = []
+    names = sorted(grp["source_dataset"].unique())
+    dataset = pd.Categorical(grp["source_dataset"], categories=names).codes.astype(np.int64)
+    unit = clusters.codes(grp, cluster)
     for mode in MODES:
         groups = list(grp.groupby("source_dataset", sort=True))
         sizes = np.array([len(g) for _, g in groups], dtype=float)
         means = np.array([g[mode].to_numpy(dtype=float).mean() for _, g in groups])
-        reps = np.column_stack(
-            [
-                _dataset_replicates(
-                    g, mode, cluster, n_boot, stats.rng_for(seed, *key, mode, name)
-                )
-                for name, g in groups
-            ]
-        )
         weights = np.full(len(groups), 1 / len(groups)) if avg == "macro" else sizes / sizes.sum()
-        low, high = stats.percentile_interval(reps @ weights, level=level)
+        if interval == "wild":
+            e = estimates.contrast(
+                grp[mode].to_numpy(dtype=float),
+                np.ones(len(grp)),
+                dataset,
+                unit,
+                weights,
+                level=level,
+                bounds=(0.0, 1.0),
+                rng=estimates.seeded(seed, "avg", *key, mode),
+            )
+            low, high = e.ci_low, e.ci_high
+            extra = {"n_eff_clusters": e.n_eff_clusters, "few_clusters": e.few_clusters}
+            extra["method"] = e.method
+        else:
+            reps = np.column_stack(
+                [
+                    _dataset_replicates(
+                        g, mode, cluster, n_boot, stats.rng_for(seed, *key, mode, name)
+                    )
+                    for name, g in groups
+                ]
+            )
+            low, high = stats.percentile_interval(reps @ weights, level=level)
+            extra = {**_NO_EFF, "method": f"percentile cluster bootstrap (B={n_boot})"}
         rows.append(
             {
                 "mode": mode,
@@ -181,6 +251,7 @@ def _dataset_average(
                 "accuracy": float(means @ weights),
                 "ci_low": float(low),
                 "ci_high": float(high),
+                **extra,
             }
         )
     return rows
@@ -195,13 +266,16 @@ def task_average(
     n_boot: int = 1000,
     seed: int = 0,
     level: float = 0.95,
+    interval: str = "wild",
 ) -> pd.DataFrame:
-    """The AVG column: accuracy averaged over source datasets, with a bootstrap interval.
+    """The AVG column: accuracy averaged over source datasets, with a clustered interval.
 
     `macro` (default, the paper's AVG, spec 003 §2.2) is the unweighted mean of the
-    per-dataset accuracies; `micro` the item-level mean. The interval resamples clusters
-    (the `cluster` column; items without one are their own unit) within each source dataset
-    (stratified, seeded per group).
+    per-dataset accuracies; `micro` the item-level mean. The interval treats clusters (the
+    `cluster` column; items without one are their own unit) as the units: by default the
+    wild cluster bootstrap of the contrast of the datasets' ratios (`core.estimates`);
+    `interval="percentile"` resamples clusters within each source dataset (stratified,
+    seeded per group; the default before issue 33).
 
     Args:
         graded: Output of `grade_answers`.
@@ -211,18 +285,38 @@ def task_average(
         n_boot: Bootstrap resamples.
         seed: Bootstrap seed.
         level: Confidence level.
+        interval: `wild` (default) or `percentile`.
 
     Returns:
         One row per group × mode: the `by` columns, `mode`, `n` (items), `n_datasets`,
-        `accuracy`, `ci_low`, `ci_high`.
+        `accuracy`, `ci_low`, `ci_high`, `n_eff_clusters`, `few_clusters`, `method`.
     """
     check_choice("avg", avg, AVERAGES)
+    check_choice("interval", interval, INTERVALS)
     _need(graded, [*by, "source_dataset", "strict", "nonstrict"], "graded answers")
     return per_group(
         graded,
         by,
         lambda key, grp: _dataset_average(
-            grp, key, avg=avg, cluster=cluster, n_boot=n_boot, seed=seed, level=level
+            grp,
+            key,
+            avg=avg,
+            cluster=cluster,
+            n_boot=n_boot,
+            seed=seed,
+            level=level,
+            interval=interval,
         ),
-        columns=[*by, "mode", "n", "n_datasets", "accuracy", "ci_low", "ci_high"],
+        columns=[
+            *by,
+            "mode",
+            "n",
+            "n_datasets",
+            "accuracy",
+            "ci_low",
+            "ci_high",
+            "n_eff_clusters",
+            "few_clusters",
+            "method",
+        ],
     )

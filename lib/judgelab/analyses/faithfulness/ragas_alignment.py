@@ -2,7 +2,11 @@
 
 Human alignment is the share of contrastive pairs in which the method prefers the
 human-preferred candidate. Pairs of one source are dependent, so the default interval and
-test resample source documents (the `cluster` column, else `group`; issue 20). Tie policies
+test resample source documents (the `cluster` column, else `group`; issue 20): by default
+(`reference="wild"`, issue 33) alignment and the margin (pos − neg) / decided are ratios of
+sums with the restricted wild cluster bootstrap of `core.estimates` — the test of margin 0
+inverts the margin's interval shown beside it — and every row reports its effective
+clusters and `few_clusters`. Tie policies
 (spec 004 §2.2): `miss` (a tie counts as not aligned; reproduces the paper's near-0 % cells),
 `half` (half a success), `random` (a seeded coin). An unparseable verdict is always a miss.
 """
@@ -19,7 +23,7 @@ from scipy import stats as sps
 
 from judgelab.analyses.faithfulness.grouped import Rows, per_group
 from judgelab.analyses.faithfulness.ragas_scores import METRIC_LABELS
-from judgelab.core import clusters, inference, stats
+from judgelab.core import clusters, estimates, inference, stats, wild
 from judgelab.core.schema import require_columns as _need
 from judgelab.data import targets
 from judgelab.errors import check_choice
@@ -27,8 +31,9 @@ from judgelab.errors import check_choice
 TIE_POLICIES = ("miss", "half", "random")
 CIS = ("boot", "wilson", "exact")
 TESTS = ("bootstrap", "sign")
-#: Interval / p-value references of the cluster bootstrap: t_{G−1} with its SE, or percentile.
-REFERENCES = ("t", "percentile")
+#: Interval / p-value references: the wild cluster bootstrap (`core.estimates`), the cluster
+#: bootstrap's t_{G−1} with its SE (the default before issue 33), or its percentiles.
+REFERENCES = ("wild", "t", "percentile")
 
 
 def _t_fields(
@@ -113,7 +118,10 @@ def _aligned(
     aligned = stats.ratio_replicates(sums[:, 0], sums[:, 1])
     decided = n_pos + n_neg
     est_margin = (n_pos - n_neg) / decided if decided else math.nan
-    if reference == "t":
+    wild_fields: dict[str, Any] = {}
+    if reference == "wild":
+        boot, bl, bh, wild_fields = _wild_alignment(success, pref, unit, key, seed, level)
+    elif reference == "t":
         df = per.shape[0] - 1
         bl, bh, _ = _t_fields(k / n if n else math.nan, aligned, df=df, level=level)
         _, _, p_t = _t_fields(est_margin, _margin(sums), df=df, level=level, null=0.0)
@@ -150,8 +158,54 @@ def _aligned(
             "unit": "pair" if cluster is None else "source",
             "reference": reference,
             "tie_policy": tie_policy,
+            "margin_low": wild_fields.get("margin_low", math.nan),
+            "margin_high": wild_fields.get("margin_high", math.nan),
+            "n_eff_clusters": wild_fields.get("n_eff_clusters", math.nan),
+            "few_clusters": wild_fields.get("few_clusters", True),
+            "method": wild_fields.get("method", f"cluster bootstrap ({reference}, B={n_boot})"),
         }
     ]
+
+
+def _wild_alignment(
+    success: np.ndarray,
+    pref: np.ndarray,
+    unit: np.ndarray,
+    key: tuple[Any, ...],
+    seed: int,
+    level: float,
+) -> tuple[inference.PValue, float, float, dict[str, Any]]:
+    """Alignment's interval and the margin's test and interval, by the wild cluster bootstrap.
+
+    Alignment = Σ success / Σ pairs; margin = Σ (pos − neg) / Σ decided, tested against 0
+    (its interval inverts the test). Returns (p, alignment low, high, extra row fields).
+    """
+    n = len(success)
+    pos = (pref == "pos").astype(float)
+    neg = (pref == "neg").astype(float)
+    aligned = estimates.ratio(
+        success, np.ones(n), unit, level=level, rng=estimates.seeded(seed, "align", *key)
+    )
+    margin = estimates.contrast(
+        pos - neg,
+        pos + neg,
+        np.zeros(n, dtype=np.int64),
+        unit,
+        [1.0],
+        null=0.0,
+        level=level,
+        bounds=(-1.0, 1.0),
+        rng=estimates.seeded(seed, "margin", *key),
+    )
+    p = inference.PValue(margin.p_value, wild.N_BOOT, math.nan, False)
+    extra = {
+        "margin_low": margin.ci_low,
+        "margin_high": margin.ci_high,
+        "n_eff_clusters": aligned.n_eff_clusters,
+        "few_clusters": aligned.few_clusters,
+        "method": aligned.method,
+    }
+    return p, aligned.ci_low, aligned.ci_high, extra
 
 
 def alignment(
@@ -164,7 +218,7 @@ def alignment(
     n_boot: int = 1000,
     seed: int = 0,
     level: float = 0.95,
-    reference: str = "t",
+    reference: str = "wild",
 ) -> pd.DataFrame:
     """Human alignment: the share of pairs where the method prefers the human-preferred item.
 
@@ -172,13 +226,15 @@ def alignment(
     source and every cross-label pair of a source reuses them), so by default the interval
     (`ci_low/high`) and the test resample source documents (cluster bootstrap; issue 20).
     The test asks whether the method prefers the human-preferred member more often than the
-    other (`margin` = (pos − neg) / decided pairs, null 0). By default (`reference="t"`)
-    interval and test use the t_{G−1} reference with the cluster-bootstrap SE (G sources):
-    estimate ± t · SE clipped to the replicates' range, p = 2 · P(T > |margin| / SE) — with
-    40 sources the percentile interval and bootstrap p under-covered / over-rejected
-    (type-I 0.065–0.09, issue 20). `reference="percentile"`: the percentile interval and the
-    bootstrap p-value resolved adaptively (`inference.adaptive_p`). The exact sign test,
-    which assumes independent pairs, stays as the legacy column `p_sign`.
+    other (`margin` = (pos − neg) / decided pairs, null 0). By default (`reference="wild"`,
+    issue 33) alignment and margin are ratios of sums with the restricted wild cluster
+    bootstrap of `core.estimates`: `p_value` tests margin = 0 and inverts the margin's
+    interval (`margin_low/high`). `reference="t"` (the default before issue 33): the
+    t_{G−1} reference with the cluster-bootstrap SE (G sources), estimate ± t · SE clipped
+    to the replicates' range, p = 2 · P(T > |margin| / SE). `reference="percentile"`: the
+    percentile interval and the bootstrap p-value resolved adaptively
+    (`inference.adaptive_p`). The exact sign test, which assumes independent pairs, stays as
+    the legacy column `p_sign`.
 
     Args:
         prefs: Preferences (`pointwise_preferences` / `template_preferences`); `pref` is
@@ -193,7 +249,8 @@ def alignment(
         n_boot: Bootstrap resamples of the interval (the p-value draws more when needed).
         seed: Seed of the random tie-break and of the bootstrap.
         level: Confidence level of every interval.
-        reference: `t` (default) or `percentile` (legacy) for the bootstrap interval and test.
+        reference: `wild` (default), `t` (before issue 33) or `percentile` (legacy) for the
+            interval and test.
 
     Returns:
         One row per group: the `by` columns, `n` (pairs), `n_clusters` (units resampled),
@@ -202,7 +259,8 @@ def alignment(
         `exact_low/high` (Clopper–Pearson; NaN for a fractional count), `boot_low/high`
         (= `ci_*`), `margin`, `p_value`, `p_bound` (p is an upper bound), `n_boot_p`,
         `p_sign` (exact sign test, assumes independent pairs), `unit`, `reference`,
-        `tie_policy`.
+        `tie_policy`, `margin_low/high` (the interval `p_value` inverts; `wild` only),
+        `n_eff_clusters`, `few_clusters`, `method`.
     """
     check_choice("tie_policy", tie_policy, TIE_POLICIES)
     check_choice("test", test, TESTS)

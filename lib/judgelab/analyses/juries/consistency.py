@@ -1,9 +1,15 @@
 """Self-consistency: a majority vote over each judge's samples (spec 000 §4.6).
 
 The samples of a judge on an item (self-consistency draws, or repeated runs) vote like a jury
-(`votes`), beside the judge's greedy (sample 0) label. Intervals bootstrap clusters (the
-items' `cluster`, else the item; `cluster=None`: items, the legacy bootstrap), seeded by the
-group key; pooled rows add the strata's sums (stratified bootstrap). Rates are fractions.
+(`votes`), beside the judge's greedy (sample 0) label. Rates are fractions; the resampling
+unit is the items' `cluster` (else the item; `cluster=None`: items, the legacy).
+
+By default (`interval="wild"`, issue 33) every rate is a ratio of sums with the restricted
+wild cluster bootstrap interval of `core.estimates` (effective clusters and `few_clusters`
+on every row), and sc − greedy is a paired difference of rates with its test of 0 (the
+p-value inverts the interval); pooled rows pool the splits' items (a cluster in several
+splits is one unit). `interval="percentile"` keeps the percentile cluster bootstrap (the
+default before issue 33; pooled rows add the strata's sums: a stratified bootstrap).
 """
 
 from __future__ import annotations
@@ -26,7 +32,7 @@ from judgelab.analyses.juries.votes import (
     vote_counts,
     with_cluster,
 )
-from judgelab.core import clusters, stats
+from judgelab.core import clusters, estimates, stats
 from judgelab.core.schema import require_columns as _require
 from judgelab.errors import check_choice
 
@@ -43,6 +49,22 @@ SC_COLUMNS: tuple[str, ...] = (
 )
 #: Metrics of `self_consistency_rates`, in the order of its value columns.
 SC_METRICS: tuple[str, ...] = ("greedy_ca", "sc_ca", "sc_minus_greedy", "changed")
+SC_INTERVALS: tuple[str, ...] = ("wild", "percentile")
+#: Columns of a `self_consistency_rates` row after the group columns.
+RATE_COLUMNS: tuple[str, ...] = (
+    "aggregation",
+    "metric",
+    "value",
+    "ci_low",
+    "ci_high",
+    "n",
+    "n_samples",
+    "p_value",
+    "n_clusters",
+    "n_eff_clusters",
+    "few_clusters",
+    "method",
+)
 
 
 def self_consistency(
@@ -132,27 +154,39 @@ def self_consistency_rates(
     n_boot: int = 1000,
     seed: int = 0,
     level: float = 0.95,
+    interval: str = "wild",
 ) -> pd.DataFrame:
-    """Return greedy vs self-consistent CA per group with bootstrap intervals (long form).
+    """Return greedy vs self-consistent CA per group with intervals (long form).
 
     Args:
         sc: Output of `self_consistency`.
         groups: The group columns used there.
-        across: Group column pooled into an extra `pooled` row (stratified bootstrap).
+        across: Group column pooled into an extra `pooled` row.
         cluster: Column of `sc` giving the resampling unit (default `cluster`; absent: the
             item), or None (items on their own: legacy).
-        n_boot: Bootstrap resamples B.
+        n_boot: Bootstrap resamples B (`percentile`).
         seed: Seed of the bootstrap.
         level: Confidence level.
+        interval: `wild` (default: restricted wild cluster bootstrap, `core.estimates`) or
+            `percentile` (the percentile cluster bootstrap, the default before issue 33).
 
     Returns:
         Long table: the `groups` columns, `aggregation`, `metric` ∈ {`greedy_ca`, `sc_ca`,
         `sc_minus_greedy` (paired), `changed` (share of items whose label the vote changed;
         defined without gold)}, `value`, `ci_low`, `ci_high`, `n` (items; gold items for the
-        accuracies), `n_samples` (median samples per item).
+        accuracies), `n_samples` (median samples per item), `p_value` (sc_minus_greedy: H0
+        sc = greedy; NaN otherwise and for `percentile`), `n_clusters`, `n_eff_clusters`,
+        `few_clusters`, `method`.
     """
     groups = list(groups)
+    check_choice("interval", interval, SC_INTERVALS)
     _require(sc, [*groups, "greedy_correct", "sc_correct", "changed", "n_samples"], "sc rates")
+    columns = [*groups, *RATE_COLUMNS]
+    if interval == "wild":
+        return pd.DataFrame(
+            _wild_rows(sc, groups, across=across, cluster=cluster, seed=seed, level=level),
+            columns=columns,
+        )
     cells = _sc_cells(sc, groups, n_boot=n_boot, seed=seed, cluster=cluster)
     if across is not None and cells:
         rest = [g for g in groups if g != across]
@@ -171,8 +205,81 @@ def self_consistency_rates(
     for key, cell, med in cells:
         aggregation = pairwise.POOLED if key.get(across) == pairwise.POOLED else "split"
         rows += _sc_rows(key, cell, level=level, aggregation=aggregation, n_samples=med)
-    columns = [*groups, "aggregation", "metric", "value", "ci_low", "ci_high", "n", "n_samples"]
     return pd.DataFrame(rows, columns=columns)
+
+
+def _sc_values(sc: pd.DataFrame) -> np.ndarray:
+    """Per item: greedy correct, sc correct (0 without gold), changed, has gold (n × 4)."""
+    gold = sc["has_gold"].to_numpy(dtype=bool)
+    g = sc["greedy_correct"].astype("boolean").fillna(False).to_numpy(dtype=float)
+    s = sc["sc_correct"].astype("boolean").fillna(False).to_numpy(dtype=float)
+    return np.column_stack([g, s, sc["changed"].to_numpy(dtype=float), gold])
+
+
+def _wild_rows(
+    sc: pd.DataFrame,
+    groups: list[str],
+    *,
+    across: str | None,
+    cluster: str | None,
+    seed: int,
+    level: float,
+) -> list[dict]:
+    """Return the `self_consistency_rates` rows by `core.estimates` (per group, then pooled)."""
+    if sc.empty:
+        return []
+    values = _sc_values(sc)
+    unit = clusters.codes(sc, cluster)
+    cells = [
+        (dict(zip(groups, key if isinstance(key, tuple) else (key,), strict=True)), idx)
+        for key, idx in sc.groupby(groups, sort=True, dropna=False).indices.items()
+    ]
+    if across is not None:
+        rest = [g for g in groups if g != across]
+        outer: dict[tuple, list[np.ndarray]] = {}
+        for key, idx in cells:
+            outer.setdefault(tuple(key[g] for g in rest), []).append(idx)
+        for okey, parts in outer.items():
+            key = {**dict(zip(rest, okey, strict=True)), across: pairwise.POOLED}
+            cells.append((key, np.concatenate(parts)))
+    n_samples = sc["n_samples"].to_numpy(dtype=float)
+    rows = []
+    for key, idx in cells:
+        aggregation = pairwise.POOLED if key.get(across) == pairwise.POOLED else "split"
+        head = {**key, "aggregation": aggregation, "n_samples": float(np.median(n_samples[idx]))}
+        rows += [
+            head | {"metric": m} | fields
+            for m, fields in _wild_metrics(values[idx], unit[idx], seed, level, key).items()
+        ]
+    return rows
+
+
+def _wild_metrics(
+    v: np.ndarray, unit: np.ndarray, seed: int, level: float, key: dict
+) -> dict[str, dict]:
+    """Return the four metrics' fields of one cell (columns of `_sc_values`)."""
+    g, s, changed, gold = v.T
+    n = len(v)
+
+    def rng(metric: str) -> np.random.Generator:
+        return estimates.seeded(seed, "sc", *key.values(), metric)
+
+    diff = estimates.difference(
+        np.concatenate([g, s]),
+        np.concatenate([gold, gold]),
+        np.repeat([0, 1], n),
+        np.concatenate([unit, unit]),
+        null=0.0,
+        level=level,
+        rng=rng("sc_minus_greedy"),
+    )
+    out = {
+        "greedy_ca": estimates.ratio(g, gold, unit, level=level, rng=rng("greedy_ca")),
+        "sc_ca": estimates.ratio(s, gold, unit, level=level, rng=rng("sc_ca")),
+        "sc_minus_greedy": diff,
+        "changed": estimates.ratio(changed, np.ones(n), unit, level=level, rng=rng("changed")),
+    }
+    return {metric: e.fields() for metric, e in out.items()}
 
 
 def _sc_cells(
@@ -201,7 +308,7 @@ def _sc_cells(
 def _sc_rows(
     key: dict, cell: Sums, *, level: float, aggregation: str, n_samples: float
 ) -> list[dict]:
-    """Return the `self_consistency_rates` rows (one per metric) of one group."""
+    """Return the `self_consistency_rates` rows (one per metric) of one group (bootstrap)."""
     sums, reps, n = cell.sums, cell.reps, cell.n
     n_gold = sums[4]
     dens = [n_gold, n_gold, n_gold, n]
@@ -215,6 +322,17 @@ def _sc_rows(
             n=dens[i],
         )
         rows.append(
-            {**key, "aggregation": aggregation, "metric": name, **fields, "n_samples": n_samples}
+            {
+                **key,
+                "aggregation": aggregation,
+                "metric": name,
+                **fields,
+                "n_samples": n_samples,
+                "p_value": np.nan,
+                "n_clusters": cell.n_units,
+                "n_eff_clusters": np.nan,
+                "few_clusters": True,
+                "method": f"percentile cluster bootstrap (B={len(reps)})",
+            }
         )
     return rows

@@ -5,16 +5,19 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from judgelab.analyses.juries import resample
 from judgelab.analyses.juries.pairs import (
+    DIAGONAL_INTERVAL,
+    PAIR_INTERVAL_COLUMNS,
     PairCell,
     judge_column,
-    pair_bootstrap,
     pair_cells,
+    pair_fields,
     pair_table,
 )
 from judgelab.analyses.juries.ratings import unit_clusters
 from judgelab.analyses.juries.votes import greedy_pools, pool_labels
-from judgelab.core import stats
+from judgelab.errors import check_choice
 
 ERROR_COLUMNS: tuple[str, ...] = (
     "pool",
@@ -30,6 +33,7 @@ ERROR_COLUMNS: tuple[str, ...] = (
     "both_wrong",
     "expected_both_wrong",
     "n",
+    *PAIR_INTERVAL_COLUMNS,
 )
 
 
@@ -62,6 +66,7 @@ def error_correlation(
     n_boot: int = 1000,
     seed: int = 0,
     level: float = 0.95,
+    interval: str = "jackknife",
 ) -> pd.DataFrame:
     """Return how much two judges fail on the same items: phi of their error indicators.
 
@@ -78,15 +83,19 @@ def error_correlation(
             judges, one per judge set) or `all` (legacy: every split).
         cluster: Resampling unit: `cluster` (default: the items' cluster, else the item),
             `item`, or None (units on their own: legacy).
-        n_boot: Bootstrap resamples B.
+        n_boot: Bootstrap resamples B (`bca`, `percentile`).
         seed: Seed of the bootstrap.
         level: Confidence level.
+        interval: `jackknife` (default: bias-corrected cluster jackknife, t on the effective
+            clusters), `bca` or `percentile` (the earlier default); `resample.smooth_fields`.
 
     Returns:
         `pool`, `benchmark`, `split`, `judge_1`, `judge_2` (both orders, diagonal = 1), `phi`,
         `ci_low`, `ci_high`, `error_1`, `error_2` (error rates), `both_wrong` (p_11),
-        `expected_both_wrong` (p_1 p_2, if errors were independent), `n`.
+        `expected_both_wrong` (p_1 p_2, if errors were independent), `n`, `bias`, `se`,
+        `interval`, `n_clusters`, `n_eff_clusters`, `few_clusters`, `method`.
     """
+    check_choice("interval", interval, resample.SMOOTH_INTERVALS)
     cells = pair_cells(
         error_indicators(judgments, pool=pool),
         across=across,
@@ -95,10 +104,18 @@ def error_correlation(
     )
 
     def pair(cell: PairCell, j1: str, j2: str) -> dict:
-        conf, reps = pair_bootstrap(cell, j1, j2, seed=seed, n_boot=n_boot, n_values=2)
-        phi = stats.interval_fields(
-            _phi(conf), _phi(reps), level=level, names=("phi", "ci_low", "ci_high")
+        conf, fields = pair_fields(
+            cell,
+            j1,
+            j2,
+            _phi,
+            n_values=2,
+            interval=interval,
+            seed=seed,
+            n_boot=n_boot,
+            level=level,
         )
+        phi = {"phi": float(_phi(conf))} | fields
         n = conf.sum()
         e1, e2 = conf[1].sum() / n if n else np.nan, conf[:, 1].sum() / n if n else np.nan
         return phi | {
@@ -121,7 +138,7 @@ def error_correlation(
             "both_wrong": rate,
             "expected_both_wrong": rate * rate,
             "n": len(e),
-        }
+        } | DIAGONAL_INTERVAL
 
     return pair_table(cells, pair, diagonal, columns=ERROR_COLUMNS, swap=[("error_1", "error_2")])
 

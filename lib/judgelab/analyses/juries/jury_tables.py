@@ -1,25 +1,37 @@
 """LLM-as-jury majority votes scored against the jury's best member (spec 000 §4.5).
 
 Juries vote on their members' consolidated labels (`votes`); per (pool, benchmark, split),
-juries and judges are scored on the same items. Intervals and p-values come from a cluster
-bootstrap (`resample`: the items' `cluster` column, else the item), seeded by the group key.
+juries and judges are scored on the same items (the items' `cluster` column, else the item,
+is the resampling unit).
 
-The *best member* of a jury is a selection. By default (`best_member="crossfit"`,
-`crossfit`) it is chosen on K − 1 folds of clusters and compared with the jury on the
-held-out fold, averaged over the folds (no winner's curse; estimand: jury − the member the
-procedure selects, = jury − the population best member when selection is consistent or the
-best members tie); the cluster bootstrap repeats the whole procedure, and the interval is
-diff ± t_{G−1} · bootstrap SE (`interval="t"`) with the matching t-test p-value.
-`best_member="reselect"` (wave 1: the in-sample best re-selected inside every replicate,
-with `interval="basic"`) and `"fixed"` (legacy: the full-sample best member treated as
-fixed, `interval="percentile"`) stay available; their bootstrap p-values are resolved
-adaptively (`core.inference.adaptive_p`). `n_comparisons` and the Holm-adjusted `p_holm`
-count every jury × vote rule tested in the same pool × split.
+**Default inference (`best_member="simultaneous"`, `interval="wild"`, issue 33).** The
+estimand is jury CA − the best member's CA = min_j (jury − member_j): the jury beats its best
+member exactly when it beats every member. Each jury − member_j is a difference of two rates
+on the same items, tested by the restricted wild cluster bootstrap of
+`core.estimates.difference`; their intervals at level 1 − α/m (Bonferroni over the m
+members) hold simultaneously, so [min_j low_j, min_j high_j] covers min_j (jury − member_j)
+whatever member is best — no selection step to get wrong. The p-value inverts that interval:
+below α when every member is beaten at α/m, or some member beats the jury at α/m. Every
+row reports the effective clusters and `few_clusters`. (Scoring a cross-fitted selected
+member as if it were fixed under-covered — 0.80–0.90, type-I 0.09–0.18 — because the
+selection varies with the data when members are close.)
 
-Pooled rows add the strata's sums and replicates (stratified bootstrap) over splits rated by
-the same judges (`pool_strata="same_judges"`: one pooled row per judge set, so a judge alone
-and the juries it is compared with stand on the same items); `pool_strata="all"` is the
-legacy pooling over every split where the jury's members judged.
+Earlier readings stay available with the cluster bootstrap (`interval` `t`, `basic`,
+`percentile`): `best_member="crossfit"` with `interval="t"` (the default before issue 33:
+the member chosen on K − 1 folds of clusters and compared with the jury on the held-out
+fold, averaged over the folds; the bootstrap repeats the whole procedure and the interval is
+diff ± t_{G−1} · bootstrap SE with the matching t-test p-value — valid, but conservative:
+coverage 0.975–0.995), `"reselect"` (wave 1: the in-sample best re-selected inside every
+replicate, `interval="basic"`) and `"fixed"` (legacy: the full-sample best member treated as
+fixed; also with `interval="wild"`, a plain difference of rates that ignores the selection).
+Bootstrap p-values are resolved adaptively (`core.inference.adaptive_p`). `n_comparisons`
+and the Holm-adjusted `p_holm` count every jury × vote rule tested in the same pool × split.
+
+Pooled rows pool the splits' items (`wild`; a cluster in several splits is one unit) or add
+the strata's sums and replicates (bootstrap, stratified), over splits rated by the same
+judges (`pool_strata="same_judges"`: one pooled row per judge set, so a judge alone and the
+juries it is compared with stand on the same items); `pool_strata="all"` is the legacy
+pooling over every split where the jury's members judged.
 """
 
 from __future__ import annotations
@@ -33,7 +45,12 @@ import numpy as np
 import pandas as pd
 
 from judgelab.analyses import pairwise
-from judgelab.analyses.juries.crossfit import crossfit, fold_of_units, fold_values, t_interval
+from judgelab.analyses.juries.crossfit import (
+    crossfit,
+    fold_of_units,
+    fold_values,
+    t_interval,
+)
 from judgelab.analyses.juries.jury_summary import SUMMARY_COLUMNS, jury_summary
 from judgelab.analyses.juries.resample import Sums, cluster_sums, pool_sums, select
 from judgelab.analyses.juries.votes import (
@@ -44,15 +61,18 @@ from judgelab.analyses.juries.votes import (
     pool_labels,
     vote,
 )
-from judgelab.core import clusters, inference, stats
+from judgelab.core import clusters, estimates, inference, stats, wild
 from judgelab.errors import check_choice
 
 __all__ = ["JURY_SEP", "SUMMARY_COLUMNS", "Sums", "jury_summary", "jury_table", "pool_sums"]
 
 #: Separator of the members in a jury's name.
 JURY_SEP = " + "
-BEST_MEMBER: tuple[str, ...] = ("crossfit", "reselect", "fixed")
-INTERVALS: tuple[str, ...] = ("t", "basic", "percentile")
+BEST_MEMBER: tuple[str, ...] = ("simultaneous", "crossfit", "reselect", "fixed")
+#: Best-member readings each kind of interval supports.
+_RULES_OF = {"wild": ("simultaneous", "fixed")}
+_BOOT_RULES = ("crossfit", "reselect", "fixed")
+INTERVALS: tuple[str, ...] = ("wild", "t", "basic", "percentile")
 POOL_STRATA: tuple[str, ...] = ("same_judges", "all")
 JURY_COLUMNS: tuple[str, ...] = (
     "pool",
@@ -84,6 +104,10 @@ JURY_COLUMNS: tuple[str, ...] = (
     "strata",
     "judges",
     "best_member_rule",
+    "interval",
+    "n_eff_clusters",
+    "few_clusters",
+    "method",
 )
 
 
@@ -91,7 +115,7 @@ class _Options(NamedTuple):
     n_boot: int
     seed: int
     level: float
-    rule: str  # best_member: crossfit / reselect / fixed
+    rule: str  # best_member: simultaneous / crossfit / reselect / fixed
     interval: str
     max_boot: int
     cluster: str | None
@@ -131,8 +155,8 @@ def jury_table(
     seed: int = 0,
     level: float = 0.95,
     across: str | None = "split",
-    best_member: str = "crossfit",
-    interval: str = "t",
+    best_member: str | None = None,
+    interval: str = "wild",
     folds: int = 5,
     repeats: int = 8,
     pool_strata: str = "same_judges",
@@ -160,12 +184,17 @@ def jury_table(
         seed: Seed of the bootstrap and of the jury subset.
         level: Confidence level.
         across: Group column pooled into extra pooled rows (None: no pooling).
-        best_member: `crossfit` (default: chosen on the other folds of clusters, see
-            `crossfit`), `reselect` (the in-sample best, re-chosen in every bootstrap
-            replicate) or `fixed` (legacy: the full-sample best member, treated as fixed).
-        interval: Interval of the best member's CA and of the difference (and its test):
-            `t` (default: ± t_{G−1} · bootstrap SE, t-test p-value), `basic` or
-            `percentile` (bootstrap p-value).
+        best_member: `simultaneous` (jury − every member, simultaneous intervals; see the
+            module docstring), `crossfit` (chosen on the other folds of clusters, see
+            `crossfit`; the default before issue 33), `reselect` (the in-sample best,
+            re-chosen in every bootstrap replicate) or `fixed` (legacy: the full-sample best
+            member, treated as fixed). None (default): `simultaneous` with the wild
+            interval, `crossfit` with a bootstrap one.
+        interval: Intervals and test: `wild` (default: the restricted wild cluster bootstrap
+            of differences of rates, `core.estimates`; with `simultaneous` or `fixed`), `t`
+            (the default before issue 33: ± t_{G−1} · bootstrap SE, t-test p-value),
+            `basic` or `percentile` (bootstrap p-value); the bootstrap intervals go with
+            `crossfit`, `reselect` or `fixed`.
         folds: Folds K of the cross-fitting (`best_member="crossfit"`).
         repeats: Random splits into K folds averaged by the cross-fitting.
         pool_strata: `same_judges` (default: one pooled row per set of judges, split
@@ -180,19 +209,25 @@ def jury_table(
         `benchmark`, `split`, `aggregation` (split / pooled), `vote_rule`, `size`, `jury`
         (members joined by " + "), `ca` (+ `_low`/`_high`), `best_member` (full-sample),
         `best_member_ca` (+ `_low`/`_high`; cross-fitted: the held-out CA of the
-        fold-selected members), `mean_member_ca`, `diff_vs_best` = ca −
-        best_member_ca (+ `diff_low`/`diff_high`), `p_value` (H0: diff = 0; NaN for size 1),
+        fold-selected members; `simultaneous`: the full-sample best member's CA and its
+        own interval), `mean_member_ca`, `diff_vs_best` = ca − best_member_ca (+
+        `diff_low`/`diff_high`), `p_value` (H0: diff = 0; NaN for size 1),
         `p_bound` (p is an upper bound), `n_boot_p`, `p_holm` (Holm over the
         `n_comparisons` juries × vote rules of size > 1 in the pool × benchmark × split), `n`
         (items), `n_clusters`, `n_juries_possible`, `strata` (splits of the row), `judges`
-        (the judge set of the row's splits), `best_member_rule` (crossfit / reselect / fixed).
+        (the judge set of the row's splits), `best_member_rule` (simultaneous / crossfit /
+        reselect / fixed),
+        `interval`, `n_eff_clusters` (effective clusters of the difference; NaN for the
+        bootstrap intervals), `few_clusters`, `method`.
     """
     sizes = [size] if isinstance(size, int) else list(size)
     rules = [vote_rule] if isinstance(vote_rule, str) else list(vote_rule)
     for r in rules:
         check_rule(r)
-    check_choice("best_member", best_member, BEST_MEMBER)
     check_choice("interval", interval, INTERVALS)
+    if best_member is None:
+        best_member = "simultaneous" if interval == "wild" else "crossfit"
+    check_choice("best_member", best_member, BEST_MEMBER)
     check_choice("pool_strata", pool_strata, POOL_STRATA)
     if any(s < 1 for s in sizes):
         raise ValueError(f"jury sizes must be >= 1, got {sizes}")
@@ -200,6 +235,18 @@ def jury_table(
         raise ValueError(f"max_juries must be >= 1, got {max_juries}")
     if folds < 2:
         raise ValueError(f"folds must be >= 2, got {folds}")
+    allowed = _RULES_OF.get(interval, _BOOT_RULES)
+    if best_member not in allowed:
+        raise ValueError(
+            f"best_member={best_member!r} does not go with interval={interval!r}: "
+            + (
+                "the wild bootstrap compares the jury with every member ('simultaneous') or "
+                "with the full-sample best ('fixed'); use interval 't', 'basic' or "
+                "'percentile' for 'crossfit' or 'reselect'"
+                if interval == "wild"
+                else "'simultaneous' needs interval='wild'"
+            )
+        )
     opts = _Options(n_boot, seed, level, best_member, interval, max_boot, cluster, folds, repeats)
     rows: list[dict] = []
     for pool_value, block in _gold_labels(judgments, pool).groupby("pool", sort=True):
@@ -249,16 +296,17 @@ def _rule_rows(
     """Return the `jury_table` rows of one pool and vote rule: per split, then pooled."""
     rows: list[dict] = []
     # per judge set (or one set for the legacy pooling): per jury, its cells over the splits
-    pooled: dict[tuple, dict[tuple, list[tuple[str, Sums]]]] = {}
+    pooled: dict[tuple, dict[tuple, list[tuple[str, Sums, _Items]]]] = {}
     for (bench, split), part in block.groupby(["benchmark", "split"], sort=True):
         rng = stats.rng_for(opts.seed, "jury", pool_value, bench, split, rule)
         present, scored = _score_split(part, all_juries, rule, opts=opts, rng=rng)
         group = pooled.setdefault(() if pool_strata == "all" else tuple(present), {})
         keys = []
-        for (s, jury), cell in scored:
-            group.setdefault(jury, []).append((f"{bench}/{split}", cell))
+        for (s, jury), cell, items in scored:
+            group.setdefault(jury, []).append((f"{bench}/{split}", cell, items))
             keys.append((pool_value, bench, split, "split", rule, jury, possible[s]))
-        rows += _jury_rows(keys, [c for _, c in scored], opts, [f"{bench}/{split}"], present)
+        cells = [(c, i) for _, c, i in scored]
+        rows += _jury_rows(keys, cells, opts, [f"{bench}/{split}"], present)
     if across is None:
         return rows
     benches = ",".join(sorted(block["benchmark"].unique()))
@@ -268,11 +316,32 @@ def _rule_rows(
         for s, jury in all_juries:
             if not by_jury.get(jury):
                 continue
-            strata = [name for name, _ in by_jury[jury]]
+            strata = [name for name, _, _ in by_jury[jury]]
             key = (pool_value, benches, label, pairwise.POOLED, rule, jury, possible[s])
-            cell = pool_sums([c for _, c in by_jury[jury]])
-            rows += _jury_rows([key], [cell], opts, strata, list(judge_set) or list(jury))
+            cell = pool_sums([c for _, c, _ in by_jury[jury]])
+            items = _pool_items([it for _, _, it in by_jury[jury]])
+            rows += _jury_rows([key], [(cell, items)], opts, strata, list(judge_set) or list(jury))
     return rows
+
+
+class _Items(NamedTuple):
+    """Per-item outcomes of one jury cell: (jury, members…) values, folds, cluster labels."""
+
+    values: np.ndarray  # n × (1 + m)
+    fold: np.ndarray | None  # R × n (cross-fitting), or None
+    labels: np.ndarray  # each item's resampling unit (shared across splits by label)
+
+
+def _pool_items(parts: Sequence[_Items]) -> _Items:
+    """Return the items of several splits together (folds keep their per-split numbers)."""
+    fold = None
+    if parts and all(p.fold is not None for p in parts):
+        fold = np.concatenate([p.fold for p in parts], axis=1)  # type: ignore[misc]
+    return _Items(
+        np.concatenate([p.values for p in parts]),
+        fold,
+        np.concatenate([p.labels for p in parts]),
+    )
 
 
 def _score_split(
@@ -282,8 +351,8 @@ def _score_split(
     *,
     opts: _Options,
     rng: np.random.Generator,
-) -> tuple[list[str], list[tuple[tuple[int, tuple], Sums]]]:
-    """Return the split's judges and, per jury whose members all judged it, its `Sums`.
+) -> tuple[list[str], list[tuple[tuple[int, tuple], Sums, _Items]]]:
+    """Return the split's judges and, per jury whose members all judged it, its sums and items.
 
     Items are those every judge of the split labelled; the jury and its members share one
     cluster bootstrap (paired differences). A cell's columns: jury, members....
@@ -303,18 +372,34 @@ def _score_split(
         jury_ok[:, c] = vote(counts, rule=rule) == POS
     values = np.column_stack([jury_ok, (codes == POS).astype(float)])
     units = _item_units(part, wide.index, opts.cluster)
+    labels = _item_labels(part, wide.index, opts.cluster)
+    fold = None
+    fold_blocks = values
     if opts.rule == "crossfit":  # fold blocks: a replicate re-selects on its training folds
-        values = fold_values(
-            values, fold_of_units(units, opts.folds, rng, opts.repeats), opts.folds
-        )
-    cell = cluster_sums(values, units, n_boot=opts.n_boot, rng=rng)
+        fold = fold_of_units(units, opts.folds, rng, opts.repeats)
+        fold_blocks = fold_values(values, fold, opts.folds)
+    boot = 1 if opts.interval == "wild" else opts.n_boot  # the wild path needs no replicates
+    cell = cluster_sums(fold_blocks, units, n_boot=boot, rng=rng)
     n_j, w = len(cell_juries), len(cell_juries) + len(present)
     scored = []
     for c, (s, jury) in enumerate(cell_juries):
-        cols = [c] + [n_j + present.index(m) for m in jury]
-        cols = [b * w + col for b in range(opts.width) for col in cols]
-        scored.append(((s, jury), select(cell, cols)))
+        member_cols = [c] + [n_j + present.index(m) for m in jury]
+        cols = [b * w + col for b in range(opts.width) for col in member_cols]
+        items = _Items(values[:, member_cols], fold, labels)
+        scored.append(((s, jury), select(cell, cols), items))
     return present, scored
+
+
+def _item_labels(part: pd.DataFrame, items: pd.Index, cluster: str | None) -> np.ndarray:
+    """Return the resampling unit label of each of `items` (its cluster, else the item)."""
+    first = part.drop_duplicates("item_id").set_index("item_id").reindex(items)
+    own = "item|" + first["benchmark"].astype(str) + "|" + first["split"].astype(str) + "|"
+    own = (own + items.astype(str)).to_numpy(dtype=object)
+    if cluster is None or cluster not in part.columns:
+        return own
+    given = first[cluster].astype("string")
+    ok = (given.notna() & (given != "")).to_numpy()
+    return np.where(ok, given.astype(str).to_numpy(dtype=object), own)
 
 
 def _item_units(part: pd.DataFrame, items: pd.Index, cluster: str | None) -> np.ndarray:
@@ -372,24 +457,25 @@ def _p_value(cell: Sums, diff: float, first: np.ndarray, best: int, opts: _Optio
 
 
 def _jury_rows(
-    keys: list[tuple], cells: list[Sums], opts: _Options, strata: list[str], judges: list[str]
+    keys: list[tuple],
+    cells: list[tuple[Sums, _Items]],
+    opts: _Options,
+    strata: list[str],
+    judges: list[str],
 ) -> list[dict]:
-    """Return `jury_table` rows from (jury, members...) sums and bootstrap replicates."""
+    """Return `jury_table` rows from (jury, members...) sums (and items, for `wild`)."""
     rows = []
-    for key, cell in zip(keys, cells, strict=True):
+    cache: dict = {}  # members' CA estimates, once per split
+    for key, (cell, items) in zip(keys, cells, strict=True):
         pool, bench, split, aggregation, rule, jury, possible = key
-        sums, reps, n = cell.sums, cell.reps, cell.n
+        sums, n = cell.sums, cell.n
         member = sums[1 : len(sums) // opts.width] / n
         best = int(np.argmax(member))  # first of equals (sorted)
-        ca_low, ca_high = _interval(sums[0] / n, reps[:, 0] / n, opts.level, "percentile")
-        pair = _diff_reps(reps, n, best, opts)
-        best_ca, diff = _diff_reps(sums, n, best, opts)[0]
-        g = cell.n_units
-        b_low, b_high = _interval(best_ca, pair[:, 0], opts.level, opts.interval, g)
-        d_low, d_high = _interval(diff, pair[:, 1], opts.level, opts.interval, g)
-        p, bound, n_p = (np.nan, False, 0)
-        if len(jury) > 1:
-            p, bound, n_p = _p_value(cell, diff, pair[:, 1], best, opts)
+        if opts.interval == "wild":
+            fields = _wild_fields(items, best, len(jury), opts, key, cache)
+        else:
+            fields = _boot_fields(cell, best, len(jury), opts)
+        n_clusters = fields.pop("n_clusters", cell.n_units)
         rows.append(
             {
                 "pool": pool,
@@ -400,25 +486,135 @@ def _jury_rows(
                 "size": len(jury),
                 "jury": JURY_SEP.join(jury),
                 "ca": sums[0] / n,
-                "ca_low": ca_low,
-                "ca_high": ca_high,
                 "best_member": jury[best],
-                "best_member_ca": best_ca,
-                "best_member_ca_low": b_low,
-                "best_member_ca_high": b_high,
                 "mean_member_ca": float(member.mean()),
-                "diff_vs_best": diff,
-                "diff_low": d_low,
-                "diff_high": d_high,
-                "p_value": p,
-                "p_bound": bound,
-                "n_boot_p": n_p,
+                **fields,
                 "n": n,
-                "n_clusters": cell.n_units,
+                "n_clusters": n_clusters,
                 "n_juries_possible": possible,
                 "strata": ",".join(strata),
                 "judges": JURY_SEP.join(judges),
                 "best_member_rule": opts.rule,
+                "interval": opts.interval,
             }
         )
     return rows
+
+
+def _boot_fields(cell: Sums, best: int, size: int, opts: _Options) -> dict:
+    """Return the bootstrap intervals and test of a cell (`t`, `basic`, `percentile`)."""
+    sums, reps, n = cell.sums, cell.reps, cell.n
+    ca_low, ca_high = _interval(sums[0] / n, reps[:, 0] / n, opts.level, "percentile")
+    pair = _diff_reps(reps, n, best, opts)
+    best_ca, diff = _diff_reps(sums, n, best, opts)[0]
+    g = cell.n_units
+    b_low, b_high = _interval(best_ca, pair[:, 0], opts.level, opts.interval, g)
+    d_low, d_high = _interval(diff, pair[:, 1], opts.level, opts.interval, g)
+    p, bound, n_p = (np.nan, False, 0)
+    if size > 1:
+        p, bound, n_p = _p_value(cell, diff, pair[:, 1], best, opts)
+    return {
+        "ca_low": ca_low,
+        "ca_high": ca_high,
+        "best_member_ca": best_ca,
+        "best_member_ca_low": b_low,
+        "best_member_ca_high": b_high,
+        "diff_vs_best": diff,
+        "diff_low": d_low,
+        "diff_high": d_high,
+        "p_value": p,
+        "p_bound": bound,
+        "n_boot_p": n_p,
+        "n_eff_clusters": np.nan,
+        "few_clusters": True,
+        "method": f"{opts.interval} cluster bootstrap (B={len(reps)})",
+    }
+
+
+def _wild_fields(
+    items: _Items, best: int, size: int, opts: _Options, key: tuple, cache: dict
+) -> dict:
+    """Return the wild-cluster-bootstrap intervals and test of jury − best member.
+
+    `simultaneous`: jury − member_j for every member at level 1 − α/m, combined into the
+    interval of min_j (jury − member_j) and the p-value that inverts it (module docstring);
+    `fixed`: the plain difference jury − the full-sample best member. The CAs' intervals are
+    `core.estimates.ratio`; a member's is computed once per split (`cache`).
+    """
+    values = items.values
+    jury = values[:, 0]
+    unit = pd.factorize(items.labels, sort=True)[0]
+    ones = np.ones(len(jury))
+    members = key[5]
+
+    def rng(*what: object) -> np.random.Generator:
+        return estimates.seeded(opts.seed, "jury", *key, *what)
+
+    def member_ca(j: int) -> estimates.Estimate:
+        slot = (id(items.labels), members[j])
+        if slot not in cache:
+            cache[slot] = estimates.ratio(
+                values[:, 1 + j],
+                ones,
+                unit,
+                level=opts.level,
+                rng=estimates.seeded(opts.seed, "member", *key[:5], members[j]),
+            )
+        return cache[slot]
+
+    chosen = member_ca(best)
+    ca = chosen
+    if size > 1:
+        ca = estimates.ratio(jury, ones, unit, level=opts.level, rng=rng("ca"))
+    out = {
+        "ca_low": ca.ci_low,
+        "ca_high": ca.ci_high,
+        "best_member_ca": chosen.value,
+        "best_member_ca_low": chosen.ci_low,
+        "best_member_ca_high": chosen.ci_high,
+        "p_bound": False,
+        "n_clusters": ca.n_clusters,  # clusters shared by splits count once
+    }
+    if size == 1:  # a judge alone: it is its own best member
+        return out | {
+            "diff_vs_best": 0.0,
+            "diff_low": 0.0,
+            "diff_high": 0.0,
+            "p_value": np.nan,
+            "n_boot_p": 0,
+            "n_eff_clusters": ca.n_eff_clusters,
+            "few_clusters": ca.few_clusters,
+            "method": ca.method,
+        }
+    cols = range(values.shape[1] - 1) if opts.rule == "simultaneous" else [best]
+    m = len(cols)
+    diffs = [
+        estimates.difference(
+            np.concatenate([values[:, 1 + j], jury]),
+            np.ones(2 * len(jury)),
+            np.repeat([0, 1], len(jury)),
+            np.concatenate([unit, unit]),
+            null=0.0,
+            level=1.0 - (1.0 - opts.level) / m,
+            rng=rng("diff", j),
+        )
+        for j in cols
+    ]
+    value = np.array([d.value for d in diffs])
+    p = np.array([d.p_value for d in diffs]) * m
+    p_up = float(np.max(p)) if np.all(value > 0) else 1.0  # every member beaten
+    p_down = float(np.min(p[value < 0])) if np.any(value < 0) else 1.0  # some member better
+    first = min(diffs, key=lambda d: d.n_eff_clusters)
+    method = first.method
+    if m > 1:
+        method = f"simultaneous over {m} members (Bonferroni), {method}"
+    return out | {
+        "diff_vs_best": float(value.min()),
+        "diff_low": float(min(d.ci_low for d in diffs)),
+        "diff_high": float(min(d.ci_high for d in diffs)),
+        "p_value": min(1.0, p_up, p_down),
+        "n_boot_p": wild.N_BOOT,
+        "n_eff_clusters": first.n_eff_clusters,
+        "few_clusters": any(d.few_clusters for d in diffs),
+        "method": method,
+    }

@@ -41,7 +41,11 @@ def pseudo_choices(judgments: pd.DataFrame) -> pd.DataFrame:
 def pooled_alpha(
     judgments: pd.DataFrame, judges: Sequence[str], *, pointwise: bool, n_boot: int, seed: int
 ) -> dict:
-    """Return the pooled nominal alpha of `judges`: `value`, `ci_low`, `ci_high`, `n` (units)."""
+    """Return the pooled nominal alpha of `judges`: `value`, `ci_low`, `ci_high`, `n` (units).
+
+    Also `bias` (the plug-in's estimated bias; the interval is bias-corrected),
+    `n_eff_clusters` and `few_clusters` (the card shows "uncertain: few effective clusters").
+    """
     data = judgments[judgments["judge"].isin(list(judges))]
     if pointwise:
         data = pseudo_choices(data)
@@ -62,6 +66,9 @@ def pooled_alpha(
         "ci_low": float(first["ci_low"]),
         "ci_high": float(first["ci_high"]),
         "n": int(first["n_units"]),
+        "bias": float(first["bias"]),
+        "n_eff_clusters": float(first["n_eff_clusters"]),
+        "few_clusters": bool(first["few_clusters"]),
     }
 
 

@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from judgelab.analyses import pairwise
+from judgelab.analyses.juries import resample
 from judgelab.core import clusters, stats
 from judgelab.core.schema import require_columns as _require
 from judgelab.errors import check_choice
@@ -95,6 +96,32 @@ def judge_column(strata: Sequence[Stratum], judge: str) -> pd.Series:
     return pd.concat(parts, ignore_index=True) if parts else pd.Series(dtype=float)
 
 
+class PairUnits(NamedTuple):
+    """The units two judges both rated: one-hot confusion rows, cluster labels, strata."""
+
+    rows: np.ndarray  # units × V²: one 1 at (value of j1) · V + (value of j2)
+    labels: np.ndarray  # each unit's resampling unit (shared across strata by label)
+    stratum: np.ndarray  # each unit's stratum index (the bootstrap resamples within it)
+
+
+def pair_units(cell: PairCell, j1: str, j2: str, *, n_values: int) -> PairUnits:
+    """Return the units both judges rated over the cell's strata (either missing: dropped)."""
+    rows, labels, stratum = [], [], []
+    for i, (_, w, units) in enumerate(cell.strata):
+        if j1 not in w.columns or j2 not in w.columns:
+            continue
+        both = w[[j1, j2]].dropna()
+        pair = both.to_numpy(dtype=np.int64)
+        onehot = np.zeros((len(pair), n_values * n_values))
+        onehot[np.arange(len(pair)), pair[:, 0] * n_values + pair[:, 1]] = 1.0
+        rows.append(onehot)
+        labels.append(units.reindex(both.index).astype(str).to_numpy(dtype=object))
+        stratum.append(np.full(len(pair), i))
+    if not rows:
+        return PairUnits(np.zeros((0, n_values * n_values)), np.zeros(0, object), np.zeros(0))
+    return PairUnits(np.concatenate(rows), np.concatenate(labels), np.concatenate(stratum))
+
+
 def pair_bootstrap(
     cell: PairCell, j1: str, j2: str, *, seed: int, n_boot: int, n_values: int
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -104,23 +131,82 @@ def pair_bootstrap(
     stratum's resampling units (clusters: every unit of a drawn cluster together) are
     resampled on their own with a generator seeded by pool, stratum and pair.
     """
-    conf = np.zeros((n_values, n_values))
+    units = pair_units(cell, j1, j2, n_values=n_values)
+    conf = units.rows.sum(axis=0).reshape(n_values, n_values)
     reps = np.zeros((n_boot, n_values, n_values))
-    for name, w, units in cell.strata:
-        if j1 not in w.columns or j2 not in w.columns:
+    for i, (name, _, _) in enumerate(cell.strata):
+        inside = units.stratum == i
+        if not inside.any():
             continue
-        both = w[[j1, j2]].dropna()
-        pair = both.to_numpy(dtype=np.int64)
-        onehot = np.zeros((len(pair), n_values * n_values))
-        onehot[np.arange(len(pair)), pair[:, 0] * n_values + pair[:, 1]] = 1.0
-        codes = pd.factorize(units.reindex(both.index).astype(str), sort=True)[0]
+        codes = pd.factorize(units.labels[inside], sort=True)[0]
         rng = stats.rng_for(seed, "pair", cell.key["pool"], name, j1, j2)
-        per_unit = clusters.sum_by(onehot, codes) if len(pair) else onehot
+        per_unit = clusters.sum_by(units.rows[inside], codes)
         reps += stats.bootstrap_sums(per_unit, n_boot=n_boot, rng=rng).reshape(
             n_boot, n_values, n_values
         )
-        conf += onehot.sum(axis=0).reshape(n_values, n_values)
     return conf, reps
+
+
+def pair_fields(
+    cell: PairCell,
+    j1: str,
+    j2: str,
+    statistic: Callable[[np.ndarray], np.ndarray],
+    *,
+    n_values: int,
+    interval: str,
+    seed: int,
+    n_boot: int,
+    level: float,
+) -> tuple[np.ndarray, dict[str, Any]]:
+    """Return the confusion counts of two judges and the interval fields of `statistic`.
+
+    `statistic` maps confusion counts (…, V, V) to the value (kappa, phi), vectorised. The
+    jackknife deletes one resampling unit (cluster) at a time from every stratum it is in;
+    effective clusters weigh every unit alike, with the ICC of agreement (`resample.
+    smooth_fields` gives the interval, the bias and the flags).
+    """
+    units = pair_units(cell, j1, j2, n_values=n_values)
+    conf = units.rows.sum(axis=0).reshape(n_values, n_values)
+    value = float(statistic(conf))
+    codes = pd.factorize(units.labels, sort=True)[0]
+    G = int(codes.max()) + 1 if codes.size else 0
+    per = clusters.sum_by(units.rows, codes).reshape(G, n_values, n_values)
+    leave = resample.leave_one_out(per, statistic) if G else np.zeros(0)
+    diagonal = np.arange(n_values) * (n_values + 1)
+    agree = units.rows[:, diagonal].sum(axis=1)
+    n_eff = clusters.effective(np.ones(len(codes)), codes, resid=agree) if G else 0.0
+
+    def replicates() -> np.ndarray:
+        reps = pair_bootstrap(cell, j1, j2, seed=seed, n_boot=n_boot, n_values=n_values)[1]
+        return statistic(reps)
+
+    fields = resample.smooth_fields(
+        value, leave, replicates, interval=interval, level=level, n_clusters=G, n_eff=n_eff
+    )
+    return conf, {"n_clusters": G} | fields
+
+
+#: Interval columns of a pair statistic (besides its value, `ci_low`, `ci_high`).
+PAIR_INTERVAL_COLUMNS: tuple[str, ...] = (
+    "bias",
+    "se",
+    "interval",
+    "n_clusters",
+    "n_eff_clusters",
+    "few_clusters",
+    "method",
+)
+#: The diagonal's interval columns (a judge against itself: nothing to estimate).
+DIAGONAL_INTERVAL = {
+    "bias": 0.0,
+    "se": 0.0,
+    "interval": "",
+    "n_clusters": 0,
+    "n_eff_clusters": float("nan"),
+    "few_clusters": False,
+    "method": "a judge with itself",
+}
 
 
 PairFn = Callable[[PairCell, str, str], Mapping[str, Any]]

@@ -2,9 +2,12 @@
 
 The same model judged with several prompts (`prompt` column; e.g. LLMBar's Vanilla, CoT,
 Reference, ...; ContextualJudgeBench's workflow, criteria-specific and structured prompts) is
-compared per split, strategy − baseline, paired over items with a cluster bootstrap (the
-`cluster` column; `paired`), an adaptive bootstrap p-value, Holm across the strategies
-compared, and the exact McNemar test as a legacy column.
+compared per split, strategy − baseline, paired over items, resampling the `cluster`
+column's units (`paired`): by default the restricted wild cluster bootstrap test of the
+difference of rates and the interval that inverts it (`core.estimates.difference`, issue 33;
+effective clusters and `few_clusters` on every row), Holm across the strategies compared,
+and the exact McNemar test as a legacy column. `test="bootstrap"` keeps the percentile
+interval and adaptive bootstrap p-value (the default before issue 33).
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ import pandas as pd
 
 from judgelab.analyses import pairwise
 from judgelab.analyses.prompting import paired
-from judgelab.core import clusters, stats
+from judgelab.core import clusters, estimates, stats
 from judgelab.core.schema import require_columns as _require
 from judgelab.errors import check_choice
 
@@ -38,6 +41,9 @@ COMPARISON_COLUMNS: tuple[str, ...] = (
     "ci_high",
     "n_common",
     "n_clusters",
+    "n_eff_clusters",
+    "few_clusters",
+    "method",
     "p_value",
     "p_bound",
     "n_boot_p",
@@ -58,7 +64,14 @@ EFFECT_COLUMNS: tuple[str, ...] = (
     "ci_high",
     "n",
     "n_models",
+    "p_value",
+    "n_clusters",
+    "n_eff_clusters",
+    "few_clusters",
+    "method",
 )
+#: Intervals of `strategy_effect_by_split`: the wild cluster bootstrap, or items resampled.
+EFFECT_INTERVALS: tuple[str, ...] = ("wild", "bootstrap")
 
 
 def strategy_comparison(
@@ -68,7 +81,7 @@ def strategy_comparison(
     strategies: Sequence[str] = (),
     metric_names: Sequence[str] = ("ca", "cons"),
     cluster: str | None = "cluster",
-    test: str = "bootstrap",
+    test: str = "wild",
     adjust: str = "holm",
     n_boot: int = 1000,
     seed: int = 0,
@@ -78,9 +91,9 @@ def strategy_comparison(
 
     A model's judges are its rows per `prompt` value; each strategy is compared with the
     baseline on the items both judged completely (paired: an item's two outcomes stay
-    together), per split plus a `pooled` row over the benchmark's splits (clusters resampled
-    within each split). The interval and the test resample the `cluster` column's units
-    (`paired.paired_difference`; issue 20), the p-value is resolved adaptively, and `p_holm`
+    together), per split plus a `pooled` row over the benchmark's splits. The interval and
+    the test resample the `cluster` column's units (`paired.paired_difference`): by default
+    the wild cluster bootstrap test and the interval that inverts it, and `p_holm`
     adjusts it across the strategies compared with one baseline (one family per model,
     metric, split and variant; `n_tests` says how many). Where the strategy and the
     baseline leave different numbers of items incomplete (a missing order), a
@@ -94,7 +107,9 @@ def strategy_comparison(
         strategies: Prompts to compare (empty: every other prompt of the model).
         metric_names: Rates to compare: any of a1, a2, ca, oa, cons.
         cluster: Resampling unit column (absent: items); None resamples items (legacy).
-        test: `bootstrap` (default) or `mcnemar` (legacy exact McNemar) as `p_value`.
+        test: `wild` (default: restricted wild cluster bootstrap, interval inverting the
+            test), `bootstrap` (the default before issue 33: percentile interval, adaptive
+            bootstrap p) or `mcnemar` (legacy exact McNemar) as `p_value`.
         adjust: Multiplicity correction across strategies: `holm`, `bh` or `none`.
         n_boot: Bootstrap resamples B.
         seed: Seed of the bootstrap.
@@ -104,8 +119,8 @@ def strategy_comparison(
         The columns of `COMPARISON_COLUMNS`: `model`, `strategy`, `baseline`, `benchmark`,
         `split` (or `pooled`), `metric`, `variant`, `value_strategy`, `value_baseline`,
         `diff` (strategy − baseline), `ci_low`, `ci_high`, `n_common`, `n_clusters`,
-        `p_value`, `p_bound`, `n_boot_p`, `p_mcnemar`, `p_holm`, `n_tests`,
-        `n_missing_strategy`, `n_missing_baseline`.
+        `n_eff_clusters`, `few_clusters`, `method`, `p_value`, `p_bound`, `n_boot_p`,
+        `p_mcnemar`, `p_holm`, `n_tests`, `n_missing_strategy`, `n_missing_baseline`.
     """
     _require(judgments, ["model", "prompt", "judge", "sample"], "strategy_comparison")
     check_choice("test", test, paired.TESTS)
@@ -265,20 +280,28 @@ def strategy_effect_by_split(
     n_boot: int = 1000,
     seed: int = 0,
     level: float = 0.95,
+    cluster: str | None = "cluster",
+    interval: str = "wild",
 ) -> pd.DataFrame:
     """Return Fig. 5 (left): per split and strategy, the Δ averaged over models, with a CI.
 
     For each item the per-model differences (strategy − baseline, 0/1 outcomes of `metric`)
-    are averaged over the models that ran both prompts on it; the interval bootstraps items.
-    `strategies` limits the prompts compared (empty: all).
+    are averaged over the models that ran both prompts on it; the mean over items gets the
+    restricted wild cluster bootstrap interval and test of Δ = 0 (`core.estimates`; the
+    items' `cluster` as the unit, issue 33), or (`interval="bootstrap"`, the default before)
+    the percentile bootstrap over items. `strategies` limits the prompts compared (empty:
+    all).
 
     Returns:
         `strategy`, `baseline`, `benchmark`, `split`, `metric`, `diff`, `ci_low`, `ci_high`,
-        `n` (items), `n_models`.
+        `n` (items), `n_models`, `p_value` (Δ = 0; NaN for `bootstrap`), `n_clusters`,
+        `n_eff_clusters`, `few_clusters`, `method`.
     """
     check_choice("metric", metric, EFFECT_METRICS)
+    check_choice("interval", interval, EFFECT_INTERVALS)
     _require(judgments, ["model", "prompt", "judge", "sample"], "strategy_effect_by_split")
-    wide = _outcomes_by_prompt(judgments[judgments["sample"] == 0], metric)
+    data = judgments[judgments["sample"] == 0]
+    wide = _outcomes_by_prompt(data, metric)
     if baseline not in wide.columns:
         return pd.DataFrame(columns=list(EFFECT_COLUMNS))
     rows = []
@@ -291,23 +314,39 @@ def strategy_effect_by_split(
         n_models = d.groupby(level=["benchmark", "split"]).apply(
             lambda s: s.index.get_level_values("model").nunique()
         )
-        for (bench, split), vals in per_item.groupby(level=["benchmark", "split"], sort=True):
-            est = stats.bootstrap_mean(vals.to_numpy(), n_boot=n_boot, seed=seed, level=level)
+        unit = _unit_codes(data, per_item.index, cluster)
+        for (bench, split), idx in per_item.groupby(
+            level=["benchmark", "split"], sort=True
+        ).indices.items():
+            vals = per_item.to_numpy()[idx]
+            head = {"strategy": strategy, "baseline": baseline, "benchmark": bench}
+            head |= {"split": split, "metric": metric}
+            if interval == "wild":
+                rng = estimates.seeded(seed, "effect", strategy, bench, split, metric)
+                e = estimates.contrast(
+                    vals,
+                    np.ones(len(vals)),
+                    np.zeros(len(vals), dtype=np.int64),
+                    unit[idx],
+                    [1.0],
+                    null=0.0,
+                    level=level,
+                    bounds=(-1.0, 1.0),
+                    rng=rng,
+                )
+                fields = {"diff": e.value, "ci_low": e.ci_low, "ci_high": e.ci_high}
+                fields |= {"p_value": e.p_value, "n_clusters": e.n_clusters}
+                fields |= {"n_eff_clusters": e.n_eff_clusters, "few_clusters": e.few_clusters}
+                fields["method"] = e.method
+            else:
+                est = stats.bootstrap_mean(vals, n_boot=n_boot, seed=seed, level=level)
+                fields = {"diff": est.estimate, "ci_low": est.low, "ci_high": est.high}
+                fields |= {"p_value": np.nan, "n_clusters": len(vals), "n_eff_clusters": np.nan}
+                fields |= {"few_clusters": True, "method": "percentile bootstrap of items"}
             rows.append(
-                {
-                    "strategy": strategy,
-                    "baseline": baseline,
-                    "benchmark": bench,
-                    "split": split,
-                    "metric": metric,
-                    "diff": est.estimate,
-                    "ci_low": est.low,
-                    "ci_high": est.high,
-                    "n": len(vals),
-                    "n_models": int(n_models.loc[(bench, split)]),
-                }
+                head | fields | {"n": len(vals), "n_models": int(n_models.loc[(bench, split)])}
             )
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=list(EFFECT_COLUMNS))
 
 
 def _outcomes_by_prompt(data: pd.DataFrame, metric: str) -> pd.DataFrame:

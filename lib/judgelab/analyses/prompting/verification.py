@@ -19,7 +19,7 @@ import pandas as pd
 
 from judgelab.analyses import pairwise
 from judgelab.analyses.prompting.fit import fit_coefficients
-from judgelab.core import clusters, schema, stats
+from judgelab.core import clusters, estimates, schema, stats
 from judgelab.core.schema import DECISION_COLUMNS as DECISION_COLUMNS
 from judgelab.core.schema import read_meta
 from judgelab.core.schema import require_columns as _require
@@ -41,7 +41,12 @@ VERIFIED_COLUMNS: tuple[str, ...] = (
     "n",
     "n_correct_runs",
     "n_missing_decisions",
+    "n_clusters",
+    "n_eff_clusters",
+    "few_clusters",
+    "method",
 )
+VERIFY_INTERVALS: tuple[str, ...] = ("wild", "percentile")
 _ID_SEP = "|"
 
 
@@ -167,14 +172,18 @@ def verified_accuracy(
     n_boot: int = 1000,
     seed: int = 0,
     level: float = 0.95,
+    interval: str = "wild",
 ) -> pd.DataFrame:
     """Return CA, OA and their verified versions VCA, VOA per judge × criterion (or split).
 
-    Intervals: a cluster bootstrap per judge (issue 20): the judge's clusters (the `cluster`
-    column the data layer attaches; items without one are their own cluster) are resampled
-    with all their items in every group, and each rate is a ratio of resampled sums (the
-    group's item count varies with the draw), the pooled row included. `cluster=None` is the
-    legacy bootstrap of independent items within each judge × group cell (fixed n).
+    Intervals (`interval="wild"`, issue 33): every rate is a ratio of sums over the judge's
+    items with the restricted wild cluster bootstrap interval of `core.estimates` — the
+    judge's clusters (the `cluster` column the data layer attaches; items without one are
+    their own cluster) are the independent units, the pooled row included — and each row
+    reports its effective clusters and `few_clusters`. `interval="percentile"` (the default
+    before issue 33): the percentile cluster bootstrap per judge, every rate a ratio of
+    resampled sums. `cluster=None` is the legacy bootstrap of independent items within each
+    judge × group cell (fixed n).
 
     Args:
         judgments: A judgments table with gold (the judged runs).
@@ -185,16 +194,19 @@ def verified_accuracy(
         missing: A correct run without a decision: `error` (raise), `unverified` (d = 0) or
             `verified` (d = 1).
         cluster: The resampling-unit column (None: independent items, the legacy).
-        n_boot: Bootstrap resamples B.
+        n_boot: Bootstrap resamples B (`percentile`, or `cluster=None`).
         seed: Seed of the bootstrap.
         level: Confidence level.
+        interval: `wild` (default) or `percentile`.
 
     Returns:
         `judge`, `group` (criterion or split, or `pooled`), and for each of `ca`, `vca`, `oa`,
         `voa` the value and `_low`/`_high`; `drop_ca` = ca − vca, `drop_oa` = oa − voa; `n`
-        (items with gold judged in both orders), `n_correct_runs`, `n_missing_decisions`.
+        (items with gold judged in both orders), `n_correct_runs`, `n_missing_decisions`,
+        `n_clusters`, `n_eff_clusters` (of `ca`), `few_clusters`, `method`.
     """
     check_choice("by", by, VERIFY_BY)
+    check_choice("interval", interval, VERIFY_INTERVALS)
     check_choice("missing", missing, MISSING_POLICIES)
     _require(decisions, DECISION_COLUMNS, "verified_accuracy decisions")
     out = pairwise.item_outcomes(judgments)
@@ -204,6 +216,9 @@ def verified_accuracy(
         out["split"].map(criterion_of).fillna(out["split"]) if by == "criterion" else out["split"]
     )
     frame = pd.DataFrame({"judge": out["judge"], "group": group.to_numpy()})
+    if cluster is not None and interval == "wild":
+        rows = _wild_rows(frame, values, clusters.codes(out, cluster), seed=seed, level=level)
+        return pd.DataFrame(rows, columns=list(VERIFIED_COLUMNS))
     if cluster is not None:
         unit = clusters.codes(out, cluster)
         cells = _cluster_cells(frame, values, unit, n_boot=n_boot, seed=seed)
@@ -211,6 +226,42 @@ def verified_accuracy(
         cells = _item_cells(frame, values, n_boot=n_boot, seed=seed)
     rows = [_verified_row(*cell, level=level) for cell in cells]
     return pd.DataFrame(rows, columns=list(VERIFIED_COLUMNS) if rows else None)
+
+
+def _wild_rows(
+    frame: pd.DataFrame, values: np.ndarray, unit: np.ndarray, *, seed: int, level: float
+) -> list[dict]:
+    """Per judge × group (then pooled per judge): the rates by `core.estimates.ratio`."""
+    rows = []
+    for judge, jdx in frame.groupby("judge", sort=True).indices.items():
+        groups = frame["group"].to_numpy()[jdx]
+        cells = [(name, jdx[groups == name]) for name in sorted(set(groups))]
+        for name, idx in [*cells, (pairwise.POOLED, jdx)]:
+            v, u = values[idx], unit[idx]
+            n = len(idx)
+            row: dict = {"judge": judge, "group": name}
+            first = None
+            for i, rate in enumerate(VERIFIED_RATES):
+                rng = estimates.seeded(seed, "verified", judge, name, rate)
+                e = estimates.ratio(v[:, i], np.ones(n), u, level=level, rng=rng)
+                first = first or e
+                row |= {rate: e.value, f"{rate}_low": e.ci_low, f"{rate}_high": e.ci_high}
+            sums = v.sum(axis=0)
+            rows.append(
+                row
+                | {
+                    "drop_ca": (sums[0] - sums[1]) / n,
+                    "drop_oa": (sums[2] - sums[3]) / n,
+                    "n": n,
+                    "n_correct_runs": int(sums[4]),
+                    "n_missing_decisions": int(sums[5]),
+                    "n_clusters": first.n_clusters,
+                    "n_eff_clusters": first.n_eff_clusters,
+                    "few_clusters": first.few_clusters,
+                    "method": first.method,
+                }
+            )
+    return rows
 
 
 def _cluster_cells(
@@ -331,6 +382,10 @@ def _verified_row(
         "n": n,
         "n_correct_runs": int(sums[4]),
         "n_missing_decisions": int(sums[5]),
+        "n_clusters": np.nan,
+        "n_eff_clusters": np.nan,
+        "few_clusters": True,
+        "method": f"percentile bootstrap (B={len(reps)})",
     }
 
 

@@ -1,16 +1,28 @@
-"""Calibration checks of the faithfulness and prompting families (issue 20).
+"""Calibration checks of the faithfulness and prompting families (issues 20, 33).
+
+Every generator is shaped like its scenario (`Scenario.design`: 8–50 clusters, balanced or very
+unequal sizes, latent ICC 0.5, and — in the "varying" cells — effects that vary by cluster),
+with outputs missing not at random. "After" runs the library's defaults, "before" the
+defaults before issue 33.
 
 - `faithfulness.ragas_alignment`: human alignment of a detector on FaithBench-style pairs
-  (40 sources × 10 summaries, every cross-label pair of a source; `simulate.faithfulness.
-  faithbench`). Interval: the alignment; test: does the detector prefer the human-preferred
-  summary more often than the other (null: no discrimination, margin 0). Before: pairs
-  resampled as independent and the exact sign test.
+  (sources of very different numbers of summaries, every cross-label pair of a source;
+  `simulate.faithfulness.faithbench`; the detector's discrimination varies by document with
+  SD `effect_sd`; scores of hallucinated summaries invalid at 8 %, of consistent ones at
+  2 %). Interval: the alignment; test: does the detector prefer the human-preferred summary
+  more often than the other (null: no discrimination, margin 0 by symmetry). After: the
+  wild cluster bootstrap of both ratios (`reference="wild"`); before: t_{G−1} with the
+  cluster-bootstrap SE (`reference="t"`).
 - `faithfulness.faitheval_accuracy`: strict accuracy of one model on FaithEval-style
-  multiple-choice items (50 clusters × 5, raw answers in several phrasings, 8 % unparsed).
-  Interval only. Before: the Wilson interval over independent items.
+  multiple-choice items (raw answers in several phrasings; an answer names no option at
+  4 % when right and 15 % when wrong; ability varying by cluster). Interval only. After: the
+  wild cluster bootstrap of the ratio; before: the percentile cluster bootstrap.
 - `prompting.strategy_ca`: consistent-accuracy difference CoT − Vanilla of one model over
-  50 clusters × 5 pairwise items (a second strategy is compared too, as in notebook 10).
-  Before: items resampled as independent and the exact McNemar test.
+  pairwise items (a second strategy is compared too, as in notebook 10; each prompt's
+  effect varies by cluster, exchangeably, so the null is exact; invalid verdicts at 2 % when
+  right and 10 % when wrong). After: the wild cluster bootstrap test and the interval it
+  inverts (`test="wild"`); before: the percentile cluster bootstrap with the adaptive
+  bootstrap p-value (`test="bootstrap"`).
 """
 
 from __future__ import annotations
@@ -22,6 +34,7 @@ import numpy as np
 
 from judgelab.analyses import faithfulness, prompting
 from judgelab.reporting.calibration.harness import Check, Outcome
+from judgelab.simulate import base
 from judgelab.simulate import faithfulness as sim_faith
 from judgelab.simulate.base import Scenario, Simulation
 
@@ -30,12 +43,28 @@ ALT_DISCRIMINATION = 0.5
 ALT_STRATEGY = 0.4
 
 
+def _design(shape: Scenario | None, default: base.Design) -> base.Design:
+    """The scenario's design named like the generator's default (its earlier shape without)."""
+    if shape is None:
+        return default
+    return shape.design(benchmark=default.benchmark)
+
+
 def simulate_alignment(
     rng: np.random.Generator, scenario: str, shape: Scenario | None = None
 ) -> Simulation:
     """FaithBench-style pairs; the null detector does not separate the labels."""
     disc = 0.0 if scenario == "null" else ALT_DISCRIMINATION
-    return sim_faith.faithbench(rng, discrimination=disc)
+    design = _design(shape, sim_faith.FAITHBENCH_DESIGN)
+    doc_sd = 0.8 if shape is None else design.effect_sd
+    return sim_faith.faithbench(
+        rng,
+        design=design,
+        discrimination=disc,
+        doc_sd=doc_sd,
+        invalid=0.02,
+        invalid_hallucinated=0.08,
+    )
 
 
 def estimate_alignment(sim: Simulation, options: Mapping[str, Any]) -> Outcome:
@@ -43,14 +72,26 @@ def estimate_alignment(sim: Simulation, options: Mapping[str, Any]) -> Outcome:
     pairs = faithfulness.faithbench_pairs(sim.items)
     prefs = faithfulness.pointwise_preferences(sim.extra["scores"], pairs)
     row = faithfulness.alignment(prefs, **options).iloc[0]
-    return Outcome(row["alignment"], row["ci_low"], row["ci_high"], row["p_value"])
+    return Outcome(
+        row["alignment"],
+        row["ci_low"],
+        row["ci_high"],
+        row["p_value"],
+        n_eff=row["n_eff_clusters"],
+    )
 
 
 def simulate_faitheval(
     rng: np.random.Generator, scenario: str, shape: Scenario | None = None
 ) -> Simulation:
     """FaithEval-style answers; the alternative is a weaker model (interval only)."""
-    return sim_faith.faitheval_mc(rng, ability=0.8 if scenario == "null" else 0.0)
+    return sim_faith.faitheval_mc(
+        rng,
+        design=_design(shape, sim_faith.FAITHEVAL_DESIGN),
+        ability=0.8 if scenario == "null" else 0.0,
+        unparsed=0.04,
+        unparsed_if_wrong=0.15,
+    )
 
 
 def estimate_faitheval(sim: Simulation, options: Mapping[str, Any]) -> Outcome:
@@ -58,7 +99,7 @@ def estimate_faitheval(sim: Simulation, options: Mapping[str, Any]) -> Outcome:
     graded = faithfulness.grade_answers(sim.judgments, sim.items)
     acc = faithfulness.accuracy(graded, by=("label",), **options)
     row = acc[acc["mode"] == "strict"].iloc[0]
-    return Outcome(row["accuracy"], row["ci_low"], row["ci_high"])
+    return Outcome(row["accuracy"], row["ci_low"], row["ci_high"], n_eff=row["n_eff_clusters"])
 
 
 def simulate_strategies(
@@ -66,7 +107,13 @@ def simulate_strategies(
 ) -> Simulation:
     """One model, Vanilla vs CoT and Reference; the alternative shifts CoT's logit."""
     cot = 0.0 if scenario == "null" else ALT_STRATEGY
-    return sim_faith.prompt_strategies(rng, effects={"CoT": cot, "Reference": 0.0})
+    return sim_faith.prompt_strategies(
+        rng,
+        design=_design(shape, sim_faith.STRATEGY_DESIGN),
+        effects={"CoT": cot, "Reference": 0.0},
+        invalid={"Vanilla": 0.02, "CoT": 0.02, "Reference": 0.02},
+        invalid_if_wrong={"Vanilla": 0.10, "CoT": 0.10, "Reference": 0.10},
+    )
 
 
 def estimate_strategy(sim: Simulation, options: Mapping[str, Any]) -> Outcome:
@@ -79,7 +126,9 @@ def estimate_strategy(sim: Simulation, options: Mapping[str, Any]) -> Outcome:
         & (cmp["split"] != "pooled")
         & (cmp["variant"] == "complete_pairs")
     ].iloc[0]
-    return Outcome(row["diff"], row["ci_low"], row["ci_high"], row["p_value"])
+    return Outcome(
+        row["diff"], row["ci_low"], row["ci_high"], row["p_value"], n_eff=row["n_eff_clusters"]
+    )
 
 
 CHECKS: list[Check] = [
@@ -90,7 +139,7 @@ CHECKS: list[Check] = [
         estimand="alignment",
         simulate=simulate_alignment,
         estimate=estimate_alignment,
-        before={"cluster": None, "test": "sign", "reference": "percentile"},
+        before={"reference": "t"},
         effect=f"detector logit shift {ALT_DISCRIMINATION} for consistent summaries "
         "(alignment ≈ 0.43, margin ≈ 0.19)",
         notes="interval covers the alignment; the test's null is margin (pos − neg) = 0",
@@ -103,7 +152,7 @@ CHECKS: list[Check] = [
         simulate=simulate_faitheval,
         estimate=estimate_faitheval,
         test=False,
-        before={"cluster": None},
+        before={"interval": "percentile"},
         effect="weaker model (mean logit 0 instead of 0.8)",
     ),
     Check(
@@ -113,7 +162,7 @@ CHECKS: list[Check] = [
         estimand="diff_ca:CoT",
         simulate=simulate_strategies,
         estimate=estimate_strategy,
-        before={"cluster": None, "test": "mcnemar"},
+        before={"test": "bootstrap"},
         effect=f"CoT logit +{ALT_STRATEGY} over Vanilla (Δ consistent accuracy ≈ +0.08)",
     ),
 ]

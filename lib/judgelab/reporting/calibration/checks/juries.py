@@ -1,13 +1,24 @@
 """Calibration checks of the juries family (notebook 09): juries, agreement, self-consistency.
 
-Every check draws `simulate.juries.jury_benchmark` — 60 clusters × 5 items, latent ICC 0.3,
-three judges with correlated errors (a shared item difficulty) and different accuracies,
-both orders, ties and invalid outputs — and runs the library's estimator with its defaults
-("after") or its legacy options ("before": items resampled as independent, the best member
-fixed from the full sample). Jury vs best member, after: the best member cross-fitted over
-folds of clusters (estimand jury − the member the procedure selects; in the null judge 0
-is best by 0.03 CA, in the alternative the members tie, so it equals the planted
-jury − max_j CA_j up to the rare wrong selection in the null).
+Every check draws `simulate.juries.jury_benchmark` shaped like its scenario (`Scenario.design`:
+8–50 clusters, balanced or very unequal sizes, latent ICC 0.5, and — in the "varying" cells —
+each judge's accuracy and the position effect varying by cluster): three judges with
+correlated errors (a shared item difficulty) and different accuracies, both orders, ties,
+and invalid outputs missing not at random (2 % of right verdicts, 10 % of wrong ones). It runs
+the library's estimator with its defaults ("after") or with the defaults before issue 33
+("before").
+
+- Jury vs best member (`jury_table`): after, jury − best member = min_j (jury − member_j),
+  each difference of rates by the restricted wild cluster bootstrap at level 1 − α/3, the
+  interval of the minimum and the p-value that inverts it (`best_member="simultaneous"`);
+  before, the best member cross-fitted over folds of clusters, ± t_{G−1} · bootstrap SE.
+  The null plants a jury exactly as accurate as its best member (judge 0's intercept solved
+  on the population, with the scenario's cluster-varying effects); the alternative three
+  equal judges whose plurality vote beats each. The truth is jury − max_j CA_j.
+- Alpha and kappa: after, the bias-corrected cluster jackknife with t(G − 1); before, the
+  percentile cluster bootstrap. Their truths are super-population values (`population`).
+- Self-consistency: sc − greedy accuracy of one judge with 5 samples per order (paired);
+  after, the wild cluster bootstrap test and interval; before, the percentile bootstrap.
 """
 
 from __future__ import annotations
@@ -24,40 +35,62 @@ from judgelab.simulate import base
 from judgelab.simulate import juries as sim_juries
 from judgelab.simulate.base import Scenario, Simulation
 
-DESIGN = base.Design(n_clusters=60, per_cluster=5, icc=0.3)
-#: Three judges; judge 0 is the best (its intercept is solved for the null).
-BASE = sim_juries.JuryParams(intercepts=(2.3, 2.0, 1.8))
+#: The design when a check is drawn without a scenario (the project's earlier balanced shape).
+DESIGN = base.BALANCED.design()
+#: Invalid outputs: 2 % of right verdicts, 10 % of wrong ones and ties (missing not at random).
+_MNAR = {"invalid_rate": 0.02, "invalid_if_wrong": 0.10}
+#: Three judges; judge 0 is the best (its intercept is solved for the null). Judges err
+#: mostly on their own (judge_sd) so that a jury can help.
+BASE = sim_juries.JuryParams(intercepts=(2.3, 2.0, 1.8), item_sd=0.5, judge_sd=1.5, **_MNAR)
 #: Alternative: three equally able judges whose majority beats each of them.
-ALTERNATIVE = sim_juries.JuryParams(intercepts=(2.6, 2.6, 2.6))
-#: Self-consistency: one judge, 5 samples per order.
+ALTERNATIVE = sim_juries.JuryParams(intercepts=(2.3, 2.3, 2.3), item_sd=0.5, judge_sd=1.5, **_MNAR)
+#: Self-consistency: one judge, 5 samples per order; under the null its intercept is solved
+#: so that the vote over samples gains nothing (sc − greedy = 0 in the population).
 SC = {
-    "null": sim_juries.JuryParams(intercepts=(0.5,), n_samples=5),
-    "alternative": sim_juries.JuryParams(intercepts=(2.0,), n_samples=5),
+    "null": sim_juries.JuryParams(intercepts=(0.5,), n_samples=5, **_MNAR),
+    "alternative": sim_juries.JuryParams(intercepts=(2.0,), n_samples=5, **_MNAR),
 }
 N_BOOT = 1000
-LEGACY = {"cluster": None}
+
+
+def _design(shape: Scenario | None) -> base.Design:
+    return DESIGN if shape is None else shape.design()
 
 
 def simulate_jury(
     rng: np.random.Generator, scenario: str, shape: Scenario | None = None
 ) -> Simulation:
     """Null: a jury exactly as accurate as its best member; alternative: `ALTERNATIVE`."""
-    params = sim_juries.null_params(BASE, DESIGN.icc) if scenario == "null" else ALTERNATIVE
-    return sim_juries.jury_benchmark(rng, DESIGN, params)
+    design = _design(shape)
+    if scenario == "null":
+        params = sim_juries.null_params(BASE, design.icc, effect_sd=design.effect_sd)
+    else:
+        params = ALTERNATIVE
+    return sim_juries.jury_benchmark(rng, design, params)
 
 
 def simulate_agreement(
     rng: np.random.Generator, scenario: str, shape: Scenario | None = None
 ) -> Simulation:
     """Null: the `BASE` judges; alternative: the (more agreeing) `ALTERNATIVE` judges."""
-    return sim_juries.jury_benchmark(rng, DESIGN, BASE if scenario == "null" else ALTERNATIVE)
+    params = BASE if scenario == "null" else ALTERNATIVE
+    return sim_juries.jury_benchmark(rng, _design(shape), params)
 
 
 def simulate_sc(
     rng: np.random.Generator, scenario: str, shape: Scenario | None = None
 ) -> Simulation:
-    """One judge with 5 samples per order (weak judge under null, strong under alternative)."""
-    return sim_juries.jury_benchmark(rng, DESIGN, SC[scenario])
+    """One judge with 5 samples per order (no gain from the vote under the null)."""
+    design = _design(shape)
+    params = SC[scenario]
+    if scenario == "null":
+        params = sim_juries.null_sc_params(params, design.icc, design.effect_sd)
+    return sim_juries.jury_benchmark(rng, design, params)
+
+
+#: The defaults before issue 33 (the "before" variant).
+BEFORE_JURY = {"interval": "t"}
+BEFORE_SMOOTH = {"interval": "percentile"}
 
 
 def estimate_jury(sim: Simulation, options: Mapping[str, Any]) -> Outcome:
@@ -66,7 +99,13 @@ def estimate_jury(sim: Simulation, options: Mapping[str, Any]) -> Outcome:
         sim.judgments, size=3, across=None, n_boot=N_BOOT, seed=0, **dict(options)
     )
     row = table.iloc[0]
-    return Outcome(row["diff_vs_best"], row["diff_low"], row["diff_high"], row["p_value"])
+    return Outcome(
+        row["diff_vs_best"],
+        row["diff_low"],
+        row["diff_high"],
+        row["p_value"],
+        n_eff=float(row.get("n_eff_clusters", np.nan)),
+    )
 
 
 def estimate_alpha(sim: Simulation, options: Mapping[str, Any], *, units: str) -> Outcome:
@@ -75,7 +114,7 @@ def estimate_alpha(sim: Simulation, options: Mapping[str, Any], *, units: str) -
         sim.judgments, units=units, across=None, n_boot=N_BOOT, seed=0, **dict(options)
     )
     row = table.iloc[0]
-    return Outcome(row["alpha"], row["ci_low"], row["ci_high"])
+    return Outcome(row["alpha"], row["ci_low"], row["ci_high"], n_eff=row["n_eff_clusters"])
 
 
 def estimate_kappa(sim: Simulation, options: Mapping[str, Any]) -> Outcome:
@@ -84,15 +123,23 @@ def estimate_kappa(sim: Simulation, options: Mapping[str, Any]) -> Outcome:
         sim.judgments, across=None, n_boot=N_BOOT, seed=0, **dict(options)
     )
     row = juries.pick(table, judge_1="judge-0", judge_2="judge-1").iloc[0]
-    return Outcome(row["kappa"], row["ci_low"], row["ci_high"])
+    return Outcome(
+        row["kappa"], row["ci_low"], row["ci_high"], n_eff=float(row.get("n_eff_clusters", np.nan))
+    )
 
 
 def estimate_sc(sim: Simulation, options: Mapping[str, Any]) -> Outcome:
-    """`self_consistency_rates` sc − greedy CA of judge 0 (paired)."""
+    """`self_consistency_rates` sc − greedy CA of judge 0 (paired), with its test of 0."""
     sc = juries.self_consistency(sim.judgments)
     rates = juries.self_consistency_rates(sc, across=None, n_boot=N_BOOT, seed=0, **dict(options))
     row = juries.pick(rates, metric="sc_minus_greedy").iloc[0]
-    return Outcome(row["value"], row["ci_low"], row["ci_high"])
+    return Outcome(
+        row["value"],
+        row["ci_low"],
+        row["ci_high"],
+        float(row.get("p_value", np.nan)),
+        n_eff=float(row.get("n_eff_clusters", np.nan)),
+    )
 
 
 def _jury_gain(params: sim_juries.JuryParams) -> float:
@@ -107,10 +154,10 @@ CHECKS: list[Check] = [
         estimand="jury_minus_best",
         simulate=simulate_jury,
         estimate=estimate_jury,
-        before={"cluster": None, "best_member": "fixed", "interval": "percentile"},
+        before=BEFORE_JURY,
         effect=(
-            "three equally able judges (population CA 0.65 each) whose plurality vote "
-            f"is {_jury_gain(ALTERNATIVE):+.3f} above the best member"
+            "three equally able judges whose plurality vote is "
+            f"{_jury_gain(ALTERNATIVE):+.3f} above the best member (balanced, ICC 0.3)"
         ),
         notes="null: judge 0's intercept solved so the jury equals its best member",
     ),
@@ -122,8 +169,9 @@ CHECKS: list[Check] = [
         simulate=simulate_agreement,
         estimate=partial(estimate_alpha, units="item"),
         test=False,
-        before=LEGACY,
-        effect="judges of equal, higher accuracy (alpha 0.12 → higher agreement)",
+        before=BEFORE_SMOOTH,
+        effect="judges of equal, higher accuracy",
+        notes="truth: the super-population alpha (expected coincidences, large draw)",
     ),
     Check(
         name="juries.alpha_item_order",
@@ -133,9 +181,8 @@ CHECKS: list[Check] = [
         simulate=simulate_agreement,
         estimate=partial(estimate_alpha, units="item_order"),
         test=False,
-        before=LEGACY,
+        before=BEFORE_SMOOTH,
         effect="judges of equal, higher accuracy",
-        notes="before: the two presentations of an item resampled as independent units",
     ),
     Check(
         name="juries.kappa",
@@ -145,7 +192,7 @@ CHECKS: list[Check] = [
         simulate=simulate_agreement,
         estimate=estimate_kappa,
         test=False,
-        before=LEGACY,
+        before=BEFORE_SMOOTH,
         effect="judges of equal, higher accuracy",
     ),
     Check(
@@ -155,8 +202,8 @@ CHECKS: list[Check] = [
         estimand="sc_minus_greedy_0",
         simulate=simulate_sc,
         estimate=estimate_sc,
-        test=False,
-        before=LEGACY,
+        before=BEFORE_SMOOTH,
         effect="a strong judge (5 samples per order) instead of a weak one",
+        notes="null: a judge whose vote over samples equals its greedy label in expectation",
     ),
 ]

@@ -1,0 +1,61 @@
+"""Issue 33 (Inference II) in the faithfulness family: alignment and accuracy by core.estimates.
+
+Item 2: alignment and the margin tested against 0 are ratios of sums with the restricted wild
+cluster bootstrap; the p-value inverts the margin's interval shown beside it; FaithEval
+accuracy and its AVG get the same construction; every row reports its effective clusters.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from judgelab.analyses import faithfulness as fa
+from judgelab.simulate import base
+from judgelab.simulate import faithfulness as sim
+
+
+def _alignment(seed, design, disc, **options):
+    s = sim.faithbench(np.random.default_rng(seed), design=design, discrimination=disc)
+    prefs = fa.pointwise_preferences(s.extra["scores"], fa.faithbench_pairs(s.items))
+    return s, fa.alignment(prefs, seed=seed, **options).iloc[0]
+
+
+def test_inf2_2_alignment_margin_test_inverts_the_margin_interval():
+    design = base.scenario("unequal/varying/G15/n60").design(benchmark="fb")
+    s, row = _alignment(1, design, 0.8)
+    assert row["reference"] == "wild" and row["method"].startswith("wild cluster bootstrap")
+    assert row["few_clusters"] and row["n_eff_clusters"] < row["n_clusters"]
+    assert row["ci_low"] <= row["alignment"] <= row["ci_high"]
+    assert row["margin_low"] <= row["margin"] <= row["margin_high"]
+    assert (row["p_value"] < 0.05) == (not row["margin_low"] <= 0 <= row["margin_high"])
+    _, t = _alignment(1, design, 0.8, reference="t", n_boot=300)
+    assert t["alignment"] == row["alignment"] and np.isnan(t["margin_low"])
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 10_000), G=st.integers(3, 20), disc=st.floats(0.0, 1.5))
+def test_inf2_2_alignment_p_value_inverts_its_interval(seed, G, disc):
+    design = base.Design(n_clusters=G, per_cluster=6, icc=0.3, size_spread=1.5, benchmark="fb")
+    _, row = _alignment(seed, design, disc)
+    if not np.isfinite(row["p_value"]):
+        return
+    width = row["margin_high"] - row["margin_low"]
+    near = min(abs(row["margin_low"]), abs(row["margin_high"])) < 1e-4 * width + 1e-9
+    inside = row["margin_low"] <= 0 <= row["margin_high"]
+    assert near or inside == (row["p_value"] >= 0.05)
+
+
+def test_inf2_2_faitheval_accuracy_rows_carry_effective_clusters():
+    design = base.scenario("unequal/varying/G8/n240").design(benchmark="fe")
+    s = sim.faitheval_mc(np.random.default_rng(4), design=design)
+    graded = fa.grade_answers(s.judgments, s.items)
+    acc = fa.accuracy(graded, by=("label",))
+    strict = acc[acc["mode"] == "strict"].iloc[0]
+    assert strict["n_clusters"] == 8 and strict["few_clusters"]
+    assert strict["ci_low"] <= strict["accuracy"] <= strict["ci_high"]
+    old = fa.accuracy(graded, by=("label",), interval="percentile")
+    assert old["accuracy"].tolist() == acc["accuracy"].tolist()
+    assert old["method"].str.startswith("percentile").all()
+    assert fa.accuracy(graded, by=("label",), cluster=None)["method"].eq("Wilson, items").all()
