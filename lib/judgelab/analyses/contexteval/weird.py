@@ -334,11 +334,13 @@ def group_values(
             paper's findings are the default, `WEIRD_MAP`).
     """
     _require(ratings, ["attribute", "value"], "ratings")
-    group = [
-        ("WEIRD" if v in weird_map[a] else "non-WEIRD") if a in weird_map else ""
-        for a, v in zip(ratings["attribute"], ratings["value"], strict=True)
-    ]
-    return ratings.assign(group=group)
+    attr = ratings["attribute"].astype(object)
+    pairs = pd.MultiIndex.from_arrays([attr, ratings["value"].astype(object)])
+    weird = [(a, v) for a, values in weird_map.items() for v in values]
+    is_weird = pairs.isin(pd.MultiIndex.from_tuples(weird, names=pairs.names)) if weird else False
+    mapped = attr.isin(list(weird_map)).to_numpy()
+    group = np.where(mapped, np.where(is_weird, "WEIRD", "non-WEIRD"), "")
+    return ratings.assign(group=group.astype(object))
 
 
 def max_differences(
