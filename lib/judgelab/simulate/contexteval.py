@@ -1,32 +1,61 @@
 """Planted-truth ContextEval benchmarks: pairwise verdicts with and without context, WEIRD ratings.
 
-`pairwise` — queries grouped in conversations (clusters, `Design.per_cluster` queries each),
-every query judged by `n_judges` autoraters in two settings that judge the same responses:
-the baseline NoCtxGen-NoCtxEval and NoCtxGen-CtxEval. Judge j's latent preference for
-candidate 1 on query i in setting s is
+Both generators take a `Design` (`simulate.base`) and realise it once per draw: clusters of
+unequal size (singletons next to a cluster holding a third to half of the items when
+`size_spread` > 0), a latent intra-cluster correlation `icc`, and effects that vary by
+cluster with SD `effect_sd`.
 
-    z = quality + context_effect·[s = context] + u_conv + v_query + b_j + e,   e ~ logistic,
+`pairwise` — queries grouped in conversations (the clusters), every query judged by
+`n_judges` autoraters in two settings that judge the same responses: the baseline
+NoCtxGen-NoCtxEval and NoCtxGen-CtxEval. Judge j's latent preference for candidate 1 on
+query i of conversation g in setting s is
 
-u_conv a conversation effect (latent ICC `Design.icc`), v_query a query effect shared by both
-settings and all judges, b_j fixed judge leanings (summing to 0). The vote is C1 when
-z > `tie_band`, C2 when z < −`tie_band`, else Tie; an output is Invalid (a safety refusal)
-with probability `invalid` per setting, and the analyses count Invalid as Tie (the repo).
-Truths (majority-vote win rates, the margin wr_C1 − wr_C2 and its change with context) are
-ratios of expectations computed from the planted parameters by one large fixed-seed draw.
+    z = q_g + u_g + v_i + c_{g,s} + context_effect·[s = context] + b_j + e,   e ~ logistic,
 
-`ratings` — default-response relevance ratings (spec 002 §2.7) of `Design.n_clusters`
-queries on the four WEIRD-mapped attributes by `n_raters` raters: the latent rating of
-value v is 3 + gap_a·[v WEIRD] + w_{q,v} + b_r + e, rounded and clipped to 1–5; w_{q,v}
-(shared by every rater of the query) makes one query's per-rater gaps correlated, with
-latent ICC `Design.icc`. Truth per attribute: the expected within-query gap (after rounding),
-by one large fixed-seed draw. Unparsed outputs occur at `missing` (MAR).
+q_g the candidates' quality difference (mean `quality`, varying by conversation with SD
+`effect_sd`), u_g a conversation effect (latent ICC `icc`), v_i a query effect shared by both
+settings and all judges, c_{g,s} a conversation × setting effect (SD `effect_sd`: the context
+effect context_effect + c_{g,1} − c_{g,0} varies by conversation), b_j fixed judge leanings
+(a symmetric set). The vote is C1 when z > `tie_band`, C2 when z < −`tie_band`, else Tie.
+An output is Invalid (a safety refusal) not at random: at `invalid[s]` times a
+per-conversation propensity (log-normal, mean 1) times `close_factor` on close calls
+(|z| ≤ `tie_band`); the analyses count Invalid as Tie (the repo). The nulls hold *exactly*
+by symmetry, whatever the cluster variation: with `quality` 0 the model is symmetric under
+z → −z (C1 ↔ C2), so the margin is 0; with `context_effect` 0 and equal `invalid` rates
+the two settings are exchangeable, so the margin's and the agreement's changes are 0.
+
+`ratings` — default-response relevance ratings (spec 002 §2.7) of the WEIRD-mapped
+attributes: `design.n_items` queries in `design.n_clusters` clusters (e.g. one source or
+topic), every query rated on every attribute value by `n_raters` raters on the 1–5 scale.
+The latent rating of value v of query i in cluster g by rater r is
+
+    3 + gap_a·[v WEIRD] + a_g + c_{g,v} + w_{i,v} + b_r + e,    e ~ N(0, NOISE_SD²),
+
+a_g a cluster level and w_{i,v} a query × value effect (together icc / (1 − icc) times the
+noise variance, half each: one query's raters and one cluster's queries hang together),
+c_{g,v} a cluster × value effect with SD `effect_sd`·NOISE_SD (the WEIRD gap varies by
+cluster), b_r fixed rater leanings; rounded and clipped to 1–5. Unparsed outputs (a whole
+rating output: every value of one query, rater and attribute) occur at `missing` times a
+per-cluster propensity (log-normal, mean 1). Under the null (gap 0) the values of an
+attribute are exchangeable, so every rater's expected gap is exactly 0.
+
+Truths are super-population values computed from the planted parameters, never from the
+simulated sample and never through the estimators: the win rates, margins and agreement
+as ratios of expected counts (`pairwise_truth`: the judges' votes are independent given
+the shared latent and the refusal propensity, which quadrature integrates out), the gap as
+the expected within-query gap and the expected rating of a value (`gap_truth`,
+`rating_truth`, closed form). `tests/simulate` checks both
+against large draws of the generators (each query its own cluster: expectations do not
+depend on how queries group, since cluster sizes are drawn independently of the effects).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from dataclasses import replace
 from functools import lru_cache
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -58,10 +87,12 @@ ATTRIBUTES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     ),
 }
 RATER_BIAS = (-0.2, -0.1, 0.0, 0.1, 0.2)
-#: Defaults: 40 conversations × 5 queries (ICC 0.3); 50 queries × 4 attributes × 5 raters.
+#: Defaults: 40 conversations × 5 queries (ICC 0.3); 50 clusters × 4 queries × 5 raters.
 PAIRWISE_DESIGN = Design(n_clusters=40, per_cluster=5, icc=0.3, benchmark="sim-ce")
 RATINGS_DESIGN = Design(n_clusters=50, per_cluster=4, icc=0.3, benchmark="sim-weird")
 NOISE_SD = 0.8  # per-rating noise of the latent relevance
+#: SD (log scale) of the per-cluster propensity of Invalid / unparsed outputs.
+PROPENSITY_SD = 0.7
 
 
 def _votes(z: np.ndarray, tie_band: float) -> np.ndarray:
@@ -69,12 +100,36 @@ def _votes(z: np.ndarray, tie_band: float) -> np.ndarray:
     return np.where(z > tie_band, 0, np.where(z < -tie_band, 1, 2))
 
 
-def _latent(rng, n, design: Design, mean: float, judges: np.ndarray, query_sd: float):
-    """Latent preferences (n queries × judges) with conversation and query effects."""
-    per = design.per_cluster
-    u = rng.normal(0.0, base.cluster_sd(design.icc), size=-(-n // per))
-    shared = np.repeat(u, per)[:n] + rng.normal(0.0, query_sd, size=n)
-    return shared, mean + judges[None, :] + rng.logistic(size=(n, len(judges)))
+def _propensity(rng: np.random.Generator, n: int) -> np.ndarray:
+    """Per-cluster multipliers of a rate: log-normal with mean 1."""
+    return np.exp(PROPENSITY_SD * rng.standard_normal(n) - PROPENSITY_SD**2 / 2)
+
+
+def _pairwise_draw(rng: np.random.Generator, design: Design, p: SimpleNamespace):
+    """Return per setting (votes n × judges, invalid mask) for one realised design.
+
+    Cluster-level effects are drawn per cluster of `design` (its realised sizes).
+    """
+    judges = np.asarray(JUDGE_BIAS)
+    n, G = design.n_items, design.n_clusters
+    cl = base.cluster_index(design)
+    shared = (
+        base.cluster_slopes(rng, design, p.quality)
+        + base.cluster_effects(rng, design)
+        + rng.normal(0.0, p.query_sd, size=n)
+    )
+    setting_fx = rng.normal(0.0, design.effect_sd, size=(2, G))
+    prop = _propensity(rng, G)[cl]
+    out = []
+    for k in range(2):
+        z = shared + setting_fx[k, cl] + (p.context_effect if k else 0.0)
+        z = z[:, None] + judges[None, :] + rng.logistic(size=(n, len(judges)))
+        votes = _votes(z, p.tie_band)
+        close = np.abs(z) <= p.tie_band
+        rate = p.invalid[k] * prop[:, None] * np.where(close, p.close_factor, 1.0)
+        bad = rng.random(z.shape) < np.clip(rate, 0.0, 0.9)
+        out.append((votes, bad))
+    return out
 
 
 def _majority_counts(votes: np.ndarray) -> np.ndarray:
@@ -83,36 +138,81 @@ def _majority_counts(votes: np.ndarray) -> np.ndarray:
     return (counts * 2 > votes.shape[1]).astype(float)
 
 
+def _quadrature(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Nodes and weights of E[f(Z)], Z ~ N(0, 1) (Gauss–Hermite, probabilists')."""
+    x, w = np.polynomial.hermite_e.hermegauss(n)
+    return x, w / w.sum()
+
+
+def _count_distribution(probs: np.ndarray) -> np.ndarray:
+    """Return P(n_C1 = a, n_C2 = b) (… × J+1 × J+1) of J independent 3-way votes.
+
+    `probs` is (… × J × 3): per judge P(C1), P(C2), P(Tie).
+    """
+    J = probs.shape[-2]
+    dist = np.zeros((*probs.shape[:-2], J + 1, J + 1))
+    dist[..., 0, 0] = 1.0
+    for j in range(J):
+        p1, p2, p3 = (probs[..., j, k][..., None, None] for k in range(3))
+        new = dist * p3
+        new[..., 1:, :] += dist[..., :-1, :] * p1
+        new[..., :, 1:] += dist[..., :, :-1] * p2
+        dist = new
+    return dist
+
+
 @lru_cache(maxsize=64)
 def pairwise_truth(
     quality: float,
     context_effect: float,
     icc: float,
-    per: int,
+    effect_sd: float,
     tie_band: float,
     query_sd: float,
     invalid: tuple[float, float],
+    close_factor: float,
 ) -> dict[str, float]:
-    """Return the planted win rates (percent), margins and the margin's change by context."""
-    rng = np.random.default_rng(20240)
-    n = 400_000
-    design = Design(n_clusters=-(-n // per), per_cluster=per, icc=icc)
+    """Return the planted win rates (percent), margins, agreement and their change by context.
+
+    Super-population values as ratios of expected counts, computed by quadrature from the
+    planted model: given the shared latent S = q_g + u_g + v_i + c_{g,s} (normal) and the
+    conversation's Invalid propensity (log-normal), the judges vote independently, so the
+    distribution of (n_C1, n_C2, n_Tie) — Invalid counted as Tie — is exact; S and the
+    propensity are integrated out by Gauss–Hermite rules. `tests/simulate` checks it
+    against a large draw of the generator.
+    """
+    from scipy.special import expit
+
     judges = np.asarray(JUDGE_BIAS)
-    shared, noise = _latent(rng, n, design, quality, judges, query_sd)
-    out = {}
+    J = len(judges)
+    sd = np.sqrt(2 * effect_sd**2 + base.cluster_sd(icc) ** 2 + query_sd**2)
+    zs, ws = _quadrature(121)
+    zp, wp = _quadrature(41)
+    prop = np.exp(PROPENSITY_SD * zp - PROPENSITY_SD**2 / 2)
+    a, b = np.meshgrid(np.arange(J + 1), np.arange(J + 1), indexing="ij")
+    top = np.maximum(np.maximum(a, b), J - a - b)
+    valid = a + b <= J
+    out: dict[str, float] = {}
     for k, s in enumerate(SETTINGS):
-        z = shared[:, None] + noise + (context_effect if k else 0.0)
-        if k:
-            z = z - noise + quality + judges[None, :] + rng.logistic(size=noise.shape)
-        v = _votes(z, tie_band)
-        v = np.where(rng.random(v.shape) < invalid[k], 2, v)  # Invalid counts as Tie
-        m = _majority_counts(v)
-        n_m = m.sum()
-        out[f"{s}|wr_c1"] = 100 * m[:, 0].sum() / n_m
-        out[f"{s}|wr_tie"] = 100 * m[:, 2].sum() / n_m
-        out[f"{s}|margin"] = 100 * (m[:, 0].sum() - m[:, 1].sum()) / n_m
-        counts = np.stack([(v == j).sum(axis=1) for j in range(3)], axis=1)
-        out[f"{s}|agreement"] = 100 * float(np.mean(counts.max(axis=1) / v.shape[1]))
+        mean = quality + (context_effect if k else 0.0)
+        S = (mean + sd * zs)[:, None, None] + judges[None, None, :]  # nodes × 1 × judges
+        p1 = expit(S - tie_band)
+        p2 = expit(-tie_band - S)
+        rate = invalid[k] * prop[None, :, None]  # × propensity nodes
+        keep = 1.0 - np.clip(rate, 0.0, 0.9)
+        p1, p2 = p1 * keep, p2 * keep
+        probs = np.stack(np.broadcast_arrays(p1, p2, 1.0 - p1 - p2), axis=-1)
+        w = ws[:, None, None, None] * wp[None, :, None, None]
+        dist = (_count_distribution(probs) * w).sum(axis=(0, 1)) * valid
+        c1 = float(dist[2 * a > J].sum())
+        c2 = float(dist[2 * b > J].sum())
+        tie = float(dist[valid & (2 * (J - a - b) > J)].sum())
+        n_m = c1 + c2 + tie
+        out[f"{s}|wr_c1"] = 100 * c1 / n_m
+        out[f"{s}|wr_c2"] = 100 * c2 / n_m
+        out[f"{s}|wr_tie"] = 100 * tie / n_m
+        out[f"{s}|margin"] = 100 * (c1 - c2) / n_m
+        out[f"{s}|agreement"] = 100 * float((dist * top).sum()) / J
     out["delta_margin"] = out[f"{SETTINGS[1]}|margin"] - out[f"{SETTINGS[0]}|margin"]
     out["delta_agreement"] = out[f"{SETTINGS[1]}|agreement"] - out[f"{SETTINGS[0]}|agreement"]
     return out
@@ -158,7 +258,7 @@ def _examples(votes: np.ndarray, bad: np.ndarray, setting: str, ids, clusters) -
     )
 
 
-def _output(label: int, order: np.ndarray) -> np.ndarray:
+def _output(label: np.ndarray, order: np.ndarray) -> np.ndarray:
     """Raw autorater outputs in the repo's format for candidate labels shown in `order`."""
     pos = np.where(
         label == 2, "Tie", np.where((label == 0) == (order == 0), "Response 1", "Response 2")
@@ -178,46 +278,54 @@ def pairwise(
     tie_band: float = 0.8,
     query_sd: float = 0.7,
     invalid: tuple[float, float] = (0.02, 0.06),
+    close_factor: float = 3.0,
     tables: bool = True,
 ) -> Simulation:
     """Return a ContextEval-shaped pairwise benchmark in two settings (see the module doc).
 
     Args:
         rng: The only source of randomness.
-        design: Conversations (clusters) × queries per conversation, latent ICC.
-        quality: Latent advantage of candidate 1 (0: the candidates are equally good).
-        context_effect: Latent shift of the preference when evaluators see the context.
+        design: Conversations (clusters; sizes realised here) × queries, latent ICC, SD of
+            the cluster-varying quality and context effects (`effect_sd`).
+        quality: Mean latent advantage of candidate 1 (0: the candidates are equally good).
+        context_effect: Mean latent shift of the preference when evaluators see the context.
         tie_band: Latent half-width of a Tie verdict.
         query_sd: SD of the query effect shared by both settings and all judges.
-        invalid: Invalid-output rate per setting (baseline, context).
+        invalid: Invalid-output rate per setting (baseline, context) on decisive latent
+            preferences, before the per-conversation propensity.
+        close_factor: Multiplier of the Invalid rate on close calls (|z| <= tie_band).
         tables: Build the items and judgments tables (False: only `extra["examples"]`, for
             the calibration's speed; the same draws either way).
 
     Returns:
         A `Simulation`: items and judgments per setting (split = the repo's setting id),
         `extra["examples"]` (what `example_table(verdict_table(...))` gives on them),
-        truths `<setting>|wr_c1`, `<setting>|wr_tie`, `<setting>|margin`,
-        `<setting>|agreement` (A_all, percent), `delta_margin`, `delta_agreement`.
+        truths `<setting>|wr_c1`, `<setting>|wr_c2`, `<setting>|wr_tie`, `<setting>|margin`,
+        `<setting>|agreement` (A_all, percent), `delta_margin`, `delta_agreement`;
+        `params["design"]` is the realised design (its cluster sizes).
     """
-    judges = np.asarray(JUDGE_BIAS)
-    n = design.n_items
-    shared, noise = _latent(rng, n, design, quality, judges, query_sd)
+    design = design.realise(rng)
+    p = SimpleNamespace(
+        quality=quality,
+        context_effect=context_effect,
+        tie_band=tie_band,
+        query_sd=query_sd,
+        invalid=tuple(invalid),
+        close_factor=close_factor,
+    )
+    drawn = _pairwise_draw(rng, design, p)
+    n, n_judges = design.n_items, len(JUDGE_BIAS)
     ids, conv = base.item_ids(design)
+    cl = np.array([f"{design.benchmark}|conv|{c}" for c in conv], dtype=object)
     items, rows, examples = [], [], []
-    for k, split in enumerate(REPO_IDS):
-        z = shared[:, None] + noise if k == 0 else shared[:, None] + quality + judges[None, :]
-        if k:
-            z = z + context_effect + rng.logistic(size=noise.shape)
-        v = _votes(z, tie_band)
-        bad = base.missing_mask(rng, v.size, rate=invalid[k]).reshape(v.shape)
+    for k, (split, (v, bad)) in enumerate(zip(REPO_IDS, drawn, strict=True)):
         order = rng.integers(0, 2, size=v.shape)
-        cl = np.array([f"{design.benchmark}|conv|{c}" for c in conv], dtype=object)
         examples.append(_examples(v, bad, SETTINGS[k], ids, cl))
         if not tables:
             continue
         out = _output(v.ravel(), order.ravel())
         out[bad.ravel()] = "No response. Finish Reason: SAFETY"
-        d = Design(design.n_clusters, design.per_cluster, design.icc, design.benchmark, split)
+        d = replace(design, split=split)
         it = base.items_table(
             d,
             "pairwise",
@@ -230,13 +338,13 @@ def pairwise(
                 {
                     "benchmark": design.benchmark,
                     "split": split,
-                    "item_id": np.repeat(ids, len(judges)),
-                    "judge": np.tile([f"judge-{j}" for j in range(len(judges))], n),
+                    "item_id": np.repeat(ids, n_judges),
+                    "judge": np.tile([f"judge-{j}" for j in range(n_judges)], n),
                     "order": order.ravel(),
                     "sample": 0,
                     "output": out,
                     "verdict": out,
-                    "cluster": np.repeat(np.asarray(it["cluster"], dtype=object), len(judges)),
+                    "cluster": np.repeat(cl, n_judges),
                 }
             )
         )
@@ -249,34 +357,86 @@ def pairwise(
     else:
         judgments, items_out = base.judgments_table({"verdict": []}), pd.DataFrame()
     params = {"quality": quality, "context_effect": context_effect, "tie_band": tie_band}
-    params.update(query_sd=query_sd, invalid=invalid, design=design)
+    params.update(query_sd=query_sd, invalid=tuple(invalid), close_factor=close_factor)
+    params["design"] = design
     truth = pairwise_truth(
-        quality, context_effect, design.icc, design.per_cluster, tie_band, query_sd, invalid
+        quality,
+        context_effect,
+        design.icc,
+        design.effect_sd,
+        tie_band,
+        query_sd,
+        tuple(invalid),
+        close_factor,
     )
     return Simulation(items_out, judgments, dict(truth), params, extra)
 
 
+def _level_sds(icc: float) -> tuple[float, float]:
+    """SDs of the cluster level a_g and the query × value effect w (half the ICC variance each)."""
+    var = icc / (1.0 - icc) * NOISE_SD**2
+    return float(np.sqrt(var / 2)), float(np.sqrt(var / 2))
+
+
+def _rating_latent(
+    rng: np.random.Generator, design: Design, weird: np.ndarray, gap: float
+) -> np.ndarray:
+    """Latent ratings (queries × raters × values) of one attribute for a realised design."""
+    G, n, nv = design.n_clusters, design.n_items, len(weird)
+    cl = base.cluster_index(design)
+    sd_a, sd_w = _level_sds(design.icc)
+    a = rng.normal(0.0, sd_a, size=G)
+    c = rng.normal(0.0, design.effect_sd * NOISE_SD, size=(G, nv))
+    w = rng.normal(0.0, sd_w, size=(n, nv))
+    shared = 3.0 + gap * weird[None, :] + a[cl, None] + c[cl] + w  # queries × values
+    bias = np.asarray(RATER_BIAS)
+    lat = shared[:, None, :] + bias[None, :, None]
+    return lat + rng.normal(0.0, NOISE_SD, size=lat.shape)
+
+
 @lru_cache(maxsize=64)
-def gap_truth(gaps: tuple[tuple[str, float], ...], icc: float) -> dict[str, float]:
-    """Return the expected within-query WEIRD gap per attribute after rounding to 1–5."""
+def rating_truth(
+    gaps: tuple[tuple[str, float], ...], icc: float, effect_sd: float = 0.0
+) -> dict[str, float]:
+    """Return the expected rating of every attribute value (`<attribute>|<value>`), 1–5.
+
+    Averaged over the raters, in closed form: a latent rating is normal (mean 3 +
+    gap·[WEIRD] + b_r; the variance of the cluster, cluster × value, query × value and
+    noise terms), and E[clip(round(X), 1, 5)] = 1 + Σ_{k=1..4} P(X > k + ½).
+    """
+    from scipy.stats import norm
+
+    sd_a, sd_w = _level_sds(icc)
+    sd = np.sqrt(sd_a**2 + sd_w**2 + (effect_sd * NOISE_SD) ** 2 + NOISE_SD**2)
+    cuts = np.arange(1, 5) + 0.5
     out = {}
     for attr, g in gaps:
         values, weird = ATTRIBUTES[attr]
         w = np.array([v in weird for v in values])
-        lat = _rating_latent(np.random.default_rng(777), 100_000, w, g, icc, RATER_BIAS)
-        r = np.clip(np.round(lat), 1, 5)  # queries × raters × values
-        out[attr] = float(np.mean(r[:, :, w].mean(axis=2) - r[:, :, ~w].mean(axis=2)))
+        mean = 3.0 + g * w[None, :] + np.asarray(RATER_BIAS)[:, None]  # raters × values
+        expected = 1.0 + norm.sf((cuts[None, None, :] - mean[:, :, None]) / sd).sum(axis=2)
+        for v, e in zip(values, expected.mean(axis=0), strict=True):
+            out[f"{attr}|{v}"] = float(e)
     return out
 
 
-def _rating_latent(rng, n, weird: np.ndarray, gap: float, icc: float, bias) -> np.ndarray:
-    """Latent ratings (n × values) for one rater (or n × raters × values with `bias` array)."""
-    sd_w = NOISE_SD * np.sqrt(icc / (1.0 - icc))
-    bias = np.atleast_1d(np.asarray(bias, dtype=float))
-    shared = 3.0 + gap * weird[None, :] + rng.normal(0.0, sd_w, size=(n, len(weird)))
-    lat = shared[:, None, :] + bias[None, :, None]
-    lat = lat + rng.normal(0.0, NOISE_SD, size=lat.shape)
-    return lat[:, 0, :] if len(bias) == 1 else lat
+def gap_truth(
+    gaps: tuple[tuple[str, float], ...], icc: float, effect_sd: float = 0.0
+) -> dict[str, float]:
+    """Return the expected within-query WEIRD gap per attribute after rounding to 1–5.
+
+    E[mean rating of the WEIRD values − of the others], averaged over the raters: the
+    gap of the expected ratings (`rating_truth`, linear). `tests/simulate` checks it
+    against a large draw of the generator.
+    """
+    per_value = rating_truth(gaps, icc, effect_sd)
+    out = {}
+    for attr, _ in gaps:
+        values, weird = ATTRIBUTES[attr]
+        w = [per_value[f"{attr}|{v}"] for v in values if v in weird]
+        o = [per_value[f"{attr}|{v}"] for v in values if v not in weird]
+        out[attr] = float(np.mean(w) - np.mean(o))
+    return out
 
 
 def _long(design: Design, attr: str, values, rating: np.ndarray) -> pd.DataFrame:
@@ -284,7 +444,9 @@ def _long(design: Design, attr: str, values, rating: np.ndarray) -> pd.DataFrame
     nq, nr, nv = rating.shape
     qq, jj, kk = np.meshgrid(np.arange(nq), np.arange(nr), np.arange(nv), indexing="ij")
     qid = np.array([f"q{i:04d}" for i in range(nq)], dtype=object)
-    unit = np.array([f"{design.benchmark}|query|{q}" for q in qid], dtype=object)
+    unit = np.array(
+        [f"{design.benchmark}|topic|{c:04d}" for c in base.cluster_index(design)], dtype=object
+    )
     raters = np.array([f"rater-{j}" for j in range(nr)], dtype=object)
     flat = rating.ravel()
     return pd.DataFrame(
@@ -314,27 +476,33 @@ def ratings(
 
     Args:
         rng: The only source of randomness.
-        design: `n_clusters` queries; every query is rated on each attribute of `ATTRIBUTES`
-            (`per_cluster` is ignored: one item per query and attribute) by 5 raters.
-        gaps: Latent WEIRD gap per attribute (missing attributes: 0).
-        missing: Share of unparsed rating outputs (missing at random).
+        design: `n_clusters` clusters of queries (`n_items` queries in all; sizes realised
+            here); every query is rated on each attribute of `ATTRIBUTES` by 5 raters.
+        gaps: Mean latent WEIRD gap per attribute (missing attributes: 0); it varies by
+            cluster with `design.effect_sd`.
+        missing: Share of unparsed rating outputs before the per-cluster propensity.
         tables: Build the items and judgments tables (False: only `extra["ratings"]`, for
             the calibration's speed; the same draws either way).
 
     Returns:
         A `Simulation`: items (query × attribute) and `ce.default_relevance` judgments, the
         long ratings in `extra["ratings"]` (what `ratings_table` reads from them), truths
-        per attribute name (the expected gap).
+        per attribute name (the expected gap) and per `<attribute>|<value>` (the expected
+        rating); `params["design"]` is the realised design.
     """
+    design = design.realise(rng)
     gaps = {a: float((gaps or {}).get(a, 0.0)) for a in ATTRIBUTES}
-    raters = np.asarray(RATER_BIAS)
-    q = np.arange(design.n_clusters)
+    n_raters = len(RATER_BIAS)
+    q = np.arange(design.n_items)
+    cl = base.cluster_index(design)
+    prop = _propensity(rng, design.n_clusters)[cl]
+    units = [f"{design.benchmark}|topic|{c:04d}" for c in cl]
     items, judgments, longs = [], [], []
     for attr, (values, weird) in ATTRIBUTES.items():
         w = np.array([v in weird for v in values])
-        lat = _rating_latent(rng, len(q), w, gaps[attr], design.icc, raters)
+        lat = _rating_latent(rng, design, w, gaps[attr])
         r = np.clip(np.round(lat), 1, 5).astype(int)  # queries × raters × values
-        bad = rng.random(r.shape[:2]) < missing
+        bad = rng.random(r.shape[:2]) < np.clip(missing * prop[:, None], 0.0, 0.9)
         rating = np.where(bad[:, :, None], np.nan, r.astype(float))
         longs.append(_long(design, attr, values, rating))
         if not tables:
@@ -345,16 +513,16 @@ def ratings(
             json.dumps({"query_id": f"q{i:04d}", "attribute": attr, "values": list(values)})
             for i in q
         ]
-        d = Design(design.n_clusters, 1, design.icc, design.benchmark, "default")
+        d = replace(design, split="default")
         it = base.items_table(
             d, "pointwise", {"question": [f"query {i}" for i in q], "meta": meta}
         )
         it["item_id"] = ids
-        it["cluster"] = [f"{design.benchmark}|query|q{i:04d}" for i in q]
+        it["cluster"] = units
         items.append(it)
         outs = []
         for i in q:
-            for j in range(len(raters)):
+            for j in range(n_raters):
                 if bad[i, j]:
                     outs.append("I cannot rate this.")
                     continue
@@ -367,8 +535,8 @@ def ratings(
                 {
                     "benchmark": design.benchmark,
                     "split": "default",
-                    "item_id": np.repeat(ids, len(raters)),
-                    "judge": np.tile([f"rater-{j}" for j in range(len(raters))], len(q)),
+                    "item_id": np.repeat(ids, n_raters),
+                    "judge": np.tile([f"rater-{j}" for j in range(n_raters)], len(q)),
                     "prompt": "ce.default_relevance",
                     "output": outs,
                     "verdict": outs,
@@ -376,7 +544,8 @@ def ratings(
                 }
             )
         )
-    truth = gap_truth(tuple(sorted(gaps.items())), design.icc)
+    key = (tuple(sorted(gaps.items())), design.icc, design.effect_sd)
+    truth = {**gap_truth(*key), **rating_truth(*key)}
     if tables:
         items_out = pd.concat(items, ignore_index=True)
         judged = base.judgments_table(pd.concat(judgments, ignore_index=True))
@@ -391,4 +560,12 @@ def ratings(
     )
 
 
-__all__ = ["ATTRIBUTES", "SETTINGS", "gap_truth", "pairwise", "pairwise_truth", "ratings"]
+__all__ = [
+    "ATTRIBUTES",
+    "SETTINGS",
+    "gap_truth",
+    "pairwise",
+    "pairwise_truth",
+    "rating_truth",
+    "ratings",
+]

@@ -10,15 +10,18 @@ from judgelab.simulate.base import Design
 
 
 def test_cluster_interval_is_wider_than_the_independent_one_on_clustered_gaps():
-    # 5 raters per query share the query's value effects: rows are not independent.
-    sim = sc.ratings(np.random.default_rng(0), Design(60, 4, 0.5), tables=False)
+    # 5 raters per query share the query's value effects, and 4 queries a cluster's gap
+    # (it varies by cluster): rows are not independent.
+    design = Design(60, 4, 0.5, effect_sd=0.5)
+    sim = sc.ratings(np.random.default_rng(0), design, tables=False)
     kw = {"weird_map": {"Age Group": sc.ATTRIBUTES["Age Group"][1]}, "per_rater": False}
     after = ce.weird_gap(sim.extra["ratings"], n_boot=400, **kw).iloc[0]
     before = ce.weird_gap(sim.extra["ratings"], n_boot=400, cluster=None, **kw).iloc[0]
-    assert after["n_units"] == 60 and before["n_units"] == 300
+    assert after["n_units"] == 60 and before["n_units"] == 240 * 5
     width = after["ci_high"] - after["ci_low"]
     assert width > 1.4 * (before["ci_high"] - before["ci_low"])
-    assert after["test"].startswith("cluster_bootstrap")
+    assert after["test"].startswith("wild cluster bootstrap")
+    assert after["n_clusters"] == 60 and 40 < after["n_eff_clusters"] <= 60
 
 
 def test_holm_family_spans_attribute_and_rater_rows_and_is_stated():
@@ -67,12 +70,13 @@ def test_win_rate_tests_and_context_rows_on_clustered_pairs():
     assert set(fl["missing"]) == {"as_tie", "as_error"}  # Invalid 2 % vs 6 %
     ctx = fl[(fl["setting"] == sc.SETTINGS[1]) & (fl["missing"] == "as_tie")].iloc[0]
     assert ctx["delta_low"] < sim.truth["delta_margin"] < ctx["delta_high"]
-    assert ctx["test"].startswith("cluster_bootstrap") and 0 <= ctx["sign_p"] <= 1
+    assert ctx["test"].startswith("wild cluster bootstrap") and 0 <= ctx["sign_p"] <= 1
     legacy = ce.rank_flips(ex, cluster=None, test="sign", missing_as_error=False, n_boot=300)
     assert (legacy["interval"] == "wilson").all()
     assert np.allclose(legacy["p_value"], legacy["sign_p"])
     ag = ce.agreement(ex, variants=("A_all",), n_boot=300, p_max_boot=4000)
     assert set(ag["missing"]) == {"as_tie", "as_error"}
     row = ag[(ag["setting"] == sc.SETTINGS[1]) & (ag["missing"] == "as_tie")].iloc[0]
-    assert row["test"].startswith("cluster_bootstrap") and row["ttest"].startswith("ttest_rel")
+    assert row["test"].startswith("wild cluster bootstrap")
+    assert row["ttest"].startswith("ttest_rel")
     assert row["delta_low"] <= row["delta"] <= row["delta_high"]

@@ -28,8 +28,9 @@ def test_agreement_variants_hand_computed_with_ties(agreement_examples):
     assert ag.loc[(c, "A_excl_tie_votes"), "n"] == 2
     assert "excluding ties" in ag.loc[(c, "A_all"), "paper_label"]
     assert "including ties" in ag.loc[(c, "A_nontie"), "paper_label"]
-    # The default test is the paired cluster bootstrap; the repo's paired t stays beside it.
-    assert ag.loc[(c, "A_all"), "test"].startswith("cluster_bootstrap")
+    # The default test is the paired wild cluster bootstrap; the repo's paired t stays beside it.
+    assert ag.loc[(c, "A_all"), "test"].startswith("wild cluster bootstrap")
+    assert ag.loc[(c, "A_all"), "delta_method"].startswith("wild cluster bootstrap")
     assert ag.loc[(c, "A_all"), "ttest"].startswith("ttest_rel")
     legacy = ce.agreement(ex, pairing="example_key", test="ttest", n_boot=50)
     assert legacy.set_index(["setting", "variant"]).loc[(c, "A_all"), "test"].startswith("ttest")

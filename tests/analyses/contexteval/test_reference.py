@@ -31,6 +31,7 @@ def test_rank_flips_t_reference_is_wider_than_percentile_and_consistent():
     sim = sc.pairwise(np.random.default_rng(3), quality=0.4, tables=False)
     ex = sim.extra["examples"]
     kw = {"missing_as_error": False, "n_boot": 2000, "p_max_boot": 8000}
+    kw["test"] = "cluster_bootstrap"  # the pairs bootstrap (the earlier default)
     t = ce.rank_flips(ex, **kw)
     pc = ce.rank_flips(ex, reference="percentile", **kw)
     rt, rp = (f[f["setting"] == BASE].iloc[0] for f in (t, pc))

@@ -1,26 +1,43 @@
-"""Small-R smoke of the ContextEval calibration checks (real assertions, R = 20)."""
+"""Small-R smoke of the ContextEval calibration checks (real assertions, R = 20).
+
+One balanced scenario (the earlier simulator's 50 × 5, ICC 0.3) and one of the hardest
+(8 conversations of very unequal size, effects varying by conversation, ICC 0.5).
+"""
 
 from judgelab.reporting.calibration import run, summarise
 from judgelab.reporting.calibration.checks.contexteval import CHECKS
-from judgelab.simulate.base import BALANCED
+from judgelab.simulate.base import BALANCED, scenario
 
 BY_NAME = {c.name: c for c in CHECKS}
+HARD = scenario("unequal/varying/G8/n48")
 
 
-def test_weird_gap_calibrates_and_the_legacy_interval_is_too_narrow():
-    check = BY_NAME["contexteval.weird_gap"]
-    reps = run([check], scenarios=[BALANCED], reps=20, variants=("after", "before"), seed=1)
-    s = summarise(reps, [check]).set_index("variant")
-    assert (reps["error"] == "").all()
-    assert s.loc["after", "coverage"] >= 0.85 and s.loc["after", "type_i"] <= 0.15
-    assert s.loc["after", "power"] >= 0.5
-    # Pooling 5 raters per query as independent rows: the legacy interval is too narrow.
-    assert s.loc["before", "width"] < 0.8 * s.loc["after", "width"]
+def _summary(names, scenarios, variants=("after",)):
+    checks = [BY_NAME[n] for n in names]
+    reps = run(checks, scenarios=scenarios, reps=20, variants=variants, seed=1)
+    assert (reps["error"] == "").all() and (reps["declined"] == "").all()
+    return summarise(reps, checks).set_index(["check", "scenario", "variant"])
 
 
-def test_win_rate_margin_calibrates():
-    check = BY_NAME["contexteval.win_rate_margin"]
-    reps = run([check], scenarios=[BALANCED], reps=20, variants=("after",), seed=1)
-    s = summarise(reps, [check]).iloc[0]
-    assert (reps["error"] == "").all()
-    assert s["coverage"] >= 0.85 and s["type_i"] <= 0.15 and s["power"] >= 0.5
+def test_margin_and_gap_calibrate_on_balanced_and_unequal_clusters():
+    names = ["contexteval.win_rate_margin", "contexteval.weird_gap"]
+    s = _summary(names, [BALANCED, HARD])
+    for name in names:
+        for scen in (BALANCED, HARD):
+            row = s.loc[(name, scen.name, "after")]
+            assert row["failed"] == 0 and row["reps"] == 20
+            assert row["coverage_null"] >= 0.85 and row["coverage_alt"] >= 0.85
+            assert row["type_i"] <= 0.15
+        # the balanced scenario has power; 8 unequal conversations have few effective ones
+        assert s.loc[(name, BALANCED.name, "after"), "power"] >= 0.5
+        assert s.loc[(name, BALANCED.name, "after"), "n_eff"] > 30
+        assert s.loc[(name, HARD.name, "after"), "n_eff"] < 6
+
+
+def test_mean_rating_over_clusters_covers_where_the_row_bootstrap_does_not():
+    name = "contexteval.mean_rating"
+    s = _summary([name], [HARD], variants=("after", "before"))
+    after, before = s.loc[(name, HARD.name, "after")], s.loc[(name, HARD.name, "before")]
+    assert after["coverage"] >= 0.85
+    # 48 queries × 5 raters treated as 240 independent ratings: far too narrow
+    assert before["coverage"] < 0.7 and before["width"] < 0.4 * after["width"]

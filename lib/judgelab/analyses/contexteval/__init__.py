@@ -10,9 +10,11 @@ generation -> rating chain in `judgelab.judges.chain`. Modules, in reading order
 - `winrates`: majority win rates, leaders and rank flips (Table 6);
 - `justifications`: surface vs content justification shares (Figure 4);
 - `weird`: Table 8, the WEIRD default-context ratings (Figure 5) and their sensitivity
-  (Figure 6); `weirdgap`: WEIRD gaps with cluster-bootstrap tests, Holm/BH across the
+  (Figure 6); `weirdgap`: WEIRD gaps with wild cluster bootstrap tests, Holm/BH across the
   per-attribute and per-rater tests, and missing-as-error sensitivity rows;
-- `resampling`: the cluster bootstrap (units, intervals, adaptive p) the tests share;
+- `resampling`: units, the restricted wild cluster bootstrap (the default) and the pairs
+  cluster bootstrap (the earlier default) the tests share; `compare_methods` puts the two
+  side by side where the choice changes a conclusion;
 - `plots`: the plotters of these tables.
 """
 
@@ -31,6 +33,7 @@ from judgelab.analyses.contexteval.justifications import (
     justification_shares,
     parse_codes,
 )
+from judgelab.analyses.contexteval.resampling import METHODS, compare_methods
 from judgelab.analyses.contexteval.verdicts import (
     BASELINE,
     EXAMPLE_KEYS,
@@ -78,6 +81,7 @@ __all__ = [
     "GAP_TESTS",
     "INVALID_AS",
     "LABELS",
+    "METHODS",
     "NORMALIZATIONS",
     "PAIRINGS",
     "PANELS",
@@ -94,6 +98,7 @@ __all__ = [
     "agreement",
     "attribute_catalogue",
     "autorater_verdict",
+    "compare_methods",
     "candidates",
     "constraint_subset_agreement",
     "cross_source_agreement",

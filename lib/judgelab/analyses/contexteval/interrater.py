@@ -3,7 +3,8 @@
 - `agreement`: the three agreement variants, named explicitly (§2.3): `A_all` (the paper's
   main number, which it labels "excluding ties"), `A_nontie` (the parenthesised number, which
   it labels "including ties"), `A_excl_tie_votes` ([X], Tie votes dropped); deltas against
-  NoCtxGen-NoCtxEval with a paired cluster-bootstrap interval and test (default), the
+  NoCtxGen-NoCtxEval with a paired restricted wild cluster bootstrap test and the interval
+  that inverts it (default; the pairs cluster bootstrap of issue 20 as an option), the
   repo's tests (paired t-test for A_all, Student t for the others) beside them.
 - `kappa_table`: Fleiss' and Randolph's kappa per cell ([X]).
 - `cross_source_agreement`: human vs autorater majority labels on the same queries ([X]).
@@ -22,10 +23,13 @@ from scipy import stats as sps
 
 from judgelab.analyses.contexteval.resampling import (
     boot_table,
+    effective_clusters,
     ratio,
     ratio_difference,
     setting_strata,
     units,
+    wild_estimate,
+    wild_fields,
 )
 from judgelab.analyses.contexteval.verdicts import (
     BASELINE,
@@ -35,7 +39,7 @@ from judgelab.analyses.contexteval.verdicts import (
     invalid_as_error,
     setting_name,
 )
-from judgelab.core import stats
+from judgelab.core import estimates, stats
 from judgelab.core.schema import require_columns as _require
 from judgelab.errors import check_choice
 
@@ -47,7 +51,7 @@ PAPER_LABELS = {
     "A_excl_tie_votes": "not in the paper [X]: Tie votes dropped",
 }
 PAIRINGS = ("query", "example_key", "position")
-AGREEMENT_TESTS = ("cluster_bootstrap", "ttest")
+AGREEMENT_TESTS = ("wild", "cluster_bootstrap", "ttest")
 _TABLE5_COLUMNS = [
     "pair",
     "setting",
@@ -88,11 +92,11 @@ def agreement(
     variants: Sequence[str] = VARIANTS,
     baseline: str = BASELINE,
     pairing: str = "query",
-    test: str = "cluster_bootstrap",
+    test: str = "wild",
     cluster: str | None = "cluster",
     missing_as_error: bool = True,
     alpha: float = 0.05,
-    n_boot: int = 1000,
+    n_boot: int = 1999,
     p_max_boot: int = 40_000,
     seed: int = 0,
     level: float = 0.95,
@@ -100,13 +104,17 @@ def agreement(
 ) -> pd.DataFrame:
     """Return inter-evaluator agreement per source, pair, setting and variant (Table 4).
 
-    Dependence ([X], issue 20): examples of one query or conversation (`cluster`, else the
-    query text, else the example key) resample together, and the same unit in the baseline
-    and a setting stays together, so the delta's interval and test are a *paired cluster
-    bootstrap* (units in different sets of settings resampled within their stratum). The
-    repo's t-tests (paired t for A_all, Student t for the others) assume independent
+    Dependence ([X], issues 20 and 33): examples of one query or conversation (`cluster`,
+    else the query text, else the example key) are one cluster, and the same cluster in the
+    baseline and a setting stays together, so the delta's test is *paired*: by default the
+    restricted wild cluster bootstrap (one weight per cluster for both settings) with the
+    interval that inverts it, every row with its effective clusters (`few_clusters` below
+    `core.clusters.FEW_EFFECTIVE`); `test="cluster_bootstrap"` is the earlier default (pairs
+    cluster bootstrap, units in different sets of settings resampled within their stratum).
+    The repo's t-tests (paired t for A_all, Student t for the others) assume independent
     examples (and the Student t independent settings, though both judge the same queries):
-    they stay in `ttest_p` and behind `p_value` with `test="ttest"`.
+    they stay in `ttest_p` and behind `p_value` with `test="ttest"` (intervals then as
+    `cluster_bootstrap`).
 
     Args:
         examples: The output of `example_table`.
@@ -114,22 +122,25 @@ def agreement(
         baseline: The setting every delta and test compares with.
         pairing: How A_all examples are paired for the legacy t-test: `query`,
             `example_key`, or `position` (the repo; no test when the lengths differ).
-        test: `cluster_bootstrap` (default) or `ttest` (the repo's, legacy) behind `p_value`.
+        test: `wild` (default), `cluster_bootstrap` (the earlier default) or `ttest` (the
+            repo's, legacy) behind `p_value`.
         cluster: Unit column (see above); None: every example its own unit (legacy).
         missing_as_error: Add A_all rows (`missing` = "as_error", `invalid_as_error`) for
             pairs whose share of Invalid outputs differs between settings.
         alpha: Significance level of the `significant` flag.
-        n_boot: Bootstrap resamples (p-values add more as needed).
-        p_max_boot: Most resamples behind a p-value (beyond: reported as a bound).
-        seed: Bootstrap seed.
+        n_boot: Bootstrap replicates (wild: B; pairs: resamples, p-values add more).
+        p_max_boot: Most pairs-bootstrap resamples behind a p-value (beyond: a bound).
+        seed: Bootstrap seed (each estimate's generator is keyed by it and the row).
         level: Confidence level.
-        reference: Cluster-bootstrap intervals and p-values from `t` (t_{G−s} with the
-            bootstrap SE, default) or `percentile` (legacy; `resampling` module docstring).
+        reference: Pairs-bootstrap intervals and p-values from `t` (t_{G−s} with the
+            bootstrap SE) or `percentile` (legacy; `resampling` module docstring).
 
     Returns:
         `source, pair, setting, variant, paper_label, missing` ("as_tie" / "as_error"),
-        `agreement` (percent), `n, ci_low, ci_high, delta` (points vs `baseline`),
-        `delta_low, delta_high, test, n_test, p_value, p_bound, n_boot_p, ttest, ttest_p,
+        `agreement` (percent), `n, ci_low, ci_high, n_clusters, n_eff_clusters,
+        few_clusters, method` (the agreement's), `delta` (points vs `baseline`),
+        `delta_low, delta_high, delta_n_clusters, delta_n_eff_clusters, delta_few_clusters,
+        delta_method, test, n_test, p_value, p_bound, n_boot_p, ttest, ttest_p,
         significant`.
     """
     _require(
@@ -164,7 +175,7 @@ def agreement(
 def _variant_boot(
     block: pd.DataFrame, variant: str, order: list[str], baseline: str, opts: dict[str, Any]
 ) -> tuple[pd.DataFrame, dict[str, dict[str, Any]]]:
-    """Return a variant's examples and the paired cluster bootstrap of means and deltas."""
+    """Return a variant's examples and the paired tests of its means and deltas."""
     vals = _variant_frame(block, variant)
     unit = units(vals, opts["cluster"], ("query", "example_key"))
     values = np.zeros((len(vals), 2 * len(order)))
@@ -173,13 +184,16 @@ def _variant_boot(
         values[:, 2 * k] = np.where(inside, vals["value"].to_numpy(dtype=float), 0.0)
         values[:, 2 * k + 1] = inside
     b = order.index(baseline) if baseline in order else None
+    key = (*(str(x) for x in block.iloc[0][["source", "pair"]]), variant)
+    if opts["test"] == "wild":
+        return vals, _wild_boot(values, unit, order, b, opts, key)
     statistics: dict[str, tuple[Any, float | None]] = {}
     for k, s in enumerate(order):
         statistics[s] = (ratio(2 * k, 2 * k + 1, 100.0), None)
         if b is not None and k != b:
             diff = ratio_difference((2 * k, 2 * k + 1), (2 * b, 2 * b + 1), 100.0)
             statistics[s + "|delta"] = (diff, 0.0)
-    rng = stats.rng_for(opts["seed"], "agreement", *block.iloc[0][["source", "pair"]], variant)
+    rng = stats.rng_for(opts["seed"], "agreement", *key)
     strata = setting_strata(unit, vals["setting"]) if len(vals) else None
     boot = boot_table(
         values,
@@ -192,7 +206,50 @@ def _variant_boot(
         strata=strata,
         reference=opts["reference"],
     )
+    method = f"pairs cluster bootstrap ({opts['reference']}, B={opts['n_boot']})"
+    for k, s in enumerate(order):
+        for name, group in ((s, None), (s + "|delta", k)):
+            if name not in boot:
+                continue
+            num, den, grp, w = _delta_arrays(values, k, b if group is not None else None)
+            boot[name].update(effective_clusters(num, den, unit, group=grp, weights=w))
+            boot[name]["method"] = method
     return vals, boot
+
+
+def _delta_arrays(values: np.ndarray, k: int, b: int | None):
+    """Return num, den, group, weights of setting k's mean (b None) or of its change vs b."""
+    num, den = values[:, 2 * k], values[:, 2 * k + 1]
+    if b is None:
+        return num, den, None, (1.0,)
+    group = (den > 0).astype(np.int64)
+    return num + values[:, 2 * b], den + values[:, 2 * b + 1], group, (-1.0, 1.0)
+
+
+def _wild_boot(
+    values: np.ndarray,
+    unit: np.ndarray,
+    order: list[str],
+    b: int | None,
+    opts: dict[str, Any],
+    key: tuple[str, ...],
+) -> dict[str, dict[str, Any]]:
+    """Return the wild-bootstrap fields of every setting's mean and change vs the baseline."""
+    kw = {"level": opts["level"], "n_boot": opts["n_boot"], "scale": 100.0}
+    out = {}
+    for k, s in enumerate(order):
+        num, den, _, _ = _delta_arrays(values, k, None)
+        rng = estimates.seeded(opts["seed"], "agreement", *key, s)
+        out[s] = wild_fields(wild_estimate(num, den, unit, bounds=(0, 100), rng=rng, **kw))
+        if b is None or k == b:
+            continue
+        num, den, group, w = _delta_arrays(values, k, b)
+        rng = estimates.seeded(opts["seed"], "agreement", *key, s, "delta")
+        e = wild_estimate(
+            num, den, unit, group=group, weights=w, null=0.0, bounds=(-100, 100), rng=rng, **kw
+        )
+        out[s + "|delta"] = wild_fields(e)
+    return out
 
 
 def _variant_rows(
@@ -210,7 +267,10 @@ def _variant_rows(
         n = int((vals["setting"] == s).sum())
         row = {"setting": s, "variant": variant, "paper_label": PAPER_LABELS[variant]}
         row.update(agreement=a["estimate"] if n else np.nan, n=n)
-        row.update(ci_low=a["low"], ci_high=a["high"], delta=np.nan)
+        row.update(ci_low=a["low"], ci_high=a["high"])
+        row.update({k: a.get(k, np.nan) for k in _EFFECTIVE}, method=a.get("method", ""))
+        row.update(delta=np.nan, delta_n_clusters=0, delta_n_eff_clusters=np.nan)
+        row.update(delta_few_clusters=None, delta_method="")
         row.update(delta_low=np.nan, delta_high=np.nan, test="", n_test=0, p_value=np.nan)
         row.update(p_bound=False, n_boot_p=0, ttest="", ttest_p=np.nan)
         if baseline in cells and s != baseline and n:
@@ -218,15 +278,22 @@ def _variant_rows(
             base_vals = _variant_values(cells[baseline], variant)
             legacy = _delta_test(cells, baseline, s, variant, base_vals, opts["pairing"])
             row.update(delta=d["estimate"], delta_low=d["low"], delta_high=d["high"])
+            row.update({f"delta_{k}": d[k] for k in _EFFECTIVE}, delta_method=d["method"])
             row.update(ttest=legacy["test"], ttest_p=legacy["p_value"])
             if opts["test"] == "ttest":
                 row.update(legacy)
             else:
-                row.update(test=f"cluster_bootstrap ({opts['cluster']})", p_value=d["p_value"])
+                name = _TEST_NAMES[opts["test"]]
+                row.update(test=f"{name} ({opts['cluster']})", p_value=d["p_value"])
                 row.update(p_bound=d["p_bound"], n_boot_p=d["n_boot_p"])
                 row["n_test"] = n + len(base_vals)
         rows.append(row)
     return rows
+
+
+#: The effective-cluster fields of a row (`delta_*`: those of its change).
+_EFFECTIVE = ("n_clusters", "n_eff_clusters", "few_clusters")
+_TEST_NAMES = {"wild": "wild cluster bootstrap", "cluster_bootstrap": "cluster_bootstrap"}
 
 
 def _variant_frame(block: pd.DataFrame, variant: str) -> pd.DataFrame:

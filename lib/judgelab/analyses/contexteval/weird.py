@@ -10,10 +10,13 @@ attribute x value), as produced by `judgelab.judges.chain` (and loaded by
   file) and one row per attribute with its WEIRD values;
 - `ratings_table`: the long table `kind, query_id, attribute, value, value_order, rater,
   rating, parse_ok` (outputs re-parsed with the spec's §4.10/§4.11 parsers);
-- `mean_ratings`: Figure 5, mean rating per attribute value with a bootstrap interval and n;
+- `mean_ratings`: Figure 5, mean rating per attribute value with n and an interval over
+  clusters (the restricted wild cluster bootstrap's, inverted: one query's raters and one
+  cluster's queries are not independent; `cluster=None`: the earlier bootstrap over rows);
 - `group_values`: WEIRD vs non-WEIRD values per attribute (`weird_map`, the paper's findings
   as the default); the gaps and their tests are in `weirdgap`;
-- `max_differences`, `max_difference_distribution`, `sensitivity_summary`: Figure 6.
+- `max_differences`, `max_difference_distribution`, `sensitivity_summary`: Figure 6 (the
+  mean max difference's interval likewise over clusters).
 """
 
 from __future__ import annotations
@@ -24,7 +27,8 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from judgelab.core import stats
+from judgelab.analyses.contexteval.resampling import units, wild_estimate
+from judgelab.core import estimates, stats
 from judgelab.core.schema import read_meta
 from judgelab.core.schema import require_columns as _require
 from judgelab.errors import check_choice
@@ -215,35 +219,90 @@ def _attr_order(df: pd.DataFrame, order: Sequence[str]) -> pd.DataFrame:
     return df.assign(_a=[rank.get(a, len(rank)) for a in df["attribute"]])
 
 
+#: The 1–5 rating scale (the bounds of a mean rating's interval).
+SCALE = (1.0, 5.0)
+
+
+def _mean_fields(
+    g: pd.DataFrame,
+    x: str,
+    *,
+    cluster: str | None,
+    bounds: tuple[float, float],
+    n_boot: int,
+    seed: int,
+    level: float,
+    key: tuple,
+) -> dict[str, object]:
+    """Return `mean, ci_low, ci_high` and the clusters behind the mean of column `x`.
+
+    Default: the interval of `core.estimates` over clusters (`cluster` column, else the
+    query); `cluster=None`: the earlier bootstrap over rows (`stats.bootstrap_mean`).
+    """
+    g = g[g[x].notna()]
+    v = g[x].to_numpy(dtype=float)
+    if cluster is None:
+        est = stats.bootstrap_mean(v, n_boot=n_boot, seed=seed, level=level)
+        return {
+            "mean": est.estimate,
+            "ci_low": est.low,
+            "ci_high": est.high,
+            "n_clusters": len(v),
+            "n_eff_clusters": np.nan,
+            "few_clusters": None,
+            "method": f"bootstrap over rows (B={n_boot})",
+        }
+    unit = units(g, cluster, ("query_id",))
+    rng = estimates.seeded(seed, *key)
+    e = wild_estimate(v, np.ones_like(v), unit, bounds=bounds, level=level, n_boot=n_boot, rng=rng)
+    return {
+        "mean": e.value,
+        "ci_low": e.ci_low,
+        "ci_high": e.ci_high,
+        "n_clusters": e.n_clusters,
+        "n_eff_clusters": e.n_eff_clusters,
+        "few_clusters": e.few_clusters,
+        "method": e.method,
+    }
+
+
 def mean_ratings(
     ratings: pd.DataFrame,
     *,
     kind: str = "default",
-    n_boot: int = 1000,
+    cluster: str | None = "cluster",
+    n_boot: int = 1999,
     seed: int = 0,
     level: float = 0.95,
     attribute_order: Sequence[str] = tuple(TABLE8),
 ) -> pd.DataFrame:
-    """Return the mean rating per attribute value (Figure 5) with n, SD and a bootstrap CI.
+    """Return the mean rating per attribute value (Figure 5) with n, SD and an interval.
 
     Args:
         ratings: The output of `ratings_table`.
         kind: Which ratings: `default` (§2.7) or `adapted` (§2.8).
-        n_boot: Bootstrap resamples (over queries) for the interval.
-        seed: Bootstrap seed.
+        cluster: The unit column (absent: `query_id`): the interval is the restricted wild
+            cluster bootstrap's over these units (`core.estimates`); None: the earlier
+            bootstrap over rows, as if every (query, rater) rating were independent.
+        n_boot: Bootstrap replicates for the interval.
+        seed: Bootstrap seed (each row's generator is keyed by it and the value).
         level: Confidence level.
         attribute_order: Attribute order of the output (others follow).
 
     Returns:
-        `attribute, value, value_order, n, n_unparsed, mean, sd, sem, ci_low, ci_high`.
+        `attribute, value, value_order, n, n_unparsed, mean, sd, sem, ci_low, ci_high,
+        n_clusters, n_eff_clusters, few_clusters, method`.
     """
     _require(ratings, ["kind", "attribute", "value", "value_order", "rating"], "ratings")
     r = ratings[ratings["kind"] == kind]
     rows = []
+    opts = {"cluster": cluster, "n_boot": n_boot, "seed": seed, "level": level}
     for (attr, value, vo), g in r.groupby(["attribute", "value", "value_order"], sort=False):
         x = g["rating"].dropna().to_numpy(dtype=float)
-        est = stats.bootstrap_mean(x, n_boot=n_boot, seed=seed, level=level)
         sd = float(np.std(x, ddof=1)) if len(x) > 1 else np.nan
+        fields = _mean_fields(
+            g, "rating", bounds=SCALE, key=("mean_ratings", kind, attr, value), **opts
+        )
         rows.append(
             {
                 "attribute": attr,
@@ -251,11 +310,10 @@ def mean_ratings(
                 "value_order": int(vo),
                 "n": len(x),
                 "n_unparsed": int(g["rating"].isna().sum()),
-                "mean": est.estimate,
+                "mean": fields.pop("mean"),
                 "sd": sd,
                 "sem": sd / np.sqrt(len(x)) if len(x) > 1 else np.nan,
-                "ci_low": est.low,
-                "ci_high": est.high,
+                **fields,
             }
         )
     out = pd.DataFrame(rows)
@@ -276,11 +334,13 @@ def group_values(
             paper's findings are the default, `WEIRD_MAP`).
     """
     _require(ratings, ["attribute", "value"], "ratings")
-    group = [
-        ("WEIRD" if v in weird_map[a] else "non-WEIRD") if a in weird_map else ""
-        for a, v in zip(ratings["attribute"], ratings["value"], strict=True)
-    ]
-    return ratings.assign(group=group)
+    attr = ratings["attribute"].astype(object)
+    pairs = pd.MultiIndex.from_arrays([attr, ratings["value"].astype(object)])
+    weird = [(a, v) for a, values in weird_map.items() for v in values]
+    is_weird = pairs.isin(pd.MultiIndex.from_tuples(weird, names=pairs.names)) if weird else False
+    mapped = attr.isin(list(weird_map)).to_numpy()
+    group = np.where(mapped, np.where(is_weird, "WEIRD", "non-WEIRD"), "")
+    return ratings.assign(group=group.astype(object))
 
 
 def max_differences(
@@ -296,7 +356,7 @@ def max_differences(
 
     Returns:
         `attribute, query_id, rater, n_values, maxdiff` (max − min rating, an integer 0-4),
-        `argmin_value` (the first lowest-rated value).
+        `argmin_value` (the first lowest-rated value), and `cluster` when `ratings` carry one.
     """
     _require(ratings, ["kind", "attribute", "query_id", "rater", "value", "rating"], "ratings")
     r = ratings[ratings["kind"] == kind]
@@ -308,18 +368,19 @@ def max_differences(
         if len(x) < max(need, 2):
             continue
         lo = x["rating"].min()
-        rows.append(
-            {
-                "attribute": attr,
-                "query_id": q,
-                "rater": rater,
-                "n_values": len(x),
-                "maxdiff": int(x["rating"].max() - lo),
-                "argmin_value": x.loc[x["rating"] == lo, "value"].iloc[0],
-            }
-        )
+        row = {
+            "attribute": attr,
+            "query_id": q,
+            "rater": rater,
+            "n_values": len(x),
+            "maxdiff": int(x["rating"].max() - lo),
+            "argmin_value": x.loc[x["rating"] == lo, "value"].iloc[0],
+        }
+        if "cluster" in g.columns:
+            row["cluster"] = g["cluster"].iloc[0]
+        rows.append(row)
     cols = ["attribute", "query_id", "rater", "n_values", "maxdiff", "argmin_value"]
-    return pd.DataFrame(rows, columns=cols)
+    return pd.DataFrame(rows, columns=cols + (["cluster"] if "cluster" in r.columns else []))
 
 
 def max_difference_distribution(
@@ -344,27 +405,39 @@ def max_difference_distribution(
 
 
 def sensitivity_summary(
-    maxdiffs: pd.DataFrame, *, n_boot: int = 1000, seed: int = 0, level: float = 0.95
+    maxdiffs: pd.DataFrame,
+    *,
+    cluster: str | None = "cluster",
+    n_boot: int = 1999,
+    seed: int = 0,
+    level: float = 0.95,
 ) -> pd.DataFrame:
-    """Return per attribute: n, mean max difference (bootstrap CI), % >= 3, hardest value.
+    """Return per attribute: n, mean max difference (with CI), % >= 3, hardest value.
 
     The hardest value is the one most often rated lowest ([X], spec 002 §2.8). Sorted by
-    mean max difference, highest first.
+    mean max difference, highest first. The interval is over clusters (`cluster`, else the
+    query; see `mean_ratings`); `cluster=None`: the earlier bootstrap over rows.
+
+    Returns:
+        `attribute, n, mean_maxdiff, ci_low, ci_high, pct_ge3, hardest_value, n_clusters,
+        n_eff_clusters, few_clusters, method`.
     """
     _require(maxdiffs, ["attribute", "maxdiff", "argmin_value"], "maxdiffs")
     rows = []
+    opts = {"cluster": cluster, "n_boot": n_boot, "seed": seed, "level": level}
     for attr, g in maxdiffs.groupby("attribute", sort=False):
         x = g["maxdiff"].to_numpy(dtype=float)
-        est = stats.bootstrap_mean(x, n_boot=n_boot, seed=seed, level=level)
+        fields = _mean_fields(g, "maxdiff", bounds=(0.0, 4.0), key=("maxdiff", attr), **opts)
         rows.append(
             {
                 "attribute": attr,
                 "n": len(x),
-                "mean_maxdiff": est.estimate,
-                "ci_low": est.low,
-                "ci_high": est.high,
+                "mean_maxdiff": fields.pop("mean"),
+                "ci_low": fields.pop("ci_low"),
+                "ci_high": fields.pop("ci_high"),
                 "pct_ge3": 100 * float(np.mean(x >= 3)),
                 "hardest_value": g["argmin_value"].value_counts().index[0],
+                **fields,
             }
         )
     out = pd.DataFrame(rows)

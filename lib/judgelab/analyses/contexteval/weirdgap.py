@@ -2,10 +2,14 @@
 
 For each mapped attribute (and each rater) the gap is the mean over (query, rater) of
 mean(rating of the WEIRD values) − mean(rating of the other values) on the same response.
-Rows of one query (its raters; its other attributes) share the response, so they are not
-independent: the interval and the default test are a *cluster bootstrap* over queries (the
-`cluster` column when the ratings carry one, else `query_id`). The sign and Wilcoxon tests
-(which assume independent gaps) stay as columns and as the `test="sign"` legacy choice.
+Rows of one query (its raters; its other attributes) share the response, and queries of one
+cluster (a source, a topic: the `cluster` column when the ratings carry one, else the query)
+hang together, so they are not independent: the default test is the restricted wild cluster
+bootstrap over clusters with the interval that inverts it (`resampling.wild_estimate`), each
+row with its effective clusters and `few_clusters`; `test="cluster_bootstrap"` is the
+earlier default (pairs cluster bootstrap, `reference`). The sign and Wilcoxon tests (which
+assume independent gaps) stay as columns and as the `test="sign"` / `"wilcoxon"` legacy
+choices (intervals then as `cluster_bootstrap`).
 
 Every test shown in one table is one family: the per-attribute tests (raters pooled) and the
 per-rater tests shown with them are adjusted together, Holm by default (family-wise error),
@@ -26,28 +30,60 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
-from judgelab.analyses.contexteval.resampling import boot_stat, ratio, units
+from judgelab.analyses.contexteval.resampling import (
+    boot_stat,
+    effective_clusters,
+    ratio,
+    units,
+    wild_estimate,
+    wild_fields,
+)
 from judgelab.analyses.contexteval.weird import WEIRD_MAP, group_values
-from judgelab.core import inference, stats
+from judgelab.core import estimates, inference, stats
 from judgelab.core.schema import require_columns as _require
 from judgelab.errors import check_choice
 
-GAP_TESTS = ("cluster_bootstrap", "sign", "wilcoxon")
+GAP_TESTS = ("wild", "cluster_bootstrap", "sign", "wilcoxon")
+#: The bounds of a gap on the 1–5 scale.
+GAP_BOUNDS = (-4.0, 4.0)
 #: Rating given to a missing rating by the "as_error" sensitivity rows (the scale's lowest).
 ERROR_RATING = 1.0
 
 
 def _per_query_gaps(g: pd.DataFrame) -> pd.DataFrame:
-    """Return per (query, rater) the WEIRD and other means, the gap and the unit."""
+    """Return per (query, rater) the WEIRD and other means, the gap and the unit.
+
+    Counted with integer codes (`np.bincount`), not a pandas group-by: this runs per
+    attribute in every calibration replicate.
+    """
     keys = ["query_id", "rater"]
-    per = g.groupby([*keys, "group"])["rating"].mean().unstack("group")
-    if "WEIRD" not in per or "non-WEIRD" not in per:
-        return pd.DataFrame(columns=[*keys, "WEIRD", "non-WEIRD", "d", "cluster"])
-    per = per.dropna(subset=["WEIRD", "non-WEIRD"]).reset_index()
+    q, qs = pd.factorize(g["query_id"])
+    r, rs = pd.factorize(g["rater"])
+    size = len(qs) * len(rs)
+    key = q * len(rs) + r
+    x = g["rating"].to_numpy(dtype=float)
+    weird = (g["group"] == "WEIRD").to_numpy()
+
+    def add(w: np.ndarray) -> np.ndarray:
+        return np.bincount(key, weights=w, minlength=size)
+
+    n_w, n_o = add(weird.astype(float)), add((~weird).astype(float))
+    s_w, s_o = add(np.where(weird, x, 0.0)), add(np.where(weird, 0.0, x))
+    idx = np.flatnonzero((n_w > 0) & (n_o > 0))
+    per = pd.DataFrame(
+        {
+            "query_id": np.asarray(qs, dtype=object)[idx // len(rs)],
+            "rater": np.asarray(rs, dtype=object)[idx % len(rs)],
+            "WEIRD": s_w[idx] / n_w[idx],
+            "non-WEIRD": s_o[idx] / n_o[idx],
+        },
+        columns=[*keys, "WEIRD", "non-WEIRD"],
+    )
     per["d"] = per["WEIRD"] - per["non-WEIRD"]
     if "cluster" in g.columns:
-        unit = g.groupby(keys)["cluster"].first()
-        per["cluster"] = unit.reindex(pd.MultiIndex.from_frame(per[keys])).to_numpy()
+        first = np.empty(size, dtype=object)
+        first[key[::-1]] = g["cluster"].to_numpy(dtype=object)[::-1]  # first row's unit
+        per["cluster"] = first[idx]
     return per
 
 
@@ -65,17 +101,35 @@ def _unit_codes(per: pd.DataFrame, cluster: str | None) -> np.ndarray:
 
 
 def _gap_row(
-    per: pd.DataFrame, *, test: str, cluster: str | None, boot: dict[str, Any]
+    per: pd.DataFrame, *, test: str, cluster: str | None, boot: dict[str, Any], key: tuple
 ) -> dict[str, Any]:
     """Return a gap's estimate, interval, the chosen test's p and the legacy tests' p."""
     d = per["d"].to_numpy(dtype=float)
     unit = _unit_codes(per, cluster)
-    values = np.column_stack([d, np.ones_like(d)])
-    b = boot_stat(values, unit, ratio(0, 1), null=0.0, **boot)
+    ones = np.ones_like(d)
+    if test == "wild":
+        rng = estimates.seeded(boot["seed"], "weird_gap", *key)
+        e = wild_estimate(
+            d,
+            ones,
+            unit,
+            null=0.0,
+            bounds=GAP_BOUNDS,
+            level=boot["level"],
+            n_boot=boot["n_boot"],
+            rng=rng,
+        )
+        b = wild_fields(e)
+    else:
+        opts = {k: v for k, v in boot.items() if k != "seed"}
+        b = boot_stat(np.column_stack([d, ones]), unit, ratio(0, 1), null=0.0, **opts)
+        b.update(effective_clusters(d, ones, unit))
+        b["method"] = f"pairs cluster bootstrap ({boot['reference']}, B={boot['n_boot']})"
     nz = d[d != 0]
     wil = float(sps.wilcoxon(nz).pvalue) if len(nz) > 0 else np.nan
     sign = stats.sign_test(int((d > 0).sum()), int((d != 0).sum())).p_value
-    p = {"cluster_bootstrap": b["p_value"], "sign": sign, "wilcoxon": wil}[test]
+    p = {"sign": sign, "wilcoxon": wil}.get(test, b["p_value"])
+    by_boot = test in ("wild", "cluster_bootstrap")
     return {
         "n_queries": int(per["query_id"].nunique()),
         "n_gaps": len(d),
@@ -86,13 +140,21 @@ def _gap_row(
         "ci_low": b["low"],
         "ci_high": b["high"],
         "share_weird_higher": float(np.mean(d > 0)) if len(d) else np.nan,
-        "test": test if test != "cluster_bootstrap" else f"cluster_bootstrap ({cluster})",
+        "test": f"{_TEST_NAMES[test]} ({cluster})" if by_boot else test,
         "p_value": p,
-        "p_bound": bool(b["p_bound"]) if test == "cluster_bootstrap" else False,
-        "n_boot_p": int(b["n_boot_p"]) if test == "cluster_bootstrap" else 0,
+        "p_bound": bool(b["p_bound"]) if by_boot else False,
+        "n_boot_p": int(b["n_boot_p"]) if by_boot else 0,
+        "n": len(d),
+        "n_clusters": b["n_clusters"],
+        "n_eff_clusters": b["n_eff_clusters"],
+        "few_clusters": b["few_clusters"],
+        "method": b["method"],
         "wilcoxon_p": wil,
         "sign_p": sign,
     }
+
+
+_TEST_NAMES = {"wild": "wild cluster bootstrap", "cluster_bootstrap": "cluster_bootstrap"}
 
 
 def _differs(g: pd.DataFrame) -> bool:
@@ -102,7 +164,7 @@ def _differs(g: pd.DataFrame) -> bool:
 
 
 def _attribute_rows(
-    g: pd.DataFrame, attr: str, *, per_rater: bool, opts: dict[str, Any]
+    g: pd.DataFrame, attr: str, *, per_rater: bool, opts: dict[str, Any], tag: str
 ) -> list[dict[str, Any]]:
     """Return the pooled row of one attribute, then one row per rater (several raters)."""
     per = _per_query_gaps(g[g["rating"].notna()])
@@ -111,7 +173,10 @@ def _attribute_rows(
     blocks = [("all", per)]
     if per_rater and per["rater"].nunique() > 1:
         blocks += [(str(r), x) for r, x in per.groupby("rater", sort=True)]
-    return [{"attribute": attr, "rater": r, **_gap_row(x, **opts)} for r, x in blocks]
+    return [
+        {"attribute": attr, "rater": r, **_gap_row(x, key=(attr, r, tag), **opts)}
+        for r, x in blocks
+    ]
 
 
 def weird_gap(
@@ -119,12 +184,12 @@ def weird_gap(
     *,
     weird_map: Mapping[str, Sequence[str]] = WEIRD_MAP,
     kind: str = "default",
-    test: str = "cluster_bootstrap",
+    test: str = "wild",
     adjust: str = "holm",
     per_rater: bool = True,
     missing_as_error: bool = True,
     cluster: str | None = "cluster",
-    n_boot: int = 1000,
+    n_boot: int = 1999,
     p_max_boot: int = 40_000,
     seed: int = 0,
     level: float = 0.95,
@@ -136,25 +201,27 @@ def weird_gap(
         ratings: The output of `ratings_table`.
         weird_map: Attribute -> the values counted as WEIRD-aligned.
         kind: Which ratings (`default`, §2.7).
-        test: The test behind `p_value`: `cluster_bootstrap` (default), or the legacy
-            independence-assuming `sign` (exact sign test) or `wilcoxon` (signed rank).
+        test: The test behind `p_value`: `wild` (default: restricted wild cluster
+            bootstrap, the interval inverts it), `cluster_bootstrap` (the earlier default),
+            or the legacy independence-assuming `sign` (exact sign test) or `wilcoxon`.
         adjust: Multiplicity correction over the rows shown: `holm` (default), `bh`, `none`.
         per_rater: Also show (and adjust together with) one row per rater when several rated.
         missing_as_error: Add "as_error" sensitivity rows where missingness differs.
         cluster: The unit column (absent: `query_id`); None: every (query, rater) gap
             independent (the legacy interval).
-        n_boot: Bootstrap resamples of the interval (the p-value adds more as needed).
-        p_max_boot: Most resamples behind a p-value (beyond: reported as a bound).
-        seed: Bootstrap seed.
+        n_boot: Bootstrap replicates (wild: B; pairs: resamples, p-values add more).
+        p_max_boot: Most pairs-bootstrap resamples behind a p-value (beyond: a bound).
+        seed: Bootstrap seed (each estimate's generator is keyed by it and the row).
         level: Confidence level.
-        reference: Cluster-bootstrap interval and p-value from `t` (t_{G−1} with the
-            bootstrap SE, default) or `percentile` (legacy; `resampling` module docstring).
+        reference: Pairs-bootstrap interval and p-value from `t` (t_{G−1} with the
+            bootstrap SE) or `percentile` (legacy; `resampling` module docstring).
 
     Returns:
         `attribute, rater` ("all": raters pooled), `missing` ("dropped" / "as_error"),
         `weird_values, n_queries, n_gaps, n_units, mean_weird, mean_other, gap, ci_low,
-        ci_high, share_weird_higher, test, p_value` (raw), `p_bound, n_boot_p, p_adj,
-        adjust, family_size, wilcoxon_p, sign_p`.
+        ci_high, share_weird_higher, test, p_value` (raw), `p_bound, n_boot_p, n` (gaps),
+        `n_clusters, n_eff_clusters, few_clusters, method, p_adj, adjust, family_size,
+        wilcoxon_p, sign_p`.
     """
     _require(ratings, ["kind", "attribute", "query_id", "rater", "value", "rating"], "ratings")
     check_choice("test", test, GAP_TESTS)
@@ -167,14 +234,14 @@ def weird_gap(
         if a.empty:
             continue
         boot = {"n_boot": n_boot, "rng": stats.rng_for(seed, "weird_gap", attr), "level": level}
-        boot.update(max_boot=p_max_boot, reference=reference)
+        boot.update(max_boot=p_max_boot, reference=reference, seed=seed)
         opts = {"test": test, "cluster": cluster, "boot": boot}
         extra = {"weird_values": ", ".join(weird_map[attr])}
-        for r in _attribute_rows(a, attr, per_rater=per_rater, opts=opts):
+        for r in _attribute_rows(a, attr, per_rater=per_rater, opts=opts, tag="dropped"):
             rows.append({**r, **extra, "missing": "dropped"})
         if missing_as_error and _differs(a):
             filled = a.assign(rating=a["rating"].fillna(ERROR_RATING))
-            for r in _attribute_rows(filled, attr, per_rater=per_rater, opts=opts):
+            for r in _attribute_rows(filled, attr, per_rater=per_rater, opts=opts, tag="error"):
                 rows.append({**r, **extra, "missing": "as_error"})
     return _adjusted(pd.DataFrame(rows), adjust)
 
