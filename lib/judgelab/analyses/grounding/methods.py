@@ -140,7 +140,8 @@ def estimates(
     # Scores are centred (θ̂ is shift-equivariant) so moment sums lose no precision.
     shift = 0.0 if any(binary.values()) else float(np.median(f))
     f, y = f - shift, y - shift
-    bounds = (0.0, 1.0) if ratio or all(binary.values()) else None
+    in_unit = bool(np.all((f >= 0) & (f <= 1))) if binary["classical"] else False
+    bounds = (0.0, 1.0) if ratio or in_unit else None  # a mean of 0/1 human labels
     if stratum is not None:
         if ratio:
             raise ValueError("strata with a ratio estimand (ties='drop') are not supported")
