@@ -221,8 +221,9 @@ def position_bias(
     than independent ones would need (`deff_floor` 1, the default).
 
     `pilot_df`: the degrees of freedom behind the *estimated* clustering term of deff_v
-    (a pilot's effective clusters − 1: unequal clusters inform it less). The plan then reaches `power` on average over what the pilot
-    leaves unknown (assurance; O'Hagan, Stevens & Campbell 2005): the between-cluster part
+    (a pilot's effective clusters − 1: unequal clusters inform it less). The plan then
+    reaches `power` on average over what the pilot leaves unknown (assurance; O'Hagan,
+    Stevens & Campbell 2005): the between-cluster part
     ((1 + CV²)·m̄ − 1)·v·ICC (taken as 0 when estimated negative) is drawn as its estimate
     · ν / χ²_ν (the pivot of a variance component estimated with ν degrees of freedom; 200
     quantiles), the within-item part w kept (it rests on every item), the sum floored,
