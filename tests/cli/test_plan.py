@@ -7,11 +7,31 @@ from judgelab.cli import main as cli
 
 def test_plan_position_bias_from_a_sample_pilot(capsys):
     rc = cli.main(
-        ["plan", "position-bias", "--pilot", "sample:contextualjudgebench", "--delta", "0.1"]
-    )
+        ["plan", "position-bias", "--pilot", "sample:contextualjudgebench", "--delta", "0.1",
+         "--reps", "20"]
+    )  # fmt: skip
     out = capsys.readouterr().out
     assert rc == 0
     assert "order_corr" in out and "both orders" in out and "one random order" in out
+    assert "decisive_share" in out and "size_cv" in out
+
+
+def test_inf2_4_plan_prints_the_verified_power_beside_the_closed_form(capsys):
+    rc = cli.main(
+        ["plan", "position-bias", "--pilot", "sample:contextualjudgebench",
+         "--judge", "sample-judge-3-mostly-right", "--delta", "0.1", "--reps", "40"]
+    )  # fmt: skip
+    captured = capsys.readouterr()
+    out = captured.out
+    assert rc == 0, captured.err
+    lines = [ln for ln in out.splitlines() if "verified by 40 replays" in ln]
+    assert len(lines) == 2 and all("achieved power" in ln and "±" in ln for ln in lines)
+    assert "closed-form power" in lines[0] and "type-I error" in lines[0]
+    assert "verified_power" in out and "deff_floor=1" in out
+    rc = cli.main(["plan", "position-bias", "--delta", "0.1", "--icc", "0.05",
+                   "--cluster-size", "10", "--deff-floor", "0.5"])  # fmt: skip
+    out = capsys.readouterr().out
+    assert rc == 0 and "not verified (closed form only" in out and "deff_floor=0.5" in out
 
 
 def test_plan_rate_with_stated_assumptions(capsys):

@@ -294,6 +294,14 @@ CASES: list[tuple[str, str, str, list[str]]] = [
      ["best_member='reselect'", "'basic' or 'percentile'"]),
     ("strategy_unknown_test", "prompting.strategy_comparison", "test='t'",
      ["test must be one of", "'wild'", "got 't'"]),
+    # --- issue 33: grounding estimands and study plans ---
+    ("ppi_unknown_target", "grounding.estimates", "target='sample'",
+     ["target must be one of ('population', 'items')", "'sample'"]),
+    ("ppi_cluster_labels_partial", "grounding.estimates",
+     "labels_by='cluster' with cluster c0 half labelled",
+     ["labels_by='cluster'", "cluster 'c0'", "2 of 4 items labelled", "labels_by='item'"]),
+    ("plan_negative_deff_floor", "plan position-bias --deff-floor", "--deff-floor -1",
+     ["deff_floor must be >= 0", "-1"]),
 ]  # fmt: skip
 
 # What a failure writes on purpose (globs under the output root), by case.
@@ -1034,3 +1042,31 @@ def test_bad_input(case, entry, what, fragments, tmp_path, judgelab_home, projec
     if any(g.startswith("reports/") for g in allowed):  # the failed run is recorded as failed
         index = (judgelab_home / "reports" / "index.html").read_text()
         assert "1 runs, 1 failed" in index
+
+
+# ---------------------------------------------------------------- issue 33
+
+
+@builds("ppi_unknown_target")
+def _ppi_unknown_target(d: Path):
+    from judgelab.analyses import grounding
+
+    judge, human = [1.0, 0.0, 1.0, 1.0], [1.0, 0.0, float("nan"), float("nan")]
+    return lambda: grounding.estimates(judge, human, target="sample")
+
+
+@builds("ppi_cluster_labels_partial")
+def _ppi_cluster_labels_partial(d: Path):
+    from judgelab.analyses import grounding
+
+    judge = [1.0, 0.0, 1.0, 1.0, 0.0, 1.0, 1.0, 1.0]
+    human = [1.0, 0.0, float("nan"), float("nan"), 0.0, 1.0, 1.0, 1.0]
+    cluster = ["c0"] * 4 + ["c1"] * 4
+    return lambda: grounding.estimates(
+        judge, human, cluster=cluster, target="items", labels_by="cluster"
+    )
+
+
+@builds("plan_negative_deff_floor")
+def _plan_negative_deff_floor(d: Path):
+    return ["plan", "position-bias", "--delta", "0.1", "--deff-floor", "-1"]

@@ -11,6 +11,11 @@ With `--pilot SOURCE` (a registry source, `sample:<set>` or an imported benchmar
 variances, ICC and correlations are read from that source's judgments (`--judge` picks one
 judge); stated values (`--icc`, `--order-corr`, ...) override the pilot's. The pilot's
 figures are printed first, then one row per design alternative (notebook 17 has the curves).
+
+A position-bias plan from a pilot is *verified*: `--reps` replays of the pilot at the
+planned number of clusters (a cluster bootstrap) run the test the study will run, and the
+achieved power (and type-I error) with its Monte-Carlo error is printed beside the closed
+form's power.
 """
 
 from __future__ import annotations
@@ -60,12 +65,18 @@ def _plan(args: argparse.Namespace):
         return design.position_bias_plan(
             args.delta,
             pilot=fig,
+            judgments=judgments,
             icc=args.icc,
             cluster_size=args.cluster_size,
+            size_cv=args.size_cv,
             order_corr=args.order_corr,
+            decisive_share=args.decisive_share,
             alpha=args.alpha,
             power=args.power,
             repeats=[int(k) for k in _floats(args.repeats)],
+            deff_floor=args.deff_floor,
+            reps=args.reps,
+            seed=args.seed,
         )
     if args.target == "rate":
         fig = design.pilot.rate(judgments) if judgments is not None else None
@@ -134,10 +145,27 @@ def _cmd_plan(args: argparse.Namespace) -> int:
     except (ValueError, KeyError, JudgelabError, FetchError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    shown = table.drop(columns=["formula", "assumes", "note"], errors="ignore")
     with pd.option_context("display.width", 200, "display.max_colwidth", 60):
-        print(table.drop(columns=["formula"]).to_string(index=False))
+        print(shown.to_string(index=False))
     print("formulas: " + "; ".join(sorted(set(table["formula"]))))
+    print("assumes: " + " | ".join(f"{d}: {a}" for d, a in zip(table["design"], table["assumes"],
+                                                                strict=True)))  # fmt: skip
+    if "verified_power" in table.columns:
+        for row in table.itertuples(index=False):
+            print(_verified_line(row))
     return 0
+
+
+def _verified_line(row) -> str:
+    """One line per plan: the closed form's power beside the replayed one (± MC SE)."""
+    if not row.replays:
+        return f"{row.design}: closed-form power {row.power:.3f}; not verified ({row.note})"
+    return (
+        f"{row.design}: closed-form power {row.power:.3f}; verified by {row.replays} replays "
+        f"of the pilot: achieved power {row.verified_power:.3f} ± {row.verified_power_se:.3f}, "
+        f"type-I error {row.verified_type_i:.3f} ± {row.verified_type_i_se:.3f}"
+    )
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -163,6 +191,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--icc", type=float, help="intra-cluster correlation (one judgment's scale)")
     p.add_argument("--cluster-size", type=float, help="mean items per cluster")
     p.add_argument("--order-corr", type=float, help="effective correlation of the two orders")
+    p.add_argument("--size-cv", type=float, help="coefficient of variation of cluster sizes")
+    p.add_argument(
+        "--decisive-share", type=float, help="share of verdicts that are valid and not ties"
+    )
+    p.add_argument(
+        "--deff-floor", type=float, default=1.0, help="lowest design effect a plan assumes (1)"
+    )
+    p.add_argument("--reps", type=int, default=200, help="replays verifying a pilot's plan")
+    p.add_argument("--seed", type=int, default=0, help="seed of the replays")
     p.add_argument("--repeats", default="1", help="samples per judgment to compare, e.g. 1,3")
     p.add_argument("--corr", type=float, help="judge-human correlation (labels)")
     p.add_argument("--n-total", type=int, default=1000, help="items with judge labels (labels)")

@@ -50,7 +50,7 @@ def test_iid_curve_columns_budgets_and_the_methods_shape():
         assert c.loc[("ppi", b), "coverage_se"] == pytest.approx(
             np.sqrt(c.loc[("ppi", b), "coverage"] * (1 - c.loc[("ppi", b), "coverage"]) / 200)
         )
-    assert set(curve["interval"]) == {"z/wilson"}
+    assert set(curve["interval"]) == {"finite jackknife/wilson"}  # the items target
 
 
 def test_curve_is_seeded_and_takes_a_given_truth():
@@ -71,15 +71,25 @@ def test_a_perfect_judge_gives_narrow_ppi_intervals_at_every_budget():
         assert c.loc[("ppi", b), "mean_width"] < 0.5 * c.loc[("classical", b), "mean_width"]
 
 
-def test_clustered_curve_draws_clusters_and_bootstraps():
+def test_clustered_curve_draws_clusters_and_targets_these_items_or_the_population():
     df = _table(n=300, per=5)
     curve = grounding.budget_curve(df, "judge", "human", cluster_col="cluster",
-                                   budgets=(50, 100), reps=40, n_boot=200)  # fmt: skip
-    assert set(curve["interval"]) == {"bootstrap_t"}
+                                   budgets=(50, 100), reps=40)  # fmt: skip
+    assert set(curve["interval"]) == {"finite jackknife by cluster"}
     assert (curve["n_labelled"] == curve["budget"]).all()  # 5-item clusters fill it exactly
     c = curve.set_index(["method", "budget"])
     assert c.loc[("ppi", 100), "mean_width"] < c.loc[("ppi", 50), "mean_width"]
     assert c.loc[("ppi", 100), "coverage"] >= 0.8
+    pop = grounding.budget_curve(df, "judge", "human", cluster_col="cluster", budgets=(100,),
+                                 reps=20, n_boot=199, target="population")  # fmt: skip
+    assert set(pop["interval"]) == {"wild cluster bootstrap"}
+    # the population is a wider target than these items: wider intervals at the same budget
+    p = pop.set_index("method").loc["ppi"]
+    assert p["mean_width"] > c.loc[("ppi", 100), "mean_width"]
+    legacy = grounding.budget_curve(df, "judge", "human", cluster_col="cluster",
+                                    budgets=(50,), reps=10, n_boot=200,
+                                    interval="bootstrap", target="population")  # fmt: skip
+    assert set(legacy["interval"]) == {"bootstrap_t"}
 
 
 def test_pairwise_curve_with_ties_dropped():

@@ -27,7 +27,7 @@ def test_numeric_hand_example_every_method():
     # labelled: Y = (2, 4, 6), f = (1, 3, 2); unlabelled f = (2, 4): n = 3, N = 2.
     judge = np.array([1.0, 3.0, 2.0, 2.0, 4.0])
     human = np.array([2.0, 4.0, 6.0, NAN, NAN])
-    t = rows(grounding.estimates(judge, human))
+    t = rows(grounding.estimates(judge, human, interval="z"))
     # Cov_l(Y, f) = [(-2)(-1) + 0·1 + 2·0] / 3 = 2/3 (1/n);
     # Var_a(f): all f = 1, 3, 2, 2, 4, mean 2.4, SS = 5.2, / 4 = 1.3;
     # λ = (2/3) / ((1 + 3/2) · 1.3) = 8/39.
@@ -63,7 +63,7 @@ def test_estimates_shift_with_the_scores_without_losing_precision():
 def test_binary_hand_example_and_wilson_rows():
     judge = np.array([1, 1, 0, 1, 1, 1.0])
     human = np.array([1, 0, 0, NAN, NAN, NAN])
-    t = rows(grounding.estimates(judge, human))
+    t = rows(grounding.estimates(judge, human, interval="z"))
     # Cov_l = 1/9; Var_a(f) = (5 · 1/36 + 25/36) / 5 = 1/6; λ = (1/9) / (2 · 1/6) = 1/3.
     assert t.loc["ppi", "lambda"] == pytest.approx(1 / 3)
     # θ = 1/3 · 1 + 1/3 − 1/3 · 2/3 = 4/9; Y − f/3 = (2/3, −1/3, 0): Var = 7/27, Var_u(f) = 0.
@@ -97,7 +97,7 @@ def test_pairwise_tie_rules_score_the_outcome():
 def test_winrate_with_ties_dropped_is_a_ratio_with_delta_method_variance():
     judge = ["A", "A", "B", "tie", "A", "B", "A", "tie", "A", "B"]
     human = ["A", "B", "B", "tie", "A", "tie", None, None, None, None]
-    got = grounding.ppi_winrate(judge, human, ties="drop")
+    got = grounding.ppi_winrate(judge, human, ties="drop", interval="z")
     f = grounding.pairwise_scores(judge, ties="drop")
     y = grounding.pairwise_scores(human, ties="drop")
     lab = ~np.isnan(y[:, 0])
@@ -176,7 +176,7 @@ def _numeric(rng, n_total=400, n=60):
 def test_lambda_one_is_plain_ppi_and_lambda_zero_is_the_human_mean():
     f, human, lab = _numeric(np.random.default_rng(1))
     yl, fl, fu = human[lab], f[lab], f[~lab]
-    one = rows(grounding.estimates(f, human, lambda_=1.0))
+    one = rows(grounding.estimates(f, human, lambda_=1.0, interval="z"))
     # PPI (Angelopoulos et al. 2023): mean_u(f) + mean_l(Y − f), Var_l(Y − f)/n + Var_u(f)/N.
     assert one.loc["ppi", "estimate"] == pytest.approx(fu.mean() + (yl - fl).mean())
     se = np.sqrt(np.var(yl - fl, ddof=1) / len(yl) + np.var(fu, ddof=1) / len(fu))
@@ -184,7 +184,7 @@ def test_lambda_one_is_plain_ppi_and_lambda_zero_is_the_human_mean():
     assert one.loc["ppi", ["estimate", "se"]].tolist() == pytest.approx(
         one.loc["ppi_plain", ["estimate", "se"]].tolist()
     )
-    zero = rows(grounding.estimates(f, human, lambda_=0.0))
+    zero = rows(grounding.estimates(f, human, lambda_=0.0, interval="z"))
     assert zero.loc["ppi", "estimate"] == pytest.approx(yl.mean())
     assert zero.loc["ppi", ["ci_low", "ci_high"]].tolist() == pytest.approx(
         zero.loc["classical", ["ci_low", "ci_high"]].tolist()
@@ -233,7 +233,7 @@ def test_perfect_judge_narrows_the_interval():
 
 def test_bootstrap_without_clusters_agrees_with_z_and_is_seeded():
     f, human, _ = _numeric(np.random.default_rng(5), n_total=600, n=150)
-    z = rows(grounding.estimates(f, human))
+    z = rows(grounding.estimates(f, human, interval="z"))
     boot = rows(grounding.estimates(f, human, interval="bootstrap", n_boot=1000, seed=1))
     assert boot.loc["ppi", "interval"] == "bootstrap_t"
     assert boot.loc["ppi", "se"] == pytest.approx(z.loc["ppi", "se"], rel=0.12)
@@ -245,12 +245,17 @@ def test_bootstrap_without_clusters_agrees_with_z_and_is_seeded():
     assert pct.loc["ppi", "width"] == pytest.approx(z.loc["ppi", "width"], rel=0.15)
 
 
-def test_auto_interval_uses_the_cluster_bootstrap_only_when_clusters_group_items():
+def test_auto_interval_uses_the_wild_bootstrap_only_when_clusters_group_items():
     f, human, _ = _numeric(np.random.default_rng(6), n_total=200, n=60)
     own = grounding.estimates(f, human, cluster=np.arange(200))
-    assert set(own["interval"]) == {"z"} and own["n_clusters"].iloc[0] == 200
-    grouped = grounding.estimates(f, human, cluster=np.repeat(np.arange(40), 5), n_boot=200)
-    assert set(grouped["interval"]) == {"bootstrap_t"} and grouped["n_clusters"].iloc[0] == 40
+    assert own.set_index("method").loc["ppi", "interval"] == "jackknife t(59)"
+    assert own["n_clusters"].iloc[0] == 200
+    grouped = grounding.estimates(f, human, cluster=np.repeat(np.arange(40), 5), n_boot=199)
+    assert grouped["interval"].str.startswith("wild cluster bootstrap").all()
+    assert grouped["n_clusters"].iloc[0] == 40 and (grouped["target"] == "population").all()
+    legacy = grounding.estimates(f, human, cluster=np.repeat(np.arange(40), 5), n_boot=200,
+                                 interval="bootstrap")  # fmt: skip
+    assert set(legacy["interval"]) == {"bootstrap_t"}
 
 
 def test_compare_reads_a_table():
@@ -353,7 +358,7 @@ def test_matches_ppi_py_tuned():
     ppi_py = pytest.importorskip("ppi_py")
     f, human, lab = _numeric(np.random.default_rng(8), n_total=2000, n=500)
     y, yhat, yhat_u = human[lab], f[lab], f[~lab]
-    ours = grounding.ppi_mean(f, human, level=0.9)
+    ours = grounding.ppi_mean(f, human, level=0.9, interval="z")
     point = float(np.ravel(ppi_py.ppi_mean_pointestimate(y, yhat, yhat_u))[0])
     low, high = (float(np.ravel(v)[0]) for v in ppi_py.ppi_mean_ci(y, yhat, yhat_u, alpha=0.1))
     assert ours["estimate"] == pytest.approx(point, rel=1e-10)

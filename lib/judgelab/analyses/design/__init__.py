@@ -1,11 +1,14 @@
 """Study design (notebook 17, `judgelab plan`): how many items, orders, repeats, human labels.
 
-`sizes` holds the closed forms, `pilot` reads their inputs from the user's own judgments,
-`planner` lays the alternatives side by side. Where a closed form's assumptions may not
-hold, `judgelab.reporting.design_check` checks it against the simulator.
+`sizes` holds the closed forms, `pilot` reads their inputs from the user's own judgments
+(and `pilot.position_test` is the test a position study runs), `planner` lays the
+alternatives side by side, and `verify` replays the pilot at a plan's size to measure the
+power the plan achieves with that test. `judgelab.reporting.calibration.checks.design`
+checks the plans against planted truth.
 """
 
-from judgelab.analyses.design import pilot, planner, plots, sizes, tables
+from judgelab.analyses.design import pilot, planner, plots, sizes, tables, verify
+from judgelab.analyses.design.pilot import position_test
 from judgelab.analyses.design.planner import (
     human_labels_plan,
     judges_plan,
@@ -21,8 +24,10 @@ __all__ = [
     "planner",
     "plots",
     "position_bias_plan",
+    "position_test",
     "power_curve",
     "rate_plan",
     "sizes",
     "tables",
+    "verify",
 ]

@@ -1,8 +1,10 @@
 """What a pilot table says about a study's variance: rates, ICC, order and repeat correlation.
 
 Each function takes the user's own judgments (with `cluster` attached, as loaders do) and
-returns the inputs the planner's formulas need, each with the n it rests on. The ICC is the
-one-way ANOVA estimator (Donner 1986), clipped at 0,
+returns the inputs the planner's formulas need, each with the n it rests on. Position bias
+(`position`, `moments`) decomposes the residual cross products of its decisive verdicts:
+within an item (the orders), between items of a cluster (the ICC), and the decisive share.
+For rates the ICC is the one-way ANOVA estimator (Donner 1986), clipped at 0,
 
     ICC = (MSB − MSW) / (MSB + (m₀ − 1)·MSW),  m₀ = (N − Σ n_g² / N) / (G − 1),
 
@@ -13,11 +15,12 @@ since the between-item covariance is the same on both scales.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
 
+from judgelab.core import clusters, estimates, wild
 from judgelab.core.schema import require_columns
 
 _ITEM = ["benchmark", "split", "item_id"]
@@ -67,41 +70,175 @@ def cluster_shape(items: pd.DataFrame) -> dict[str, float]:
     return {"n_items": n, "n_clusters": g, "cluster_size": n / g if g else float("nan")}
 
 
-def position(judgments: pd.DataFrame) -> dict[str, Any]:
-    """Pilot figures for position bias: P(A), order correlation, ICC of the per-item A-share.
+def position_counts(judgments: pd.DataFrame) -> pd.DataFrame:
+    """Return one row per judged (item, order): what a position test and a replay need.
 
-    Uses valid, decisive verdicts (`chosen` pos/neg) of pairwise judgments; "picked A" is
-    `chosen == pos` in order 0 and `chosen == neg` in order 1. `order_corr` is the
-    *effective* correlation of the two orders, 2·Var(item mean)/(p(1−p)) − 1 over items
-    judged in both: what `sizes.design_effect` needs, since "picked A" has different means
-    in the two orders (it is mostly "picked the better one" in order 0) and the pooled
-    p(1−p) counts that difference as variance; `order_corr_raw` is the Pearson correlation.
+    Columns: `unit` (cluster code), `item` (item code), `order`, `a` (decisive verdicts that
+    picked the response shown as A: `chosen == pos` in order 0, `neg` in order 1), `d`
+    (decisive verdicts: valid, pos or neg) and `judged` (every verdict asked for, invalid
+    outputs and ties included). Rows are ordered by unit, item, order. When the table holds
+    several judges, an "item" is a (judge, item) pair, still in its item's cluster: the
+    units a plan then counts.
     """
     require_columns(judgments, ["order", "chosen", "valid", *_ITEM], "position pilot")
-    j = judgments[judgments["valid"].astype(bool) & judgments["chosen"].isin(["pos", "neg"])]
-    picked_a = ((j["order"] == 0) & (j["chosen"] == "pos")) | (
-        (j["order"] == 1) & (j["chosen"] == "neg")
+    j = judgments
+    chosen = j["chosen"].astype("string").fillna("").to_numpy(dtype=object)
+    order = j["order"].to_numpy()
+    valid = j["valid"].astype("boolean").fillna(False).to_numpy(dtype=bool)
+    decisive = valid & ((chosen == "pos") | (chosen == "neg"))
+    picked_a = decisive & (((order == 0) & (chosen == "pos")) | ((order == 1) & (chosen == "neg")))
+    key = np.zeros(len(j), dtype=np.int64)
+    several = "judge" in j.columns and j["judge"].nunique() > 1
+    for col in (["judge"] if several else []) + _ITEM:  # one integer per (judge,) item
+        codes, uniq = pd.factorize(j[col].to_numpy(), sort=False)
+        key = key * (len(uniq) + 1) + codes
+    item = np.unique(key, return_inverse=True)[1].ravel()
+    unit_of = pd.factorize(_clusters(j).astype(str).to_numpy(), sort=True)[0]
+    orders, ocode = np.unique(order, return_inverse=True)
+    cell, first, inv = np.unique(
+        item * len(orders) + ocode.ravel(), return_index=True, return_inverse=True
     )
-    j = j.assign(y=picked_a.astype(float), unit=_clusters(j))
-    per_item = j.groupby(_ITEM, sort=False).agg(y=("y", "mean"), unit=("unit", "first"))
-    wide = j.pivot_table(index=_ITEM, columns="order", values="y", aggfunc="mean")
-    both = wide.dropna() if {0, 1} <= set(wide.columns) else pd.DataFrame()
-    varies = len(both) > 2 and both[0].std() > 0 and both[1].std() > 0
-    corr = float(np.corrcoef(both[0], both[1])[0, 1]) if varies else float("nan")
-    p_a = float(j["y"].mean()) if len(j) else float("nan")
-    effective = float("nan")
-    if len(both) > 2 and 0 < p_a < 1:
-        mean2 = (both[0] + both[1]) / 2
-        effective = float(np.clip(2 * mean2.var() / (p_a * (1 - p_a)) - 1, -1.0, 1.0))
-    shape = cluster_shape(per_item.reset_index().rename(columns={"unit": "cluster"}))
+    inv = inv.ravel()
+    out = pd.DataFrame(
+        {
+            "unit": unit_of[first],
+            "item": item[first],
+            "order": order[first],
+            "a": np.bincount(inv, weights=picked_a.astype(float), minlength=len(cell)),
+            "d": np.bincount(inv, weights=decisive.astype(float), minlength=len(cell)),
+            "judged": np.bincount(inv, minlength=len(cell)).astype(float),
+        }
+    )
+    return out.sort_values(["unit", "item", "order"], kind="stable", ignore_index=True)
+
+
+def position_test(
+    judgments: pd.DataFrame,
+    *,
+    level: float = 0.95,
+    n_boot: int = wild.N_BOOT,
+    seed: int = 0,
+) -> estimates.Estimate:
+    """Return the test a position-bias study runs: P(A | decisive) = ½, clustered.
+
+    `core.estimates.ratio` of the per-item A counts over the decisive counts
+    (`position_counts`), the clusters the units: the restricted wild cluster bootstrap test
+    and the interval that inverts it, with the effective clusters behind them.
+    """
+    counts = position_counts(judgments)
+    item = counts["item"].to_numpy()
+    n_items = int(item.max()) + 1 if len(item) else 0
+    unit = np.zeros(n_items, dtype=np.int64)
+    unit[item] = counts["unit"].to_numpy()
+    a = np.bincount(item, weights=counts["a"].to_numpy(), minlength=n_items)
+    d = np.bincount(item, weights=counts["d"].to_numpy(), minlength=n_items)
+    rng = estimates.seeded(seed, "design.position_test")
+    return estimates.ratio(a, d, unit, null=0.5, level=level, n_boot=n_boot, rng=rng)
+
+
+class Moments(NamedTuple):
+    """Residual cross-product sums of "picked A" among decisive verdicts (see `moments`)."""
+
+    p_a: float
+    sigma2: float  # Σ e² / D: one decisive verdict's variance around p_a
+    order_corr: float  # within-item pairs (the other order, repeats)
+    icc: float  # pairs of different items of one cluster (leverage-corrected)
+    deff: float  # the pilot's own design effect: Σ_g E_g² / (1 − h_g) / (σ² D)
+    n_eff_clusters: float  # effective clusters behind the pilot's P(A) (`core.clusters`)
+    decisive: float  # D
+    judged: float
+    n_items: int
+    n_clusters: int
+    cluster_size: float  # items per cluster
+    size_cv: float  # coefficient of variation of items per cluster
+
+
+def moments(counts: pd.DataFrame) -> Moments:
+    """Return the pilot's variance components from `position_counts` rows.
+
+    With e = (picked A) − p̂ for every decisive verdict and E the sums of e over an item
+    (E_i) or a cluster (E_g): σ² = Σ e² / D; the within-item correlation
+    Σ_i (E_i² − Σ e²) / (σ² Σ_i d_i(d_i − 1)); the between-item correlation within clusters
+    (Σ_g E_g² / (1 − h_g) − Σ_i E_i²) / (σ² (Σ_g D_g² − Σ_i d_i²)), h_g = D_g / D the
+    cluster's leverage: dividing by 1 − h_g undoes the shrinkage of a cluster's residuals
+    around the p̂ it helped estimate (as CR2 does; G/(G − 1) for equal clusters), which
+    matters when one cluster holds half the verdicts. They reproduce the pilot's own design
+    effect and extrapolate it to other cluster sizes (`sizes.position_bias`).
+    """
+    a, d = counts["a"].to_numpy(float), counts["d"].to_numpy(float)
+    unit, item = counts["unit"].to_numpy(), counts["item"].to_numpy()
+    D = float(d.sum())
+    nan = float("nan")
+    n_items = int(np.unique(item).size)
+    per_unit = np.bincount(np.unique(np.column_stack([unit, item]), axis=0)[:, 0])
+    per_unit = per_unit[per_unit > 0].astype(float)
+    G = len(per_unit)
+    m = float(per_unit.mean()) if G else nan
+    cv = float(per_unit.std() / m) if G else nan
+    if D == 0:
+        return Moments(nan, nan, nan, nan, nan, nan, 0.0, float(counts["judged"].sum()),
+                       n_items, G, m, cv)  # fmt: skip
+    p = float(a.sum() / D)
+    s1 = float(np.sum(a * (1 - p) ** 2 + (d - a) * p**2))
+    sigma2 = s1 / D
+    e_row = a - p * d
+    e_item = np.bincount(item, weights=e_row)
+    d_item = np.bincount(item, weights=d)
+    e_unit = np.bincount(unit, weights=e_row)
+    d_unit = np.bincount(unit, weights=d)
+    pairs_item = float(np.sum(d_item * (d_item - 1)))
+    s_item = float(np.sum(e_item**2)) - s1
+    order_corr = s_item / (sigma2 * pairs_item) if pairs_item > 0 and sigma2 > 0 else nan
+    lev = d_unit / D
+    ok = (d_unit > 0) & (lev < 1)
+    s_tot = float(np.sum(e_unit[ok] ** 2 / (1 - lev[ok]))) if G > 1 else nan
+    pairs_clu = float(np.sum(d_unit**2) - np.sum(d_item**2))
+    s_clu = s_tot - float(np.sum(e_item**2))
+    icc = s_clu / (sigma2 * pairs_clu) if pairs_clu > 0 and sigma2 > 0 else nan
+    deff = s_tot / (sigma2 * D) if sigma2 > 0 else nan
+    rho = float(np.clip(icc, 0.0, 1.0)) if np.isfinite(icc) else 1.0
+    n_eff = clusters.effective(d, unit, icc=rho)
+    return Moments(p, sigma2, order_corr, icc, deff, n_eff, D, float(counts["judged"].sum()),
+                   n_items, G, m, cv)  # fmt: skip
+
+
+def position(judgments: pd.DataFrame) -> dict[str, Any]:
+    """Pilot figures for position bias: P(A), decisive share, order correlation, ICC, sizes.
+
+    Uses `position_counts` and `moments`: `p_a` among decisive verdicts (`n_verdicts`),
+    `decisive_share` (decisive / every verdict asked for: ties and invalid outputs cost
+    verdicts), `order_corr` (the *effective* within-item correlation of the two orders
+    around the pooled p_a — what both orders buy; `order_corr_raw` is the Pearson
+    correlation of the two orders' picked-A over items judged decisively in both), `icc`
+    (between decisive verdicts of different items of a cluster, one verdict's scale),
+    `cluster_size` and `size_cv` (items per cluster: mean and coefficient of variation),
+    `deff` (the pilot's own design effect, relative to independent decisive verdicts) and
+    `n_eff_clusters` (the effective clusters behind it: how well the pilot knows it).
+    """
+    counts = position_counts(judgments)
+    mom = moments(counts)
+    dec = counts[(counts["d"] > 0) & counts["order"].isin([0, 1])]
+    y = np.full((int(counts["item"].max()) + 1 if len(counts) else 0, 2), np.nan)
+    y[dec["item"].to_numpy(), dec["order"].to_numpy()] = (dec["a"] / dec["d"]).to_numpy()
+    both = y[~np.isnan(y).any(axis=1)]
+    varies = len(both) > 2 and both[:, 0].std() > 0 and both[:, 1].std() > 0
+    corr = float(np.corrcoef(both[:, 0], both[:, 1])[0, 1]) if varies else float("nan")
     return {
-        "p_a": p_a,
-        "n_verdicts": len(j),
-        "order_corr": 0.0 if np.isnan(effective) else effective,
+        "p_a": mom.p_a,
+        "n_verdicts": int(mom.decisive),
+        "n_judged": int(mom.judged),
+        "decisive_share": mom.decisive / mom.judged if mom.judged else float("nan"),
+        "order_corr": mom.order_corr,
         "order_corr_raw": corr,
         "n_both_orders": len(both),
-        "icc": _icc_one(per_item, j["y"]),
-        **shape,
+        "orders": int(counts["order"].nunique()),
+        "icc": mom.icc,
+        "deff": mom.deff,
+        "n_eff_clusters": mom.n_eff_clusters,
+        "n_items": mom.n_items,
+        "n_clusters": mom.n_clusters,
+        "cluster_size": mom.cluster_size,
+        "size_cv": mom.size_cv,
     }
 
 
@@ -185,4 +322,16 @@ def labels(judgments: pd.DataFrame, items: pd.DataFrame, positive: str) -> pd.Da
     return pd.DataFrame(rows)
 
 
-__all__ = ["agreement", "anova_icc", "cluster_shape", "labels", "paired", "position", "rate"]
+__all__ = [
+    "Moments",
+    "agreement",
+    "anova_icc",
+    "cluster_shape",
+    "labels",
+    "moments",
+    "paired",
+    "position",
+    "position_counts",
+    "position_test",
+    "rate",
+]

@@ -16,8 +16,10 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
-from judgelab.analyses.design import sizes
+from judgelab.analyses.design import pilot as _pilot
+from judgelab.analyses.design import sizes, verify
 from judgelab.analyses.design.sizes import Size
+from judgelab.core import wild
 
 COLUMNS = ("target", "design", "n", "n_clusters", "n_judgments", "deff", "formula", "assumes")
 
@@ -57,41 +59,139 @@ def _nan(x: Any) -> bool:
     return isinstance(x, float) and math.isnan(x)
 
 
+#: Extra columns of a position-bias plan: the closed form's power at the planned size and
+#: the replay's (`verify.replay`), each with its Monte-Carlo SE.
+VERIFIED = (
+    "power",
+    "verified_power",
+    "verified_power_se",
+    "verified_type_i",
+    "verified_type_i_se",
+    "replays",
+    "note",
+)
+
+
 def position_bias_plan(
     delta: float = 0.05,
     *,
     pilot: Mapping[str, Any] | None = None,
+    judgments: pd.DataFrame | None = None,
     icc: float | None = None,
     cluster_size: float | None = None,
+    size_cv: float | None = None,
     order_corr: float | None = None,
+    decisive_share: float | None = None,
     alpha: float = 0.05,
     power: float = 0.8,
     repeats: Iterable[int] = (1,),
     repeat_corr: float = 1.0,
+    deff_floor: float = 1.0,
+    assurance: bool = True,
+    reps: int = 200,
+    seed: int = 0,
+    n_boot: int = wild.N_BOOT,
 ) -> pd.DataFrame:
-    """Items (and judgments) to detect |P(A) − 0.5| ≥ `delta`: one order vs both orders."""
+    """Items (and judgments) to detect |P(A | decisive) − ½| ≥ `delta`: one order vs both.
+
+    The closed form is `sizes.position_bias`: decisive verdicts inflated by the pilot's
+    decisive share, a design effect with the cluster-size spread, never below `deff_floor`,
+    and t quantiles with the plan's G − 1 degrees of freedom. With the pilot's `judgments`
+    every plan (one sample per judgment) is also *verified*: `reps` replays of the pilot at
+    the planned number of clusters run the test the study will run (`verify.replay`), and
+    the achieved power and type-I error stand beside the closed form's power.
+
+    Args:
+        delta: The position bias to detect, on the P(A | decisive) scale.
+        pilot: Pilot figures (`pilot.position`); read from `judgments` when None.
+        judgments: The pilot's pairwise judgments (for the figures and the replays).
+        icc: Between-item ICC of decisive verdicts (overrides the pilot; default 0).
+        cluster_size: Mean items per cluster (default the pilot's, else 1).
+        size_cv: Coefficient of variation of items per cluster (default the pilot's, else 0).
+        order_corr: Effective correlation of an item's two orders (default pilot, else 0).
+        decisive_share: Share of verdicts that are valid and not ties (default pilot, else 1).
+        alpha: Two-sided level of the test.
+        power: Power to reach.
+        repeats: Samples per judgment to compare.
+        repeat_corr: Correlation of repeated samples.
+        deff_floor: The design effect is never taken below this (1: both orders are not
+            counted as better than independent verdicts; lower it to bank on the pilot's
+            order correlation).
+        assurance: With a pilot, plan for the power on average over what the pilot leaves
+            unknown (`sizes.position_bias`'s `pilot_df`: the pilot's effective clusters − 1);
+            False: plug the pilot's figures in as if they were exact.
+        reps: Replays per plan (verification; 0 skips it).
+        seed: Seed of the replays.
+        n_boot: Wild bootstrap replicates of each replayed test.
+
+    Returns:
+        One row per design (`COLUMNS` + `VERIFIED`).
+    """
+    if pilot is None and judgments is not None:
+        pilot = _pilot.position(judgments)
     icc = _get(pilot, "icc", icc, 0.0)
     m = _get(pilot, "cluster_size", cluster_size, 1.0)
+    cv = _get(pilot, "size_cv", size_cv, 0.0)
     rho = _get(pilot, "order_corr", order_corr, 0.0)
-    rows = []
+    share = _get(pilot, "decisive_share", decisive_share, 1.0)
+    g_eff = _get(pilot, "n_eff_clusters", None, float("nan"))
+    pilot_df = g_eff - 1 if assurance and np.isfinite(g_eff) and g_eff > 1 else None
+    counts = _pilot.position_counts(judgments) if judgments is not None and reps > 0 else None
+    rows, extra = [], []
     for k in repeats:
         for both in (False, True):
             s = sizes.position_bias(
-                delta,
-                alpha=alpha,
-                power=power,
-                cluster_size=m,
-                icc=icc,
-                both_orders=both,
-                order_corr=rho,
-                repeats=k,
-                repeat_corr=repeat_corr,
-            )
+                delta, alpha=alpha, power=power, cluster_size=m,
+                icc=float(np.clip(icc, -0.99, 0.99)), both_orders=both,
+                order_corr=float(np.clip(rho, -1.0, 1.0)), repeats=k,
+                repeat_corr=repeat_corr, size_cv=cv, decisive_share=share, deff_floor=deff_floor,
+                pilot_df=pilot_df,
+            )  # fmt: skip
             label = ("both orders" if both else "one random order") + (
                 f", {k} samples" if k > 1 else ""
             )
-            rows.append((label, s, (2 if both else 1) * k))
-    return to_frame(rows)
+            per_item = (2 if both else 1) * k
+            rows.append((label, s, per_item))
+            closed = sizes.position_power(
+                s.n, delta, alpha=alpha, cluster_size=m, deff=s.deff, per_item=per_item * share
+            )
+            check = _verify(counts, s, m, delta, both, k, alpha, reps, seed, n_boot)
+            extra.append({"power": float(closed), **check})
+    table = to_frame(rows)
+    return pd.concat([table, pd.DataFrame(extra, columns=list(VERIFIED))], axis=1)
+
+
+def _verify(
+    counts: pd.DataFrame | None,
+    size: Size,
+    m: float,
+    delta: float,
+    both: bool,
+    repeats: int,
+    alpha: float,
+    reps: int,
+    seed: int,
+    n_boot: int,
+) -> dict[str, Any]:
+    nan = float("nan")
+    empty = {"verified_power": nan, "verified_power_se": nan, "verified_type_i": nan,
+             "verified_type_i_se": nan, "replays": 0}  # fmt: skip
+    if counts is None:
+        return {**empty, "note": "closed form only (no pilot judgments to replay)"}
+    if repeats > 1:
+        return {**empty, "note": "repeated samples are not replayed (the pilot has one)"}
+    n_clusters = size.n_clusters or max(2, math.ceil(size.n / max(m, 1.0)))
+    res = verify.replay(counts, n_clusters=n_clusters, delta=delta,
+                        orders="both" if both else "one", alpha=alpha, reps=reps, seed=seed,
+                        n_boot=n_boot)  # fmt: skip
+    return {
+        "verified_power": res["power"],
+        "verified_power_se": res["power_se"],
+        "verified_type_i": res["type_i"],
+        "verified_type_i_se": res["type_i_se"],
+        "replays": res["reps"],
+        "note": res["note"],
+    }
 
 
 def rate_plan(
@@ -183,22 +283,31 @@ def power_curve(
     both_orders: bool = True,
     icc: float | None = None,
     cluster_size: float | None = None,
+    size_cv: float | None = None,
     order_corr: float | None = None,
+    decisive_share: float | None = None,
+    deff_floor: float = 1.0,
 ) -> pd.DataFrame:
-    """Power to detect position bias `delta` for each number of items."""
-    deff = sizes.design_effect(
-        _get(pilot, "cluster_size", cluster_size, 1.0),
-        _get(pilot, "icc", icc, 0.0),
-        both_orders=both_orders,
-        order_corr=_get(pilot, "order_corr", order_corr, 0.0),
-    )
+    """Power to detect position bias `delta` for each number of items (`sizes.position_power`)."""
+    m = _get(pilot, "cluster_size", cluster_size, 1.0)
+    share = _get(pilot, "decisive_share", decisive_share, 1.0)
+    orders = 2 if both_orders else 1
+    raw = sizes.verdict_design_effect(
+        m, float(np.clip(_get(pilot, "icc", icc, 0.0), -0.99, 0.99)),
+        size_cv=_get(pilot, "size_cv", size_cv, 0.0), orders=orders,
+        order_corr=float(np.clip(_get(pilot, "order_corr", order_corr, 0.0), -1.0, 1.0)),
+        decisive_share=share,
+    )  # fmt: skip
+    deff = max(deff_floor, raw)
     ns = np.asarray(list(ns), dtype=int)
-    p = power_at(ns, 0.5, 0.5 + abs(delta), alpha=alpha, deff=deff)
+    p = sizes.position_power(ns, delta, alpha=alpha, cluster_size=m, deff=deff,
+                             per_item=orders * share)  # fmt: skip
     return pd.DataFrame({"n_items": ns, "power": p, "deff": deff, "delta": delta})
 
 
 __all__ = [
     "COLUMNS",
+    "VERIFIED",
     "human_labels_plan",
     "judges_plan",
     "position_bias_plan",

@@ -2,23 +2,35 @@
 
 Every function returns a `Size`: the number of independent units a normal-approximation
 formula asks for, inflated by the design effects of the study's dependence, with the
-formula and its assumptions spelled out. The design effect, relative to one judgment on each
-of n independent items, is
+formula and its assumptions spelled out.
 
-    deff = w + (m − 1)·ICC,   w = (1 + (k − 1)·ρ_r)/k · [(1 + ρ_o)/2 with both orders]
+**Design effect, per decisive verdict** (`verdict_design_effect`): the variance of a rate
+over D decisive verdicts (valid, not ties) relative to D independent ones, when items come
+in clusters of m̄ items on average (coefficient of variation CV), each item judged in k
+orders with r samples each of which a share s is decisive:
 
-- m is the mean cluster size (items sharing a source document or question) and ICC the
-  correlation of two judgments on *different* items of one cluster, on the scale of one
-  judgment (Kish 1965 for w = 1); `n_clusters = ⌈n_items / m⌉`;
-- w is the variance of an item's mean outcome relative to one judgment: k repeated samples
-  correlated ρ_r, and both presentation orders correlated ρ_o (ρ_o < 0 for "picked A" when
-  the judge is consistent, which is why both orders pay off most for position bias).
+    deff_v = w + ((1 + CV²)·m̄ − 1) · v · ICC,   v = k·r·s decisive verdicts per item,
+    w = 1 + s·(r − 1)·ρ_r + (k − 1)·r·s·ρ_o
+
+- ICC is the correlation of two decisive verdicts on *different* items of one cluster and
+  (1 + CV²)·m̄ = Σ m_g² / Σ m_g the size-weighted mean cluster size (Kish 1965; unequal
+  clusters cost more than equal ones of the same mean); `n_clusters = ⌈n_items / m̄⌉`;
+- w is the within-item part: the other verdicts of an item, r − 1 repeated samples in the
+  same order correlated ρ_r and the other order's correlated ρ_o (ρ_o < 0 for "picked A"
+  when the judge is consistent, which is why both orders pay off for position bias).
   Averaging orders or repeats shrinks only w: the clustering term stays.
+
+`design_effect` is the same quantity relative to *one judgment per independent item*
+(every verdict decisive): deff_v / v, i.e. w / (k·r) + ((1 + CV²)·m̄ − 1)·ICC.
 
 Formulas (z_x the standard normal quantile; two-sided tests at α; power 1 − β):
 
 - rate interval of full width w: `n = z²_{1−α/2} p(1−p) / (w/2)²`;
 - one-sample proportion test p₀ → p₁: `n = [(z_{1−α/2}√(p₀q₀) + z_{1−β}√(p₁q₁)) / (p₁ − p₀)]²`;
+- position bias (`position_bias`): the same test on decisive verdicts with t_{G−1}
+  quantiles in place of z (G the planned clusters, solved by iteration: the test run is a
+  cluster test with G − 1 degrees of freedom), times deff_v (never below `deff_floor`),
+  divided by v for items;
 - two proportions (groups of relative size r = n₂/n₁):
   `n₁ = [z_{1−α/2}√(p̄q̄(1 + 1/r)) + z_{1−β}√(p₁q₁ + p₂q₂/r)]² / (p₁ − p₂)²`;
 - paired difference of two judges (McNemar, discordant share ψ, difference d):
@@ -37,6 +49,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+import numpy as np
 from scipy import stats as sps
 
 
@@ -63,6 +76,38 @@ def _check_prob(name: str, p: float, *, open_: bool = True) -> None:
         raise ValueError(f"{name} must be in {'(0, 1)' if open_ else '[0, 1]'}, got {p}")
 
 
+def verdict_design_effect(
+    cluster_size: float = 1.0,
+    icc: float = 0.0,
+    *,
+    size_cv: float = 0.0,
+    orders: int = 1,
+    order_corr: float = 0.0,
+    repeats: int = 1,
+    repeat_corr: float = 1.0,
+    decisive_share: float = 1.0,
+) -> float:
+    """Return the variance inflation relative to independent decisive verdicts (deff_v).
+
+    >>> round(verdict_design_effect(5, 0.25), 3)  # one order, equal clusters: 1 + 4·0.25
+    2.0
+    >>> round(verdict_design_effect(5, 0.25, size_cv=1.0), 3)  # 1 + (2·5 − 1)·0.25
+    3.25
+    >>> round(verdict_design_effect(orders=2, order_corr=-0.5, decisive_share=0.8), 3)
+    0.6
+    """
+    if cluster_size < 1 or not -1.0 < icc < 1.0 or repeats < 1 or orders not in (1, 2):
+        raise ValueError("cluster_size >= 1, icc in (-1, 1), repeats >= 1, orders 1 or 2")
+    if not -1.0 <= order_corr <= 1.0 or not -1.0 <= repeat_corr <= 1.0:
+        raise ValueError("correlations must be in [-1, 1]")
+    if not 0.0 < decisive_share <= 1.0 or size_cv < 0:
+        raise ValueError("decisive_share must be in (0, 1] and size_cv >= 0")
+    s = decisive_share
+    per_item = orders * repeats * s
+    within = 1.0 + s * (repeats - 1) * repeat_corr + (orders - 1) * repeats * s * order_corr
+    return within + ((1.0 + size_cv**2) * cluster_size - 1.0) * per_item * icc
+
+
 def design_effect(
     cluster_size: float = 1.0,
     icc: float = 0.0,
@@ -71,8 +116,12 @@ def design_effect(
     repeat_corr: float = 1.0,
     both_orders: bool = False,
     order_corr: float = 0.0,
+    size_cv: float = 0.0,
 ) -> float:
     """Return the variance inflation relative to one judgment per independent item.
+
+    `verdict_design_effect` with every verdict decisive, divided by the k·r judgments an
+    item gets.
 
     >>> round(design_effect(5, 0.25), 3)
     2.0
@@ -81,14 +130,12 @@ def design_effect(
     >>> round(design_effect(5, 0.25, both_orders=True, order_corr=-0.5), 3)
     1.25
     """
-    if cluster_size < 1 or not -1.0 < icc < 1.0 or repeats < 1:
-        raise ValueError("cluster_size >= 1, icc in (-1, 1) and repeats >= 1 are needed")
-    if not -1.0 <= order_corr <= 1.0 or not -1.0 <= repeat_corr <= 1.0:
-        raise ValueError("correlations must be in [-1, 1]")
-    within = (1.0 + (repeats - 1) * repeat_corr) / repeats
-    if both_orders:
-        within *= (1.0 + order_corr) / 2.0
-    return within + (cluster_size - 1.0) * icc
+    orders = 2 if both_orders else 1
+    deff_v = verdict_design_effect(
+        cluster_size, icc, size_cv=size_cv, orders=orders, order_corr=order_corr,
+        repeats=repeats, repeat_corr=repeat_corr,
+    )  # fmt: skip
+    return deff_v / (orders * repeats)
 
 
 def _sized(
@@ -142,6 +189,11 @@ def one_proportion(
     )
 
 
+def _t(p: float, df: float | None) -> float:
+    """Return the quantile at `p` of Student's t with `df` degrees of freedom (None: normal)."""
+    return z(p) if df is None else float(sps.t.ppf(p, max(df, 1.0)))
+
+
 def position_bias(
     delta: float,
     *,
@@ -153,28 +205,123 @@ def position_bias(
     order_corr: float = 0.0,
     repeats: int = 1,
     repeat_corr: float = 1.0,
+    size_cv: float = 0.0,
+    decisive_share: float = 1.0,
+    deff_floor: float = 1.0,
+    t_quantiles: bool = True,
+    pilot_df: float | None = None,
 ) -> Size:
-    """Items to detect |P(A) − 0.5| ≥ `delta` (one judgment per order per item if both)."""
-    deff = design_effect(
-        cluster_size,
-        icc,
-        repeats=repeats,
-        repeat_corr=repeat_corr,
-        both_orders=both_orders,
-        order_corr=order_corr,
-    )
-    size = one_proportion(
-        0.5,
-        0.5 + abs(delta),
-        alpha=alpha,
-        power=power,
-        deff=deff,
-        cluster_size=cluster_size,
-        target="position_bias",
-    )
-    size.assumptions.update(icc=icc, cluster_size=cluster_size, both_orders=str(both_orders))
-    size.assumptions.update(order_corr=order_corr, repeats=repeats)
-    return size
+    """Items to detect |P(A | decisive) − 0.5| ≥ `delta` with the clustered test.
+
+    Decisive verdicts needed: n_v = [(t_{1−α/2}√(p₀q₀) + t_{1−β}√(p₁q₁)) / δ]² ·
+    max(deff_floor, deff_v) (`verdict_design_effect`), t with G − 1 degrees of freedom for
+    the G = ⌈n_items / m̄⌉ clusters of the plan (iterated to a fixed point; `t_quantiles`
+    False: z); items = n_v / (k·r·s), k orders, r samples, s the decisive share. The floor
+    keeps an estimated negative order correlation (or ICC) from planning fewer verdicts
+    than independent ones would need (`deff_floor` 1, the default).
+
+    `pilot_df`: the degrees of freedom behind the *estimated* clustering term of deff_v
+    (a pilot's effective clusters − 1: unequal clusters inform it less). The plan then
+    reaches `power` on average over what the pilot leaves unknown (assurance; O'Hagan,
+    Stevens & Campbell 2005): the between-cluster part
+    ((1 + CV²)·m̄ − 1)·v·ICC (taken as 0 when estimated negative) is drawn as its estimate
+    · ν / χ²_ν (the pivot of a variance component estimated with ν degrees of freedom; 200
+    quantiles), the within-item part w kept (it rests on every item), the sum floored,
+    and the expected power `position_power` is solved for n. Without it a plan from a pilot
+    of a few clusters falls short of its power about half the time.
+    """
+    if not 0.0 < decisive_share <= 1.0:
+        raise ValueError(f"decisive_share must be in (0, 1], got {decisive_share}")
+    if deff_floor < 0:
+        raise ValueError(f"deff_floor must be >= 0, got {deff_floor}")
+    if pilot_df is not None and not pilot_df > 0:
+        raise ValueError(f"pilot_df must be > 0, got {pilot_df}")
+    orders = 2 if both_orders else 1
+    raw = verdict_design_effect(
+        cluster_size, icc, size_cv=size_cv, orders=orders, order_corr=order_corr,
+        repeats=repeats, repeat_corr=repeat_corr, decisive_share=decisive_share,
+    )  # fmt: skip
+    deff = max(deff_floor, raw, 1e-3)
+    per_item = orders * repeats * decisive_share
+    p0, p1 = 0.5, 0.5 + abs(delta)
+    _check_prob("p1", p1)
+    df: float | None = None
+    n_items = 1
+    for _ in range(50):
+        ta, tb = _t(1 - alpha / 2, df), _t(power, df)
+        n_v = ((ta * math.sqrt(p0 * (1 - p0)) + tb * math.sqrt(p1 * (1 - p1))) / (p1 - p0)) ** 2
+        n_items = max(2, math.ceil(n_v * deff / per_item - 1e-9))
+        g = max(2, math.ceil(n_items / cluster_size))
+        if not t_quantiles or df == g - 1:
+            break
+        df = g - 1
+    point = n_items
+    if pilot_df is not None:
+        q = (np.arange(200) + 0.5) / 200
+        within = verdict_design_effect(
+            1.0, 0.0, orders=orders, order_corr=order_corr, repeats=repeats,
+            repeat_corr=repeat_corr, decisive_share=decisive_share,
+        )  # fmt: skip
+        between = max(raw - within, 0.0) * pilot_df / sps.chi2.ppf(q, pilot_df)
+        draws = np.maximum(max(deff_floor, 1e-3), within + between)
+
+        def expected(n: int) -> float:
+            return float(np.mean(position_power(n, delta, alpha=alpha, cluster_size=cluster_size,
+                                                deff=draws, per_item=per_item,
+                                                t_quantiles=t_quantiles)))  # fmt: skip
+
+        low, high = 1, max(2, point)
+        while expected(high) < power and high < 10**8:
+            low, high = high, high * 2
+        while high - low > 1:
+            mid = (low + high) // 2
+            low, high = (mid, high) if expected(mid) < power else (low, mid)
+        n_items = max(2, high)
+    n_clusters = math.ceil(n_items / cluster_size) if cluster_size > 1 else None
+    quant = "t_{G−1}" if t_quantiles else "z"
+    formula = f"[({quant},1−α/2 √(p₀q₀) + {quant},1−β √(p₁q₁))/δ]² · max(floor, deff_v) / (k·r·s)"
+    if pilot_df is not None:
+        formula += ", E[power] over deff_v ~ deff̂·ν/χ²_ν"
+    return Size(
+        "position_bias",
+        n_items,
+        n_clusters,
+        deff,
+        formula,
+        {
+            "p0": p0, "p1": p1, "alpha": alpha, "power": power, "icc": icc,
+            "cluster_size": cluster_size, "size_cv": size_cv, "both_orders": str(both_orders),
+            "order_corr": order_corr, "repeats": repeats, "decisive_share": decisive_share,
+            "deff_estimated": raw, "deff_floor": deff_floor,
+            "pilot_df": "none" if pilot_df is None else pilot_df,
+            "uncertainty_factor": n_items / point,
+        },
+    )  # fmt: skip
+
+
+def position_power(
+    n_items: float | np.ndarray,
+    delta: float,
+    *,
+    alpha: float = 0.05,
+    cluster_size: float = 1,
+    deff: float | np.ndarray = 1.0,
+    per_item: float = 1.0,
+    t_quantiles: bool = True,
+) -> np.ndarray:
+    """Closed-form power of the position test with `n_items` items (inverts `position_bias`).
+
+    `deff` the design effect applied (floor included), `per_item` the decisive verdicts per
+    item (k·r·s); t with G − 1 degrees of freedom, G = ⌈n / m̄⌉.
+    """
+    n = np.asarray(n_items, dtype=float)
+    p0, p1 = 0.5, 0.5 + abs(delta)
+    n_v = n * per_item / np.asarray(deff, dtype=float)
+    g = np.maximum(2.0, np.ceil(n / max(cluster_size, 1.0)))
+    df = g - 1 if t_quantiles else np.inf
+    crit = sps.t.ppf(1 - alpha / 2, df)
+    num = abs(p1 - p0) * np.sqrt(n_v) - crit * math.sqrt(p0 * (1 - p0))
+    return sps.t.cdf(num / math.sqrt(p1 * (1 - p1)), df)
 
 
 def two_proportions(
@@ -373,9 +520,11 @@ __all__ = [
     "length_slope",
     "one_proportion",
     "position_bias",
+    "position_power",
     "ppi_labels",
     "rate_width",
     "self_preference",
     "two_proportions",
+    "verdict_design_effect",
     "z",
 ]

@@ -37,12 +37,23 @@ def rate_pilots(judgments: pd.DataFrame, judges: Sequence[str] = ()) -> pd.DataF
     return pd.DataFrame(rows)
 
 
-def position_plans(pilots: pd.DataFrame, delta: float, **kwargs) -> pd.DataFrame:
-    """`planner.position_bias_plan` for each judge's pilot row (a `judge` column first)."""
-    frames = [
-        planner.position_bias_plan(delta, pilot=row.to_dict(), **kwargs).assign(judge=row["judge"])
-        for _, row in pilots.iterrows()
-    ]
+def position_plans(
+    pilots: pd.DataFrame,
+    delta: float,
+    *,
+    judgments: pd.DataFrame | None = None,
+    **kwargs,
+) -> pd.DataFrame:
+    """`planner.position_bias_plan` for each judge's pilot row (a `judge` column first).
+
+    With the pilot's `judgments` every plan is verified by replaying that judge's
+    judgments (`verify.replay`; `reps`, `seed` in `kwargs`).
+    """
+    frames = []
+    for _, row in pilots.iterrows():
+        own = None if judgments is None else judgments[judgments["judge"] == row["judge"]]
+        plan = planner.position_bias_plan(delta, pilot=row.to_dict(), judgments=own, **kwargs)
+        frames.append(plan.assign(judge=row["judge"]))
     return _judge_first(pd.concat(frames, ignore_index=True))
 
 

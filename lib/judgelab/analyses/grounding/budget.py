@@ -8,13 +8,16 @@ given) keep their human label, the rest keep only the judge's. Each replay runs 
 of `compare` and the curve reports, per budget × method, the mean interval width and the
 coverage of the truth, each with its Monte-Carlo standard error, and the replays behind them.
 
-The truth is a finite-population value while the intervals target the super-population
-mean; at budgets near the table's size the human-only intervals therefore over-cover.
+The truth is the mean of these items, so the intervals that match it are those of the
+`items` target (the default: finite-population intervals for labels drawn one by one, or by
+whole clusters when `cluster_col` is given). With `target="population"` the intervals aim at
+the super-population the items came from, a wider target: against the all-human value they
+over-cover, more so as the budget nears the table's size.
 Budgets below 2 or above n_items − 2 are left out (PPI needs unlabelled items).
 
 Without clusters the replays are one matrix product (a labelled-mask matrix times the
-per-item moment rows) and one vectorised `ppi.solve`; with clusters each replay runs its own
-cluster bootstrap (`n_boot` replicates).
+per-item moment rows) and one vectorised `ppi.solve`; with clusters each replay runs
+`methods.estimates` (the wild cluster bootstrap for the population, `n_boot` replicates).
 """
 
 from __future__ import annotations
@@ -64,51 +67,103 @@ def _masks(rng: np.random.Generator, units: np.ndarray, budget: int, reps: int) 
     return take[:, units].astype(np.float64)
 
 
-def _intervals(
-    fits: dict, sums: np.ndarray, *, binary: dict[str, bool], ratio: bool, level: float
-) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
-    """Return {method: (θ, low, high)} over replays: z, or Wilson for 0/1 rates."""
-    z = ppi.z_quantile(level)
-    wilson = ppi.wilson_counts(sums, 1 + int(ratio), ratio=ratio)
-    out = {}
-    for method in ppi.METHODS:
-        theta, var = fits[method][0], fits[method][1]
-        if binary.get(method, False):
-            low, high = stats.wilson_interval(*wilson[method], level=level)
-        else:
-            se = np.sqrt(np.where(var >= 0, var, np.nan))
-            low, high = theta - z * se, theta + z * se
-        out[method] = (theta, low, high)
-    return out
-
-
-def _bootstrapped(
+def _jackknifed(
     masks: np.ndarray,
+    sums: np.ndarray,
     lab_rows: np.ndarray,
     unl_rows: np.ndarray,
-    units: np.ndarray,
     k: int,
     *,
     lam: float | str,
     ratio: bool,
+    target: str,
+    chunk_cells: int = 4_000_000,
+) -> dict[str, np.ndarray]:
+    """Return the jackknife variance of `ppi.JACKKNIFED` methods in every replay.
+
+    Items are drawn one by one: the deletions are the labelled items (`items`) or every item
+    (`population`); replays are processed in chunks of about `chunk_cells` numbers.
+    """
+    R, n = masks.shape
+    p = lab_rows.shape[1]
+    lab = masks.astype(bool)
+    out = {m: np.empty(R) for m in ppi.JACKKNIFED}
+    per = n if target == "population" else int(lab[0].sum())
+    step = max(1, chunk_cells // max(1, per * p))
+    for start in range(0, R, step):
+        sl = slice(start, min(R, start + step))
+        if target == "items":
+            idx = np.argsort(~lab[sl], axis=1, kind="stable")[:, :per]
+            dele = sums[sl, None, :] - (lab_rows - unl_rows)[idx]
+            fpc = 1.0 - per / n
+        else:
+            rows = np.where(lab[sl, :, None], lab_rows[None], unl_rows[None])
+            dele = sums[sl, None, :] - rows
+            fpc = 1.0
+        var = ppi.jackknife(sums[sl], dele, k, lam=lam, ratio=ratio, target=target, fpc=fpc)
+        for m in ppi.JACKKNIFED:
+            out[m][sl] = var[m]
+    return out
+
+
+def _intervals(
+    fits: dict,
+    sums: np.ndarray,
+    *,
+    binary: dict[str, bool],
+    ratio: bool,
     level: float,
-    n_boot: int,
-    bootstrap_ci: str,
+    target: str,
+    n_lab: int,
+    jack: dict[str, np.ndarray] | None = None,
+) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """Return {method: (θ, low, high)} over replays.
+
+    The jackknife t (n_lab − 1 df) for the PPI rows given `jack`, Wilson for 0/1 rates, else
+    z (finite t for the items target).
+    """
+    z = ppi.z_quantile(level)
+    zt = ppi.z_quantile(level, max(n_lab - 1, 1))
+    wilson = ppi.wilson_counts(sums, 1 + int(ratio), ratio=ratio, target=target)
+    out = {}
+    for method in ppi.METHODS:
+        theta, var = fits[method][0], fits[method][1]
+        if jack is not None and method in jack:
+            se = np.sqrt(jack[method])
+            low, high = theta - zt * se, theta + zt * se
+        elif binary.get(method, False):
+            low, high = stats.wilson_interval(*wilson[method], level=level)
+        else:
+            q = zt if target == "items" and method != "naive" else z
+            se = np.sqrt(np.where(var >= 0, var, np.nan))
+            low, high = theta - q * se, theta + q * se
+        out[method] = (theta, low, high)
+    return out
+
+
+def _replayed(
+    masks: np.ndarray,
+    f: np.ndarray,
+    y: np.ndarray,
+    units: np.ndarray,
+    *,
+    ratio: bool,
+    options: dict[str, Any],
     rng: np.random.Generator,
 ) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
-    """Return {method: (θ, low, high)} over replays, each with its own cluster bootstrap."""
-    reps, df = len(masks), int(units.max())
+    """Return {method: (θ, low, high)} over replays, each running `methods.estimates`."""
+    reps = len(masks)
+    seeds = rng.integers(0, 2**31 - 1, size=reps)
     out = {m: (np.empty(reps), np.empty(reps), np.empty(reps)) for m in ppi.METHODS}
     for r, mask in enumerate(masks):
-        rows = mask[:, None] * lab_rows + (1.0 - mask[:, None]) * unl_rows
-        point = ppi.all_methods(rows.sum(axis=0)[None], k, lam=lam, ratio=ratio)
-        boot = ppi.bootstrap_methods(rows, units, k, lam=lam, ratio=ratio, n_boot=n_boot, rng=rng)
-        for method in ppi.METHODS:
-            theta = point[method][0][0]
-            low, high, _ = ppi.boot_interval(
-                theta, boot[method][0], level=level, ci=bootstrap_ci, df=df
-            )
-            out[method][0][r], out[method][1][r], out[method][2][r] = theta, low, high
+        lab = mask.astype(bool)
+        human = np.where(lab[:, None], y, np.nan)
+        table = _methods.estimates(f, human, cluster=units, ratio=ratio, seed=int(seeds[r]),
+                                   **options)  # fmt: skip
+        for i, method in enumerate(table["method"]):
+            row = table.iloc[i]
+            for j, col in enumerate(("estimate", "ci_low", "ci_high")):
+                out[method][j][r] = row[col]
     return out
 
 
@@ -156,8 +211,10 @@ def budget_curve(
     kind: str = "auto",
     ties: str = "half",
     outcomes: Sequence[str] = _methods.OUTCOMES,
-    n_boot: int = 500,
+    n_boot: int = 999,
     bootstrap_ci: str = "t",
+    target: str = "items",
+    interval: str = "auto",
 ) -> pd.DataFrame:
     """Return interval width and coverage of every method at each label budget (replayed).
 
@@ -165,8 +222,9 @@ def budget_curve(
         df: One row per item, every item with its human label.
         judge_col: The judge's label.
         human_col: The human label.
-        cluster_col: Resampling unit: labels are drawn by whole clusters and intervals come
-            from the cluster bootstrap; None: items independent, z / Wilson intervals.
+        cluster_col: Unit of the label draws: labels are drawn by whole clusters (the items
+            target's interval is then by cluster, the population's the wild cluster
+            bootstrap); None: items drawn one by one, closed-form intervals.
         budgets: Numbers of human labels (out-of-range budgets are left out).
         reps: Replays per budget.
         seed: Seed of the draws (each budget draws from `rng_for(seed, budget)`).
@@ -176,8 +234,11 @@ def budget_curve(
         kind: Label kind (`methods.KINDS`).
         ties: Pairwise tie rule.
         outcomes: Pairwise labels for A wins, B wins, tie.
-        n_boot: Bootstrap replicates per replay (clustered tables only).
-        bootstrap_ci: Bootstrap interval, `t` or `percentile` (clustered tables only).
+        n_boot: Bootstrap replicates per replay (clustered tables, population target).
+        bootstrap_ci: Cluster-bootstrap interval, `t` or `percentile` (`interval="bootstrap"`).
+        target: `items` (these items: the all-human value, the default) or `population`
+            (`ppi.TARGETS`).
+        interval: The interval construction of `methods.estimates` (`auto` by `target`).
 
     Returns:
         One row per budget × method with `COLUMNS`.
@@ -192,27 +253,37 @@ def budget_curve(
         raise ValueError("budget_curve needs a human label on every item")
     k, n = f.shape[1], len(f)
     units = ppi.unit_codes(None if cluster_col is None else df[cluster_col].to_numpy(object), n)
-    how = "bootstrap" if cluster_col is not None and units.max() + 1 < n else "z"
+    clustered = cluster_col is not None and units.max() + 1 < n
+    how = ppi.resolve_interval(interval, n, int(units.max()) + 1, clustered, target)
     if truth is None:
         truth = float(y[:, 0].sum() / (y[:, 1].sum() if ratio else n))
     binary = {"classical": ratio or ppi.is_binary(y), "naive": ratio or ppi.is_binary(f)}
     shift = 0.0 if any(binary.values()) else float(np.median(f))  # centred, as `estimates`
     lab_rows = ppi.moment_rows(y - shift, f - shift, np.ones(n, bool))
     unl_rows = ppi.moment_rows(y - shift, f - shift, np.zeros(n, bool))
+    options = {"target": target, "labels_by": "cluster", "interval": how, "level": level,
+               "lambda_": lam, "n_boot": n_boot, "bootstrap_ci": bootstrap_ci}  # fmt: skip
     rows: list[dict[str, Any]] = []
     for budget in sorted({int(b) for b in budgets if 2 <= int(b) <= n - 2}):
         rng = stats.rng_for(seed, "grounding.budget", budget)
         masks = _masks(rng, units, budget, reps)
-        if how == "bootstrap":
-            fits = _bootstrapped(masks, lab_rows, unl_rows, units, k, lam=lam, ratio=ratio,
-                                 level=level, n_boot=n_boot, bootstrap_ci=bootstrap_ci,
-                                 rng=rng)  # fmt: skip
+        if clustered:
+            fits = _replayed(masks, f, y, units, ratio=ratio, options=options, rng=rng)
+            label = {"finite": "finite jackknife by cluster", "wild": "wild cluster bootstrap",
+                     "bootstrap": f"bootstrap_{bootstrap_ci}"}.get(how, how)  # fmt: skip
         else:
             sums = masks @ lab_rows + (1.0 - masks) @ unl_rows
-            methods = ppi.all_methods(sums, k, lam=lam, ratio=ratio)
-            fits = _intervals(methods, sums, binary=binary, ratio=ratio, level=level)
-        fits = {m: tuple(v + shift for v in fit) for m, fit in fits.items()}
+            methods = ppi.all_methods(sums, k, lam=lam, ratio=ratio, target=target)
+            jack = None
+            if how in ("jackknife", "finite"):
+                jack = _jackknifed(masks, sums, lab_rows, unl_rows, k, lam=lam, ratio=ratio,
+                                   target=target)  # fmt: skip
+            fits = _intervals(methods, sums, binary=binary, ratio=ratio, level=level,
+                              target=target, n_lab=budget, jack=jack)  # fmt: skip
+            fits = {m: tuple(v + shift for v in fit) for m, fit in fits.items()}
+            label = {"finite": "finite jackknife/wilson", "jackknife": "jackknife/wilson"}.get(
+                how, "z/wilson"
+            )
         n_lab = float(masks.sum(axis=1).mean())
-        label = f"bootstrap_{bootstrap_ci}" if how == "bootstrap" else "z/wilson"
         rows.extend(_summary(budget, n_lab, fits, truth, label))
     return pd.DataFrame(rows, columns=list(COLUMNS))

@@ -4,7 +4,9 @@ Where a pointwise source has human labels (the gold, mapped to Correct/Incorrect
 card's `label_map`), the card shows what the judge says the graded answers' pass rate is
 (judge only), what a prediction-powered estimate makes of it with `HUMAN_BUDGET` human labels
 drawn at random (PPI++, the headline: what a team that labels that many would report), and
-the all-human value, each with its interval and n.
+the all-human value, each with its interval and n. The intervals are for the population the
+items come from (`target="population"`: the wild cluster bootstrap when the items share
+source clusters); the note says how many effective clusters stand behind the estimate.
 """
 
 from __future__ import annotations
@@ -61,7 +63,7 @@ def pass_rate_grounded(ctx: CardContext) -> list[dict]:
     labelled[rng.choice(n, size=budget, replace=False)] = True
     level = ctx.options.level
     cluster = table["cluster"].to_numpy() if table["cluster"].nunique() < n else None
-    kw = dict(level=level, n_boot=ctx.options.n_boot, seed=ctx.options.seed)
+    kw = dict(level=level, n_boot=ctx.options.n_boot, seed=ctx.options.seed, target="population")
     judge, human = table["judge_label"].to_numpy(), table["human_label"].to_numpy()
     part = methods.estimates(judge, np.where(labelled, human, np.nan), cluster=cluster, **kw)
     full = methods.estimates(judge, human, cluster=cluster, **kw)
@@ -73,7 +75,11 @@ def pass_rate_grounded(ctx: CardContext) -> list[dict]:
             f"PPI++, {budget} human labels",
             by.loc["ppi"],
             headline=True,
-            note=f"λ={by.loc['ppi', 'lambda']:.2f}; labels drawn at random (seed {kw['seed']})",
+            note=(
+                f"λ={by.loc['ppi', 'lambda']:.2f}; labels drawn at random (seed {kw['seed']}); "
+                f"{by.loc['ppi', 'n_eff_clusters']:.1f} effective clusters"
+                + (" (few)" if by.loc["ppi", "few_clusters"] else "")
+            ),
         ),
         _row("all human labels", truth, headline=False, note="the value to recover"),
     ]

@@ -17,13 +17,35 @@ ones, ``_a`` all n + N items.
 - naive (judge only): mean_a(f); classical (human only): mean_l(Y); their intervals are
   Wilson for 0/1 labels, else z with Var / n.
 
+**The estimand** (`TARGETS`) decides the interval, never the estimate:
+
+- `population` — *items like these*: the mean of the super-population the items (and their
+  clusters) were drawn from. Independent items: the jackknife (below). Items in clusters:
+  the restricted wild cluster bootstrap of `core.estimates` (`clustered`), which covers it
+  with few, unequal clusters (a cluster bootstrap-t, the earlier default, covered 0.88–0.90
+  with 8–15 unequal clusters and 25–100 labels).
+- `items` — *these items*: the mean human label of the n + N items at hand (a finite
+  population; what `budget` replays against). Its only randomness is which items were
+  labelled: with the n labels a simple random sample of the n + N items,
+  θ̂ = λ·Σ_a f / N + mean_l(d), d = Y − λ·(n + N)/N · f, so
+  σ² = (1 − n / (n + N)) · Var_l(d) / n (the finite-population correction; exact for any
+  clustering of the items). The tuned λ̂ above minimises this σ² too — and, tuned on the
+  same few labels, makes the plug-in σ² optimistic (25 labels: coverage 0.915), so the
+  interval is the delete-one jackknife of the labelled sample (a deleted item returns to the
+  unlabelled set; λ̂ re-tuned each time; times the correction) with t_{n−1}: 0.935–0.95.
+  Labels drawn by whole clusters (`labels_by="cluster"`): the same jackknife deleting one
+  labelled cluster at a time, the correction 1 − g/G, t_{g−1}.
+
+Without clusters the `population` interval is the jackknife over all items (t_{n−1}); the
+plug-in z interval above (kept as `interval="z"`) covered 0.91 with 25 labels.
+
 Everything is computed from per-item *moment rows* (`moment_rows`: counts, sums and cross
 products over the labelled and the unlabelled items): a table's sums give the estimates, and
 a cluster bootstrap (`core.stats.bootstrap_sums`, Rao–Wu rescaled) resamples per-cluster
 sums of the same rows, re-tuning λ̂ in every replicate (`solve` is vectorised over rows of
 sums: replicates, or label budgets in `budget`). Its interval is θ̂ ± t_{G−1} · SE_boot (G
-clusters; clipped to the replicates' range), or the percentile interval: on 60 clusters of
-10 items with 120 labels the percentile interval of PPI++ covered 0.939, the t one 0.948.
+clusters; clipped to the replicates' range), or the percentile interval (kept as
+`interval="bootstrap"`, the earlier default for clustered items).
 """
 
 from __future__ import annotations
@@ -40,8 +62,18 @@ from judgelab.errors import check_choice
 
 #: The estimates reported side by side (`ppi` uses the `lambda_` asked for; `ppi_plain` λ = 1).
 METHODS = ("naive", "classical", "ppi", "ppi_plain")
-#: Interval constructions: `auto` is `bootstrap` when clusters group items, else `z`.
-INTERVALS = ("auto", "z", "bootstrap")
+#: What an interval covers: the super-population (`population`: items like these) or the
+#: mean of these items (`items`: a finite population).
+TARGETS = ("population", "items")
+#: How the labelled items were chosen (the `items` target's design): one by one, or by
+#: whole clusters.
+LABELS_BY = ("item", "cluster")
+#: Interval constructions. `auto`: `finite` for the `items` target; for `population`, `wild`
+#: when clusters group items, else `jackknife`. `z` and `bootstrap` are the earlier defaults
+#: (independent and clustered items).
+INTERVALS = ("auto", "z", "jackknife", "wild", "finite", "bootstrap")
+#: Methods whose interval the jackknife gives (λ re-tuned on every deletion).
+JACKKNIFED = ("ppi", "ppi_plain")
 #: Cluster-bootstrap intervals: θ̂ ± t_{G−1} · SE_boot (default), or percentile.
 BOOTSTRAP_CIS = ("t", "percentile")
 #: Columns of a comparison row.
@@ -57,6 +89,9 @@ COLUMNS = (
     "n_clusters",
     "lambda",
     "interval",
+    "target",
+    "n_eff_clusters",
+    "few_clusters",
 )
 
 
@@ -113,11 +148,20 @@ def _target(m: np.ndarray, ratio: bool) -> tuple[np.ndarray, np.ndarray]:
     return theta, np.stack([1.0 / m[:, 1], -theta / m[:, 1]], axis=1)
 
 
-def solve(sums: np.ndarray, k: int, *, lam: float | str = "tuned", ratio: bool = False) -> dict:
+def solve(
+    sums: np.ndarray,
+    k: int,
+    *,
+    lam: float | str = "tuned",
+    ratio: bool = False,
+    target: str = "population",
+) -> dict:
     """Return every method's estimate and variance from rows of summed moments.
 
     Vectorised over the rows of `sums` (replicates, budgets). Where there is no unlabelled
     item λ is 0 (the human-only mean); with fewer than 2 labelled items variances are NaN.
+    `target="items"` gives the finite-population variances of `ppi` and `classical` (labels
+    a simple random sample of the items; see the module docstring); `naive` is unchanged.
 
     Returns:
         ``{"ppi": (θ, σ², λ), "classical": (θ, σ²), "naive": (θ, σ²)}``, arrays over rows.
@@ -152,10 +196,17 @@ def solve(sums: np.ndarray, k: int, *, lam: float | str = "tuned", ratio: bool =
         )
         var = _quad(a, resid) / m.nl + imputed
         cls, ac = _target(my, ratio)
+        var_cls = _quad(ac, cyy * ddl) / m.nl
+        if target == "items":
+            fpc = 1.0 - m.nl / na
+            lp = np.where(has_u, lam_b * na / np.where(has_u, m.nu, 1.0), 0.0)[:, None, None]
+            resid_f = (cyy - lp * (cyf + cyf.transpose(0, 2, 1)) + lp**2 * cff) * ddl
+            var = fpc * _quad(a, resid_f) / m.nl
+            var_cls = fpc * var_cls
         naive, an = _target(ma, ratio)
         out = {
             "ppi": (theta, var, lam_b),
-            "classical": (cls, _quad(ac, cyy * ddl) / m.nl),
+            "classical": (cls, var_cls),
             "naive": (naive, _quad(an, va) / na),
         }
     return out
@@ -172,10 +223,12 @@ def check_lambda(lambda_: float | str) -> float | str:
     return lam
 
 
-def all_methods(sums: np.ndarray, k: int, *, lam: float | str, ratio: bool) -> dict:
+def all_methods(
+    sums: np.ndarray, k: int, *, lam: float | str, ratio: bool, target: str = "population"
+) -> dict:
     """Return {method: (θ, σ², λ)} for `METHODS` (λ NaN for naive, 0 for classical)."""
-    main = solve(sums, k, lam=lam, ratio=ratio)
-    plain = solve(sums, k, lam=1.0, ratio=ratio)["ppi"]
+    main = solve(sums, k, lam=lam, ratio=ratio, target=target)
+    plain = solve(sums, k, lam=1.0, ratio=ratio, target=target)["ppi"]
     nan = np.full_like(main["naive"][0], np.nan)
     return {
         "naive": (*main["naive"], nan),
@@ -195,13 +248,26 @@ def z_quantile(level: float, df: int | None = None) -> float:
     return float(sps.t.ppf(0.5 + level / 2.0, max(int(df), 1)))
 
 
-def wilson_counts(sums: np.ndarray, k: int, *, ratio: bool) -> dict[str, tuple]:
-    """Return (successes, trials) behind classical and naive 0/1 rates, from summed moments."""
+def wilson_counts(
+    sums: np.ndarray, k: int, *, ratio: bool, target: str = "population"
+) -> dict[str, tuple]:
+    """Return (successes, trials) behind classical and naive 0/1 rates, from summed moments.
+
+    For the `items` target the classical rate's trials are n / (1 − n / (n + N)): the
+    finite-population correction as a larger effective sample (successes scaled alike).
+    """
     m = unpack(sums, k)
     fa = m.sz[:, k:] + m.su
     if ratio:
-        return {"classical": (m.sz[:, 0], m.sz[:, 1]), "naive": (fa[:, 0], fa[:, 1])}
-    return {"classical": (m.sz[:, 0], m.nl), "naive": (fa[:, 0], m.nl + m.nu)}
+        cls = (m.sz[:, 0], m.sz[:, 1])
+        naive = (fa[:, 0], fa[:, 1])
+    else:
+        cls, naive = (m.sz[:, 0], m.nl), (fa[:, 0], m.nl + m.nu)
+    if target == "items":
+        with np.errstate(divide="ignore", invalid="ignore"):
+            grow = 1.0 / np.maximum(1.0 - m.nl / (m.nl + m.nu), 1e-12)
+        cls = (cls[0] * grow, cls[1] * grow)
+    return {"classical": cls, "naive": naive}
 
 
 def _as_2d(x: np.ndarray, name: str) -> np.ndarray:
@@ -245,12 +311,17 @@ def is_binary(x: np.ndarray) -> bool:
     return bool(v.size) and bool(np.isin(v, (0.0, 1.0)).all())
 
 
-def resolve_interval(interval: str, n_items: int, n_clusters: int, has_cluster: bool) -> str:
-    """Return `z` or `bootstrap` for `interval` (`auto`: bootstrap when clusters group items)."""
+def resolve_interval(
+    interval: str, n_items: int, n_clusters: int, has_cluster: bool, target: str = "population"
+) -> str:
+    """Return the construction `interval` names (`auto`: see `INTERVALS`)."""
     check_choice("interval", interval, INTERVALS)
+    check_choice("target", target, TARGETS)
     if interval != "auto":
         return interval
-    return "bootstrap" if has_cluster and n_clusters < n_items else "z"
+    if target == "items":
+        return "finite"
+    return "wild" if has_cluster and n_clusters < n_items else "jackknife"
 
 
 def unit_codes(cluster: np.ndarray | None, n: int) -> np.ndarray:
@@ -265,6 +336,77 @@ def unit_codes(cluster: np.ndarray | None, n: int) -> np.ndarray:
     if missing.any():
         codes[missing] = codes.max() + 1 + np.arange(int(missing.sum()))
     return np.unique(codes, return_inverse=True)[1].ravel()
+
+
+def jackknife(
+    sums: np.ndarray,
+    deleted: np.ndarray,
+    k: int,
+    *,
+    lam: float | str,
+    ratio: bool,
+    target: str,
+    fpc: np.ndarray | float = 1.0,
+    methods: tuple[str, ...] = JACKKNIFED,
+) -> dict[str, np.ndarray]:
+    """Return the delete-one-unit jackknife variance of `methods`, per row of `sums`.
+
+    Args:
+        sums: Summed moment rows of each data set (R × p).
+        deleted: The sums of every deletion (R × m × p, NaN rows ignored; `deletions`).
+        k: Label columns.
+        lam: λ rule ("tuned": re-tuned on every deletion, which is what the plug-in
+            variance misses with few labels).
+        ratio: A ratio estimand.
+        target: `population` or `items` (the estimate's formula is the same).
+        fpc: Finite-population correction per row (`deletions`).
+        methods: The methods to return.
+
+    Returns:
+        {method: variance (R,)}: fpc · (m − 1)/m · Σ_i (θ̂_(i) − θ̄)², m the deletions.
+    """
+    R, m, p = deleted.shape
+    fits = all_methods(deleted.reshape(R * m, p), k, lam=lam, ratio=ratio, target=target)
+    used = np.isfinite(deleted[:, :, 0])
+    count = used.sum(axis=1)
+    out = {}
+    for method in methods:
+        theta = np.where(used, fits[method][0].reshape(R, m), np.nan)
+        dev = theta - np.nanmean(theta, axis=1, keepdims=True)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out[method] = np.asarray(fpc) * (count - 1) / count * np.nansum(dev**2, axis=1)
+    return out
+
+
+def deletions(
+    lab_rows: np.ndarray,
+    unl_rows: np.ndarray,
+    labelled: np.ndarray,
+    units: np.ndarray,
+    *,
+    target: str,
+) -> tuple[np.ndarray, np.ndarray, float, int]:
+    """Return (sums (1 × p), deletions (1 × m × p), fpc, m) of one data set for `jackknife`.
+
+    `lab_rows` / `unl_rows` hold every item's moment rows as if labelled / unlabelled;
+    `units` the integer unit of every item (the item itself, or its cluster). For the
+    `population` target a deletion drops one unit (labelled items and all); for `items`
+    it moves one labelled unit's items to the unlabelled set — the finite population
+    stays, the labelled sample loses the unit — and fpc = 1 − (labelled units) / (units).
+    """
+    lab = np.asarray(labelled, dtype=bool)
+    rows = np.where(lab[:, None], lab_rows, unl_rows)
+    total = rows.sum(axis=0)
+    n_units = int(units.max()) + 1
+    if target == "items":
+        moved = clusters.sum_by(np.where(lab[:, None], lab_rows - unl_rows, 0.0), units)
+        chosen = np.bincount(units, weights=lab.astype(float), minlength=n_units) > 0
+        deleted = total[None] - moved[chosen]
+        fpc = 1.0 - chosen.sum() / n_units
+    else:
+        deleted = total[None] - clusters.sum_by(rows, units)
+        fpc = 1.0
+    return total[None], deleted[None], fpc, len(deleted)
 
 
 def bootstrap_methods(
@@ -313,6 +455,10 @@ def method_rows(
     counts: dict[str, Any],
     bootstrap_ci: str = "t",
     df: int = 1,
+    finite_df: int | None = None,
+    jack: dict[str, float] | None = None,
+    jack_df: int | None = None,
+    jack_label: str = "jackknife",
 ) -> list[dict[str, Any]]:
     """Return one row per method: z (or Wilson) interval, or one from bootstrap `reps`.
 
@@ -324,8 +470,14 @@ def method_rows(
         counts: `n_labelled`, `n_total`, `n_clusters` of every row.
         bootstrap_ci: `t` or `percentile` (`boot_interval`).
         df: Degrees of freedom of the bootstrap-t interval (clusters − strata).
+        finite_df: With the `items` target: the t degrees of freedom of the labelled rows'
+            finite-population intervals (labelled units − strata); None: z intervals.
+        jack: {method: jackknife variance} of methods whose interval is θ̂ ± t · √(var).
+        jack_df: Degrees of freedom of those t intervals (labelled items − strata).
+        jack_label: The `interval` name of those rows.
     """
     z = z_quantile(level)
+    zf = z if finite_df is None else z_quantile(level, max(int(finite_df), 1))
     out = []
     for method in METHODS:
         theta, var, lam = (float(np.asarray(v).ravel()[0]) for v in point[method])
@@ -334,10 +486,17 @@ def method_rows(
                 theta, reps[method][0], level=level, ci=bootstrap_ci, df=df
             )
             how = f"bootstrap_{bootstrap_ci}"
+        elif jack is not None and method in jack:
+            se = float(np.sqrt(jack[method]))
+            q = z_quantile(level, max(int(jack_df or 1), 1))
+            low, high, how = theta - q * se, theta + q * se, f"{jack_label} t({int(jack_df or 1)})"
         elif wilson is not None and method in wilson:
             bounds = stats.wilson_interval(*wilson[method], level=level)
             low, high = (float(np.ravel(v)[0]) for v in bounds)
             se, how = float(np.sqrt(var)), "wilson"
+        elif finite_df is not None and method != "naive":
+            se = float(np.sqrt(var)) if var >= 0 else np.nan
+            low, high, how = theta - zf * se, theta + zf * se, f"finite t({int(finite_df)})"
         else:
             se = float(np.sqrt(var)) if var >= 0 else np.nan
             low, high, how = theta - z * se, theta + z * se, "z"

@@ -16,6 +16,7 @@ FAMILIES = (
     "contexteval",
     "faithfulness",
     "grounding",
+    "design",
     "probes",
 )
 
