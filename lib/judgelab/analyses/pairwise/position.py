@@ -2,11 +2,13 @@
 
 Each function reshapes `pairwise_rates` output (spec 000 §4.7, the MT-Bench consistency
 categories): no new resampling, the intervals and the position test are those of the rates
-(cluster bootstrap by default).
+(the restricted wild cluster bootstrap by default, whose p-value inverts the interval
+beside it).
 """
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from judgelab.analyses.pairwise.outcomes import CATEGORIES
@@ -27,12 +29,16 @@ def position_preference(rates: pd.DataFrame, *, test: str = "bootstrap") -> pd.D
     divides by the valid non-tie verdicts only (the earlier headline; 0.5 = no preference).
     Both are equal for a judge that never ties.
 
-    Tests of "the judge picks A as often as B": `p_bootstrap`, the cluster-bootstrap test
-    of the decisive share = 1/2 from `pairwise_rates` (resampling clusters, resolved
-    adaptively; `p_bound` marks an upper bound), and `p_sign`, the legacy exact sign test of
-    the items judged position A both times (`biased_first`) against position B both times
-    (`biased_second`), which assumes independent items. Per-split and pooled rows only
-    (counts are not defined for a mean of splits).
+    Tests of "the judge picks A as often as B": `p_bootstrap`, the cluster test of the
+    decisive share = 1/2 carried by the rates — by default the restricted wild cluster
+    bootstrap, whose p is below 1 − level exactly when 1/2 lies outside
+    [`decisive_low`, `decisive_high`] (with `pairwise_rates(inference="bootstrap")`, the
+    earlier adaptive percentile-bootstrap p; `p_bound` marks an upper bound) — and
+    `p_sign`, the legacy exact sign test of the items judged position A both times
+    (`biased_first`) against position B both times (`biased_second`), which assumes
+    independent items. `n_eff_clusters`, `few_clusters` and `method` are those of the
+    decisive share's row. Per-split and pooled rows only (counts are not defined for a mean
+    of splits).
 
     Args:
         rates: Output of `pairwise_rates`.
@@ -43,7 +49,7 @@ def position_preference(rates: pd.DataFrame, *, test: str = "bootstrap") -> pd.D
         `wilson_high`, `n_valid` (valid verdicts), `pos_a_rate_decisive`, `decisive_low`,
         `decisive_high`, `n_verdicts` (valid non-tie verdicts), `n_clusters`, `run_gap`
         (a2 − a1), `n_biased_first`, `n_biased_second`, `p_value`, `p_bootstrap`,
-        `p_bound`, `n_boot_p`, `p_sign`, `test`.
+        `p_bound`, `n_boot_p`, `p_sign`, `test`, `n_eff_clusters`, `few_clusters`, `method`.
     """
     check_choice("position test", test, POSITION_TESTS)
     keys = rate_keys(rates)
@@ -76,7 +82,9 @@ def position_preference(rates: pd.DataFrame, *, test: str = "bootstrap") -> pd.D
         for a, b in zip(out["n_biased_first"], out["n_biased_second"], strict=True)
     ]
     out["p_value"] = out["p_bootstrap"] if test == "bootstrap" else out["p_sign"]
-    out["test"] = "cluster bootstrap" if test == "bootstrap" else "sign (legacy)"
+    out["test"] = dec["method"] if test == "bootstrap" else "sign (legacy)"
+    for col in ("n_eff_clusters", "few_clusters", "method"):
+        out[col] = dec[col] if col in dec.columns else np.nan
     cols = [c for c in out.columns if c not in ("p_value", "p_bootstrap")]
     cols.insert(cols.index("p_bound"), "p_value")
     cols.insert(cols.index("p_bound"), "p_bootstrap")
