@@ -355,16 +355,16 @@ def _wild_frame(
     parts = [m.units for m in members]
     totals = [_totals(c) for c in parts]
     tot = np.sum(totals, axis=0)
+    aligned = units.align(parts)
     ests = []
     for i in which:
         metric = names[i]
         dens = np.array([t[mlay.den[i]] for t in totals])
-        defined = dens > 0 if dens.any() else np.ones(len(dens), dtype=bool)
-        cells = [c for c, ok in zip(parts, defined, strict=True) if ok]
-        weights = np.full(len(cells), 1.0 / len(cells))
+        defined = np.flatnonzero(dens > 0) if dens.any() else np.arange(len(dens))
+        weights = np.full(len(defined), 1.0 / len(defined))
         if not mean and dens.any():
             weights = dens[defined] / dens[defined].sum()
-        s, mult = units.rate_sums(cells, mlay, i)
+        s, mult = units.rate_sums(aligned, mlay, i, defined)
         null = POSITION_TEST[1] if metric in TESTED else float("nan")
         rng = estimates.seeded(boot.seed, aggregation, *map(str, key.values()), metric)
         ests.append(

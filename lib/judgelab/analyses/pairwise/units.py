@@ -14,7 +14,8 @@ arrays and get the very same rows.
 - `CellUnits` holds one cell's units: sorted unit labels and their summed moment rows
   (`cell_units`), or — for very many units without labels — distinct rows with counts
   (`patterns`); `union` merges cells (the pooled row: units matched by label);
-- `rate_sums` returns one metric's `Sums` over one or several cells (G units × J cells);
+- `align` puts cells side by side once (units matched by label), `rate_sums` slices one
+  metric's `Sums` (G units × J cells) out of it;
 - `estimate` runs `estimates.from_sums`, except where the wild bootstrap's B × G arrays
   would not fit (`WILD_MAX_CELLS`): there the CR1 t(G − 1) Wald interval and test (which the
   wild test approaches with that many clusters), said so in `method`.
@@ -143,33 +144,52 @@ def union(cells: Sequence[CellUnits]) -> CellUnits:
     return cell_units(np.vstack([c.rows for c in cells]), labels)
 
 
-def rate_sums(
-    cells: Sequence[CellUnits], lay: Moments, metric: int
-) -> tuple[estimates.Sums, np.ndarray | None]:
-    """Return metric `metric`'s `Sums` over `cells` (G units × J cells) and unit counts.
+class Aligned(NamedTuple):
+    """Cells' units side by side: (G units × width × J cells), matched by label.
 
-    Units are matched by label across cells (G = their union); cells held as patterns are
-    stacked instead (their units are distinct), with the count of every row.
+    Cells held as patterns are stacked instead (their units are distinct), with the count
+    of every row in `mult`.
     """
-    cols = [lay.count[metric], lay.num[metric], lay.den[metric]]
-    cols += [lay.num2[metric], lay.den2[metric], lay.numden[metric]]
+
+    rows: np.ndarray
+    mult: np.ndarray | None
+
+
+def align(cells: Sequence[CellUnits]) -> Aligned:
+    """Return `cells` side by side (built once per row group; `rate_sums` slices it)."""
     J = len(cells)
+    width = cells[0].rows.shape[1]
     if any(c.labels is None for c in cells):
         blocks, counts = [], []
         for j, c in enumerate(cells):
-            part = np.zeros((len(c.rows), 6, J))
-            part[:, :, j] = c.rows[:, cols]
+            part = np.zeros((len(c.rows), width, J))
+            part[:, :, j] = c.rows
             blocks.append(part)
             counts.append(np.ones(len(c.rows)) if c.counts is None else c.counts)
-        arr, mult = np.concatenate(blocks), np.concatenate(counts)
-    else:
-        labels = np.unique(np.concatenate([c.labels for c in cells]).astype(str))
-        arr = np.zeros((len(labels), 6, J))
-        for j, c in enumerate(cells):
-            pos = np.searchsorted(labels, c.labels.astype(str))
-            arr[pos, :, j] = c.rows[:, cols]
-        mult = None
-    return estimates.Sums(*(arr[:, i, :] for i in range(6))), mult
+        return Aligned(np.concatenate(blocks), np.concatenate(counts))
+    if J == 1:
+        return Aligned(cells[0].rows[:, :, None], None)
+    labels = np.unique(np.concatenate([c.labels for c in cells]).astype(str))
+    arr = np.zeros((len(labels), width, J))
+    for j, c in enumerate(cells):
+        arr[np.searchsorted(labels, c.labels.astype(str)), :, j] = c.rows
+    return Aligned(arr, None)
+
+
+def rate_sums(
+    aligned: Aligned, lay: Moments, metric: int, cells: Sequence[int] | None = None
+) -> tuple[estimates.Sums, np.ndarray | None]:
+    """Return metric `metric`'s `Sums` (G units × J cells; `cells`: a subset) and counts.
+
+    G counts every unit of the aligned cells (those the metric does not count have zero
+    rows, which `estimates.from_sums` leaves out).
+    """
+    cols = [lay.count[metric], lay.num[metric], lay.den[metric]]
+    cols += [lay.num2[metric], lay.den2[metric], lay.numden[metric]]
+    arr = aligned.rows[:, cols, :]
+    if cells is not None:
+        arr = arr[:, :, list(cells)]
+    return estimates.Sums(*(arr[:, i, :] for i in range(6))), aligned.mult
 
 
 def _expand(s: estimates.Sums, mult: np.ndarray) -> estimates.Sums:
@@ -261,7 +281,9 @@ __all__ = [
     "WALD",
     "WILD_MAX_CELLS",
     "CellUnits",
+    "Aligned",
     "Moments",
+    "align",
     "cell_units",
     "estimate",
     "layout",
