@@ -315,7 +315,9 @@ def wild_rates(
                 rows.append(
                     _wild_frame({**base, across: agg}, agg, members, mlay, lay, boot, which)
                 )
-    return _finish(pd.concat(rows, ignore_index=True), wanted, None)
+    merged = {c: [v for r in rows for v in r[c]] for c in rows[0]}  # dtypes inferred once
+    out = pd.DataFrame(merged)
+    return _finish(out, wanted, None)
 
 
 def _totals(cell: units.CellUnits) -> np.ndarray:
@@ -341,8 +343,8 @@ def _wild_frame(
     lay: _Layout,
     boot: _Boot,
     which: list[int],
-) -> pd.DataFrame:
-    """Return the `estimates` rows of one split cell, or of an average over `members`.
+) -> dict[str, Any]:
+    """Return the `estimates` rows (columns) of one split cell, or of an average over `members`.
 
     The averages are contrasts of the per-split ratios over the splits where the rate is
     defined: `pooled` weights split j by its share of the denominator, D_j / D — the pooled
@@ -383,30 +385,29 @@ def _wild_frame(
     binomial = lay.binomial[which] & (not mean)
     w_low, w_high = stats.wilson_interval(k, n, level=boot.level)
     nan = np.full(len(which), np.nan)
-    return pd.DataFrame(
-        {
-            **{c: [v] * len(which) for c, v in key.items()},
-            "aggregation": aggregation,
-            "metric": [names[i] for i in which],
-            "value": [e.value for e in ests],
-            "k": nan if mean else k,
-            "n": n,
-            "n_clusters": [e.n_clusters for e in ests],
-            "ci_low": [e.ci_low for e in ests],
-            "ci_high": [e.ci_high for e in ests],
-            "wilson_low": np.where(binomial, w_low, np.nan),
-            "wilson_high": np.where(binomial, w_high, np.nan),
-            "n_items": tot[mlay.values + lay.complete],
-            "n_gold": tot[mlay.values + lay.has_gold],
-            "n_incomplete": float(sum(m.incomplete for m in members)),
-            "p_value": [e.p_value for e in ests],
-            "p_bound": False,
-            "n_boot_p": [_replicates(e) for e in ests],
-            "n_eff_clusters": [e.n_eff_clusters for e in ests],
-            "few_clusters": [e.few_clusters for e in ests],
-            "method": [e.method for e in ests],
-        }
-    )
+    m = len(which)
+    return {
+        **{c: [v] * m for c, v in key.items()},
+        "aggregation": [aggregation] * m,
+        "metric": [names[i] for i in which],
+        "value": [e.value for e in ests],
+        "k": nan if mean else k,
+        "n": n,
+        "n_clusters": [e.n_clusters for e in ests],
+        "ci_low": [e.ci_low for e in ests],
+        "ci_high": [e.ci_high for e in ests],
+        "wilson_low": np.where(binomial, w_low, np.nan),
+        "wilson_high": np.where(binomial, w_high, np.nan),
+        "n_items": [tot[mlay.values + lay.complete]] * m,
+        "n_gold": [tot[mlay.values + lay.has_gold]] * m,
+        "n_incomplete": [float(sum(x.incomplete for x in members))] * m,
+        "p_value": [e.p_value for e in ests],
+        "p_bound": [False] * m,
+        "n_boot_p": [_replicates(e) for e in ests],
+        "n_eff_clusters": [e.n_eff_clusters for e in ests],
+        "few_clusters": [e.few_clusters for e in ests],
+        "method": [e.method for e in ests],
+    }
 
 
 def _check_across(outcomes: pd.DataFrame, groups: list[str], across: str | None) -> None:
