@@ -170,6 +170,7 @@ class _Boot(NamedTuple):
     level: float
     cluster: str | None
     inference: str = "wild"
+    metrics: tuple[str, ...] = tuple(METRICS)
 
 
 def _stat(sums: np.ndarray, metric: str) -> np.ndarray:
@@ -207,7 +208,8 @@ def _cell(key: dict, probe: str, rows: pd.DataFrame, values: np.ndarray, boot: _
         return _boot_cell(base, probe, key, unit, values, boot)
     labels = unit.astype(str).to_numpy()
     out = []
-    for metric, (num, minus, den, tested) in METRICS.items():
+    for metric in boot.metrics:
+        num, minus, den, tested = METRICS[metric]
         top = values[:, _C[num]] - (values[:, _C[minus]] if minus else 0.0)
         s = estimates.sums(top, values[:, _C[den]], np.zeros(len(top), dtype=np.int64), labels, 1)
         rng = estimates.seeded(boot.seed, "probes", probe, *map(str, key.values()), metric)
@@ -252,7 +254,8 @@ def _boot_cell(
     reps = stats.bootstrap_sums(units_, n_boot=boot.n_boot, rng=rng)
     sums = units_.sum(axis=0)
     out, p_of = [], {}
-    for metric, (_, _, den, tested) in METRICS.items():
+    for metric in boot.metrics:
+        _, _, den, tested = METRICS[metric]
         r = _stat(reps, metric)
         low, high = resample.interval(r, level=boot.level, df=len(units_) - 1)
         p = inference.PValue(np.nan, 0, np.nan, False)
@@ -303,6 +306,7 @@ def probe_effects(
     level: float = 0.95,
     cluster: str | None = "cluster",
     inference: str = "wild",
+    metrics: Sequence[str] | None = None,
 ) -> pd.DataFrame:
     """Return every probe metric (module docstring) per judge × condition × sample × probe.
 
@@ -317,6 +321,7 @@ def probe_effects(
             cluster); None resamples original items (the legacy, independent-items choice).
         inference: "wild" (default: `core.estimates` rows) or "bootstrap" (the earlier
             default; see the module docstring).
+        metrics: Report only these metrics (default: all of `METRICS`, in that order).
 
     Returns:
         Long table: `judge`, `condition`, `sample`, `probe`, `n_items` (original items with
@@ -328,10 +333,14 @@ def probe_effects(
     """
     require_columns(pairs, PAIR_COLUMNS, "probe_effects needs probe_pairs(...) output;")
     check_choice("inference", inference, INFERENCE)
+    wanted = list(METRICS) if metrics is None else [m for m in METRICS if m in set(metrics)]
+    unknown = sorted(set(metrics or ()) - set(METRICS))
+    if unknown:
+        raise ValueError(f"unknown probe metric(s) {unknown}; known: {list(METRICS)}")
     order = list(dict.fromkeys(pairs["probe"])) if probes is None else list(probes)
     pairs = pairs[pairs["probe"].isin(order)].reset_index(drop=True)
     values = _columns(pairs)
-    boot = _Boot(n_boot, seed, level, cluster, inference)
+    boot = _Boot(n_boot, seed, level, cluster, inference, tuple(wanted))
     rows: list[dict] = []
     for key, idx in pairs.groupby(list(KEYS), sort=True, dropna=False).indices.items():
         kd = dict(zip(KEYS, key, strict=True))
