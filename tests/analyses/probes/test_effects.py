@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from judgelab.analyses import probes
 from judgelab.core import schema
@@ -160,3 +162,22 @@ def test_heatmap_draws_every_cell(planted):
     assert [t.get_text() for t in ax.get_xticklabels()][-1] == "all"
     with pytest.raises(ValueError, match="unknown metric"):
         probes.plots.effects_heatmap(eff.reset_index(), metric="nope")
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10_000), G=st.integers(3, 12), beta=st.sampled_from([0.0, 0.8]))
+def test_rel3_33_pull_and_accuracy_p_values_invert_their_intervals(seed, G, beta):
+    params = sim.ProbeParams(
+        susceptibility={"v": beta}, delta=0.3, invalid_rate=0.03, invalid_if_wrong=0.15
+    )
+    design = Design(G, 5, 0.5, size_spread=1.5, effect_sd=0.5)
+    s = sim.probe_benchmark(np.random.default_rng(seed), design, params)
+    pairs = probes.probe_pairs(s.judgments, s.items)
+    eff = probes.probe_effects(pairs, n_boot=199, seed=seed, metrics=["pull", "acc_change_worse"])
+    for row in eff[eff["metric"].isin(["pull", "acc_change_worse"])].itertuples():
+        if not np.isfinite(row.p_value):
+            continue
+        inside = row.ci_low <= 0.0 <= row.ci_high
+        on_edge = min(abs(row.ci_low), abs(row.ci_high)) <= 1e-3 * (row.ci_high - row.ci_low)
+        assert on_edge or inside == (row.p_value >= 0.05), row
+        assert row.n_eff_clusters <= row.n_clusters + 1e-9 and row.few_clusters
