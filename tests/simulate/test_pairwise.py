@@ -7,8 +7,8 @@ import pytest
 
 from judgelab.analyses import pairwise
 from judgelab.core import schema
-from judgelab.simulate.base import Design
 from judgelab.simulate import pairwise as simpw
+from judgelab.simulate.base import Design
 from judgelab.simulate.pairwise import PairwiseParams, pairwise_benchmark, population
 
 PARAMS = PairwiseParams(
@@ -128,7 +128,9 @@ def test_rel3_33_invalid_outputs_missing_not_at_random(shaped):
     right = simpw.invalid_prob(SHAPED, 0, np.array([False]), np.zeros(1))[0]
     wrong = simpw.invalid_prob(SHAPED, 0, np.array([True]), np.zeros(1))[0]
     assert (right, wrong) == pytest.approx((0.03, 0.15))
-    lengths = shaped.items["response_pos"].str.count(" ") + shaped.items["response_neg"].str.count(" ")
+    lengths = shaped.items["response_pos"].str.count(" ") + shaped.items["response_neg"].str.count(
+        " "
+    )
     by_item = dict(zip(shaped.items["item_id"], lengths, strict=True))
     length = j["item_id"].map(by_item)
     long, short = length >= length.quantile(0.75), length <= length.quantile(0.25)

@@ -89,7 +89,9 @@ def test_rel3_33_mnar_truths_match_a_large_draw_and_sizes_are_unequal():
     for m in ("pull", "robustness", "acc_change_worse", "acc_change_better"):
         assert got[m] == pytest.approx(s.truth[f"{m}:v"], abs=0.012), m
     # the truth counts valid pairs only: ignoring the MNAR validity would move it
-    plain = sim.population(sim.ProbeParams(susceptibility={"v": 0.6}, accuracy=1.0, delta=0.3), 0.5, 0.5)
+    plain = sim.population(
+        sim.ProbeParams(susceptibility={"v": 0.6}, accuracy=1.0, delta=0.3), 0.5, 0.5
+    )
     assert plain["acc_change_worse:v"] != pytest.approx(s.truth["acc_change_worse:v"], abs=1e-4)
     uneq = sim.probe_benchmark(
         np.random.default_rng(7), Design(8, 6, 0.5, size_spread=1.5), params

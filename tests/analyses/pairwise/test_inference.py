@@ -26,7 +26,7 @@ def clustered(seed, n_clusters, n_items, judges=("J1",), bias_sd=0.8, spread=1.5
     rows = []
     for judge in judges:
         skill = rng.normal(0.8, 0.7, n_clusters)[cluster]
-        for i, c in enumerate(cluster):
+        for i in range(len(cluster)):
             for order, sign in ((0, 1.0), (1, -1.0)):
                 u = rng.random()
                 p_pos = 1 / (1 + np.exp(-(skill[i] + sign * delta[i])))
@@ -104,7 +104,9 @@ def test_rel3_33_unit_sums_are_the_engine_sums_of_the_item_rows():
         )  # fmt: skip
         row = got.loc[metric]
         assert (row["value"], row["ci_low"], row["ci_high"]) == (
-            want.value, want.ci_low, want.ci_high
+            want.value,
+            want.ci_low,
+            want.ci_high,
         ), metric
         assert row["n_eff_clusters"] == want.n_eff_clusters and row["method"] == want.method
         assert np.array_equal(row["p_value"], want.p_value, equal_nan=True)

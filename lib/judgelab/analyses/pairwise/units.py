@@ -73,7 +73,9 @@ def layout(num_cols: Sequence[int], den_cols: Sequence[int], n_values: int) -> M
     )
 
 
-def moment_columns(values: np.ndarray, num_cols: Sequence[int], den_cols: Sequence[int]) -> np.ndarray:
+def moment_columns(
+    values: np.ndarray, num_cols: Sequence[int], den_cols: Sequence[int]
+) -> np.ndarray:
     """Return per item the moment columns of `layout` (n × width).
 
     Every metric's numerator is 0 where its denominator is (an item outside a rate adds
@@ -86,9 +88,7 @@ def moment_columns(values: np.ndarray, num_cols: Sequence[int], den_cols: Sequen
     return np.hstack([ind, v, v * v, v[:, num_cols] * v[:, den_cols]])
 
 
-def unit_labels(
-    frame: pd.DataFrame, cluster: str | None, item_keys: Sequence[str]
-) -> np.ndarray:
+def unit_labels(frame: pd.DataFrame, cluster: str | None, item_keys: Sequence[str]) -> np.ndarray:
     """Return each row's unit label: its cluster, else "item|<item_keys values>|<item_id>"."""
     own = pd.Series("item", index=frame.index, dtype=object)
     for col in [*item_keys, "item_id"]:
@@ -138,7 +138,9 @@ def union(cells: Sequence[CellUnits]) -> CellUnits:
     if any(c.labels is None for c in cells):
         return patterns(
             np.vstack([c.rows for c in cells]),
-            np.concatenate([np.ones(len(c.rows)) if c.counts is None else c.counts for c in cells]),
+            np.concatenate(
+                [np.ones(len(c.rows)) if c.counts is None else c.counts for c in cells]
+            ),
         )
     labels = np.concatenate([c.labels for c in cells])
     return cell_units(np.vstack([c.rows for c in cells]), labels)

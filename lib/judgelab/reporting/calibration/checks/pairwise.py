@@ -56,12 +56,16 @@ TWO = {
 ONE_METRICS = ("a1", "ca", "cons", "flip_rate", *pairwise.position.NEEDED)
 
 
-def sim_one(rng: np.random.Generator, hypothesis: str, shape: Scenario | None = None) -> Simulation:
+def sim_one(
+    rng: np.random.Generator, hypothesis: str, shape: Scenario | None = None
+) -> Simulation:
     """One judge on one split, shaped like `shape`."""
     return simpw.pairwise_benchmark(rng, (shape or BALANCED).design(), ONE[hypothesis])
 
 
-def sim_two(rng: np.random.Generator, hypothesis: str, shape: Scenario | None = None) -> Simulation:
+def sim_two(
+    rng: np.random.Generator, hypothesis: str, shape: Scenario | None = None
+) -> Simulation:
     """Two judges on one split, shaped like `shape`."""
     return simpw.pairwise_benchmark(rng, (shape or BALANCED).design(), TWO[hypothesis])
 
