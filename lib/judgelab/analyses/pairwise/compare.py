@@ -362,7 +362,7 @@ def _wild_diff(cell: _PairCell, boot: _PairBoot, key: tuple) -> estimates.Estima
     num = np.concatenate([cell.values[:, 1], cell.values[:, 0]])
     group = np.repeat([0, 1], n)  # group 1 − group 0 = judge_1 − judge_2
     unit = np.concatenate([cell.labels, cell.labels]).astype(str)
-    s = estimates.sums(num, np.ones(2 * n), group, unit, 2)
+    s = units.row_sums(num, np.ones(2 * n), group, unit, 2)
     rng = estimates.seeded(boot.seed, *map(str, key))
     return units.estimate(
         s,

@@ -194,6 +194,19 @@ def rate_sums(
     return estimates.Sums(*(arr[:, i, :] for i in range(6))), aligned.mult
 
 
+def row_sums(
+    num: np.ndarray, den: np.ndarray, group: np.ndarray, labels: np.ndarray, n_groups: int
+) -> estimates.Sums:
+    """Return `estimates.sums` of per-row data, or empty `Sums` when no row has den > 0.
+
+    (`estimates.sums` cannot code an empty selection of string labels.)
+    """
+    den = np.asarray(den, dtype=np.float64)
+    if not np.any(den > 0):
+        return estimates.Sums(*(np.zeros((0, n_groups)) for _ in range(6)))
+    return estimates.sums(num, den, group, np.asarray(labels).astype(str), n_groups)
+
+
 def _expand(s: estimates.Sums, mult: np.ndarray) -> estimates.Sums:
     reps = mult.astype(np.int64)
     return estimates.Sums(*(np.repeat(x, reps, axis=0) for x in s))
@@ -292,6 +305,7 @@ __all__ = [
     "moment_columns",
     "patterns",
     "rate_sums",
+    "row_sums",
     "union",
     "unit_labels",
 ]

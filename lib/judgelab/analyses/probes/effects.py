@@ -211,7 +211,7 @@ def _cell(key: dict, probe: str, rows: pd.DataFrame, values: np.ndarray, boot: _
     for metric in boot.metrics:
         num, minus, den, tested = METRICS[metric]
         top = values[:, _C[num]] - (values[:, _C[minus]] if minus else 0.0)
-        s = estimates.sums(top, values[:, _C[den]], np.zeros(len(top), dtype=np.int64), labels, 1)
+        s = units.row_sums(top, values[:, _C[den]], np.zeros(len(top), dtype=np.int64), labels, 1)
         rng = estimates.seeded(boot.seed, "probes", probe, *map(str, key.values()), metric)
         null = 0.0 if tested else float("nan")
         e = units.estimate(
