@@ -143,15 +143,24 @@ def test_rel3_33_wald_fallback_agrees_with_the_wild_interval_with_many_clusters(
     )
 
 
-def test_rel3_33_pooled_row_is_the_pooled_ratio_with_within_split_residuals():
+def test_rel3_33_pooled_row_is_one_ratio_over_the_union_of_sources():
     a = clustered(1, 6, 40)
     b = clustered(2, 5, 30).assign(split="t")
     b["cluster"] = b["cluster"] + "/t"
-    out = pairwise.item_outcomes(pd.concat([a, b], ignore_index=True))
-    rates = pairwise.pairwise_rates(out, n_boot=199, metrics=["ca"])
+    both = pd.concat([a, b], ignore_index=True)
+    out = pairwise.item_outcomes(both)
+    rates = pairwise.pairwise_rates(out, n_boot=199, metrics=["ca"], seed=3)
     pooled = rates[rates["aggregation"] == "pooled"].iloc[0]
     split = rates[rates["aggregation"] == "split"]
     assert pooled["value"] == pytest.approx(split["k"].sum() / split["n"].sum())
     assert pooled["n_clusters"] == 11 and pooled["ci_low"] < pooled["value"] < pooled["ci_high"]
+    # the engine's ratio over every complete item of both splits, sources as units
+    comp = out[out["complete"].astype(bool)]
+    want = estimates.ratio(
+        comp["consistently_correct"].astype(float).to_numpy(), np.ones(len(comp)),
+        comp["cluster"].to_numpy(), n_boot=199,
+        rng=estimates.seeded(3, "pooled", "J1", "b", "0", "pooled", "ca"),
+    )  # fmt: skip
+    assert (pooled["ci_low"], pooled["ci_high"]) == (want.ci_low, want.ci_high)
     mean = rates[rates["aggregation"] == "mean_of_splits"].iloc[0]
     assert mean["value"] == pytest.approx(split["value"].mean())

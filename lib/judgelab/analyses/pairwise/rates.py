@@ -346,17 +346,22 @@ def _wild_frame(
 ) -> dict[str, Any]:
     """Return the `estimates` rows (columns) of one split cell, or of an average over `members`.
 
-    The averages are contrasts of the per-split ratios over the splits where the rate is
-    defined: `pooled` weights split j by its share of the denominator, D_j / D — the pooled
-    ratio Σ num / Σ den itself, with residuals taken within each split (the split sizes are
-    fixed by the design, as the earlier bootstrap's strata were) —, `mean_of_splits`
-    weights them equally.
+    `pooled` is the ratio Σ num / Σ den over the union of the splits' units (a source in two
+    splits is one unit): residuals about the pooled value, so differences between splits
+    count as variation — conservative when split sizes are fixed by design, and what keeps
+    the interval covering when a split has only a few clusters (the stratified contrast,
+    residuals within each split, covered 0.88–0.90 with a 3-cluster split; issue 33).
+    `mean_of_splits` is the contrast of the per-split ratios with equal weights over the
+    splits where the rate is defined (residuals within each split).
     """
     names = list(METRICS)
     mean = aggregation == MEAN_OF_SPLITS
     parts = [m.units for m in members]
     totals = [_totals(c) for c in parts]
     tot = np.sum(totals, axis=0)
+    if not mean and len(parts) > 1:  # the pooled row: one ratio over the union of units
+        parts = [units.union(parts)]
+        totals = [tot]
     aligned = units.align(parts)
     ests = []
     for i in which:
@@ -364,8 +369,6 @@ def _wild_frame(
         dens = np.array([t[mlay.den[i]] for t in totals])
         defined = np.flatnonzero(dens > 0) if dens.any() else np.arange(len(dens))
         weights = np.full(len(defined), 1.0 / len(defined))
-        if not mean and dens.any():
-            weights = dens[defined] / dens[defined].sum()
         s, mult = units.rate_sums(aligned, mlay, i, defined)
         null = POSITION_TEST[1] if metric in TESTED else float("nan")
         rng = estimates.seeded(boot.seed, aggregation, *map(str, key.values()), metric)
