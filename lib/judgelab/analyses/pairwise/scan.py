@@ -5,15 +5,22 @@ The same numbers as `item_outcomes` → `pairwise_rates`, without a pandas frame
 1. `unit_values` reduces the judgments (a polars LazyFrame: projection and predicate
    pushdown, streaming) to one row per judge × group keys × item × sample holding the
    per-item numerator/denominator columns `pairwise_rates` sums (`VALUE_COLUMNS`);
-2. `scan_rates` reduces those once more, per (group, sample) cell, to the distinct value rows
-   of its resampling units (items, or per-cluster sums) and their counts — a few hundred rows
-   per cell whatever the table's size — and bootstraps them with multinomial weights
-   (`stats.bootstrap_sums` draws exactly so whenever the distinct rows are few: then the
-   intervals equal today's path given the same seed; small cells fall back to the unit rows
-   themselves, in the order today's path resamples them, so they do too).
+2. by default (`inference="wild"`) the scan aggregates, per (group, sample) cell and unit
+   label (the cluster, or the item), the moment sums of `units.moment_columns` — Σ 1[den >
+   0], Σ value, Σ value², Σ num·den per metric — and hands them to `rates.wild_rates`, the
+   very code `pairwise_rates` runs on its own per-unit sums: `core.estimates.from_sums`
+   gets identical arrays, so estimates, intervals, p-values and effective clusters are the
+   same given the seed. Cells of items without clusters too large for the wild bootstrap
+   (`units.WILD_MAX_CELLS`) are held as their distinct item rows with counts (a few
+   hundred rows whatever the size) and get the CR1 t(G − 1) Wald row, as in pandas;
+3. with `inference="bootstrap"` (the earlier default) it reduces each cell to the distinct
+   value rows of its resampling units and their counts and bootstraps them with
+   multinomial weights (`stats.bootstrap_sums` draws exactly so whenever the distinct rows
+   are few: then the intervals equal the pandas path given the same seed; small cells fall
+   back to the unit rows themselves, in the order that path resamples them, so they do too).
 
-Per-split cells, the `pooled` and `mean_of_splits` rows (resampled within each split), the
-position test and every column of the result are those of `pairwise_rates`.
+Per-split cells, the `pooled` and `mean_of_splits` rows, the position test and every column
+of the result are those of `pairwise_rates`.
 """
 
 from __future__ import annotations
