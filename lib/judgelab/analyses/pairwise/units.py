@@ -88,16 +88,27 @@ def moment_columns(
     return np.hstack([ind, v, v * v, v[:, num_cols] * v[:, den_cols]])
 
 
-def unit_labels(frame: pd.DataFrame, cluster: str | None, item_keys: Sequence[str]) -> np.ndarray:
+def unit_labels(
+    frame: pd.DataFrame, cluster: str | None, item_keys: Sequence[str]
+) -> np.ndarray:
     """Return each row's unit label: its cluster, else "item|<item_keys values>|<item_id>"."""
-    own = pd.Series("item", index=frame.index, dtype=object)
-    for col in [*item_keys, "item_id"]:
-        own = own + "|" + frame[col].astype(str)
-    if cluster is None or cluster not in frame.columns:
-        return own.to_numpy(dtype=object)
-    given = frame[cluster].astype("string")
-    ok = given.notna() & (given != "")
-    return given.astype(object).where(ok, own).to_numpy(dtype=object)
+    n = len(frame)
+    out = np.empty(n, dtype=object)
+    own_rows = np.ones(n, dtype=bool)
+    if cluster is not None and cluster in frame.columns:
+        given = frame[cluster].to_numpy(dtype=object)
+        ok = pd.notna(given)
+        ok[ok] = given[ok].astype(str) != ""
+        out[ok] = given[ok].astype(str)
+        own_rows = ~ok
+    if own_rows.any():
+        cols = [frame[c].to_numpy(dtype=object)[own_rows].astype(str) for c in item_keys]
+        parts = [*cols, frame["item_id"].to_numpy(dtype=object)[own_rows].astype(str)]
+        own = np.full(int(own_rows.sum()), "item", dtype=object)
+        for part in parts:
+            own = own + "|" + part.astype(object)
+        out[own_rows] = own
+    return out
 
 
 class CellUnits(NamedTuple):
