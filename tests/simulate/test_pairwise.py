@@ -7,6 +7,7 @@ import pytest
 
 from judgelab.analyses import pairwise
 from judgelab.core import schema
+from judgelab.simulate import pairwise as simpw
 from judgelab.simulate.base import Design
 from judgelab.simulate.pairwise import PairwiseParams, pairwise_benchmark, population
 
@@ -77,3 +78,74 @@ def test_seeded_and_validated():
     assert one.judgments.equals(two.judgments)
     with pytest.raises(ValueError, match="one value per judge"):
         PairwiseParams(judges=("a", "b"))
+
+
+# ---------------------------------------------------------------- issue 33: real-shaped data
+
+SHAPED = PairwiseParams(
+    accuracy=(1.0,), delta=(0.0,), tie_rate=(0.08,), invalid_rate=(0.03,),
+    invalid_if_wrong=(0.15,), invalid_length=(0.7,), item_sd=0.5,
+)  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def shaped():
+    design = Design(n_clusters=2500, per_cluster=8, icc=0.5, size_spread=1.5, effect_sd=0.5)
+    return pairwise_benchmark(np.random.default_rng(33), design, SHAPED)
+
+
+def test_rel3_33_null_position_holds_with_cluster_varying_bias(shaped):
+    # δ varies by cluster (SD 0.5) around 0: some sources favour A, others B; the population
+    # share of A among decisive verdicts is exactly 1/2 (antithetic truth), the draw agrees
+    truth = population(SHAPED, 0.5, 0.5)
+    assert abs(truth["pos_a_rate_decisive"] - 0.5) < 0.002
+    assert truth["pos_a_rate"] < 0.5  # 8 % ties: the spec rate's no-preference value
+    out = pairwise.item_outcomes(shaped.judgments)
+    dec = out["decisive"].astype(float).to_numpy()
+    a = out["picks_a"].astype(float).to_numpy()
+    assert a.sum() / dec.sum() == pytest.approx(0.5, abs=0.01)
+    # ... and the bias really varies: per-cluster A-shares spread beyond binomial noise
+    big = out.assign(a=a, d=dec).groupby("cluster")[["a", "d"]].sum()
+    big = big[big["d"] >= 40]
+    share = big["a"] / big["d"]
+    binomial_var = (0.25 / big["d"]).mean()
+    assert share.var() > 2 * binomial_var
+
+
+def test_rel3_33_unequal_cluster_sizes_are_realised_per_draw(shaped):
+    sizes = shaped.params["design"].sizes
+    assert len(sizes) == 2500 and sum(sizes) == 2500 * 8
+    assert min(sizes) == 1 and max(sizes) > 10 * np.median(sizes)
+    assert shaped.items.groupby("cluster").size().max() == max(sizes)
+
+
+def test_rel3_33_invalid_outputs_missing_not_at_random(shaped):
+    j = shaped.judgments
+    invalid = ~j["valid"].astype(bool)
+    # an invalid verdict hides whether it was right; the planted rates (3 % right, 15 %
+    # wrong, at the median length) put the overall share between them
+    assert 0.04 < invalid.mean() < 0.12
+    right = simpw.invalid_prob(SHAPED, 0, np.array([False]), np.zeros(1))[0]
+    wrong = simpw.invalid_prob(SHAPED, 0, np.array([True]), np.zeros(1))[0]
+    assert (right, wrong) == pytest.approx((0.03, 0.15))
+    lengths = shaped.items["response_pos"].str.count(" ") + shaped.items["response_neg"].str.count(
+        " "
+    )
+    by_item = dict(zip(shaped.items["item_id"], lengths, strict=True))
+    length = j["item_id"].map(by_item)
+    long, short = length >= length.quantile(0.75), length <= length.quantile(0.25)
+    assert invalid[long].mean() > 1.5 * invalid[short].mean()
+
+
+def test_rel3_33_truths_match_a_large_draw_with_varying_effects_and_mnar():
+    # equal sizes here: with size spread 1.5 even 2500 clusters are ~50 effective ones
+    design = Design(n_clusters=2500, per_cluster=8, icc=0.5, effect_sd=0.5)
+    sim = pairwise_benchmark(np.random.default_rng(34), design, SHAPED)
+    rates = pairwise.pairwise_rates(
+        pairwise.item_outcomes(sim.judgments),
+        across=None,
+        metrics=["a1", "ca", "cons", "pos_a_rate", "flip_rate"],
+        n_boot=99,
+    ).set_index("metric")
+    for m in ("a1", "ca", "cons", "pos_a_rate", "flip_rate"):
+        assert rates.loc[m, "value"] == pytest.approx(sim.truth[m], abs=0.012), m

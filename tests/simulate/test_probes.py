@@ -54,3 +54,47 @@ def test_bad_params_are_refused():
         sim.ProbeParams(susceptibility={})
     with pytest.raises(ValueError, match="control"):
         sim.ProbeParams(susceptibility={"none": 1.0})
+
+
+# ---------------------------------------------------------------- issue 33: real-shaped data
+
+MNAR = dict(accuracy=1.0, delta=0.3, invalid_rate=0.03, invalid_if_wrong=0.15, invalid_length=0.7)
+
+
+@pytest.mark.slow
+def test_rel3_33_a_null_probe_is_null_with_cluster_varying_pull_and_mnar_invalids():
+    # the probe pulls toward the probed response in some sources, away in others (SD 0.5,
+    # symmetric): pull and accuracy changes are exactly 0 in the population
+    t = sim.population(sim.ProbeParams(susceptibility={"v": 0.0}, **MNAR), 0.5, 0.5)
+    assert abs(t["pull:v"]) < 0.002 and abs(t["acc_change_worse:v"]) < 0.002
+    assert abs(t["acc_change_better:v"]) < 0.002
+    s = sim.probe_benchmark(
+        np.random.default_rng(5),
+        Design(3000, 6, 0.5, effect_sd=0.5),
+        sim.ProbeParams(susceptibility={"v": 0.0}, **MNAR),
+    )
+    eff = probes.probe_effects(probes.probe_pairs(s.judgments, s.items), n_boot=50)
+    got = eff.set_index("metric")["value"]
+    assert abs(got["pull"]) < 0.01 and abs(got["acc_change_worse"]) < 0.015
+
+
+@pytest.mark.slow
+def test_rel3_33_mnar_truths_match_a_large_draw_and_sizes_are_unequal():
+    params = sim.ProbeParams(susceptibility={"v": 0.6}, **MNAR)
+    s = sim.probe_benchmark(np.random.default_rng(6), Design(3000, 6, 0.5, effect_sd=0.5), params)
+    invalid = ~s.judgments["valid"].astype(bool)
+    assert 0.04 < invalid.mean() < 0.12  # between the 3 % (right) and 15 % (wrong) rates
+    eff = probes.probe_effects(probes.probe_pairs(s.judgments, s.items), n_boot=50)
+    got = eff.set_index("metric")["value"]
+    for m in ("pull", "robustness", "acc_change_worse", "acc_change_better"):
+        assert got[m] == pytest.approx(s.truth[f"{m}:v"], abs=0.012), m
+    # the truth counts valid pairs only: ignoring the MNAR validity would move it
+    plain = sim.population(
+        sim.ProbeParams(susceptibility={"v": 0.6}, accuracy=1.0, delta=0.3), 0.5, 0.5
+    )
+    assert plain["acc_change_worse:v"] != pytest.approx(s.truth["acc_change_worse:v"], abs=1e-4)
+    uneq = sim.probe_benchmark(
+        np.random.default_rng(7), Design(8, 6, 0.5, size_spread=1.5), params
+    )
+    sizes = uneq.params["design"].sizes
+    assert sum(sizes) == 48 and max(sizes) > 2 * min(sizes)

@@ -58,16 +58,21 @@ def test_cluster_interval_wider_than_item_interval_on_clustered_data():
 
 
 def test_pooled_rows_resample_within_each_split(judgments):
-    # split s1: every item right in both orders, s2: every item wrong. Stratified: each
-    # replicate keeps 6 s1 and 4 s2 items, so the pooled CA is exactly 0.6 in every replicate.
+    # split s1: every item right in both orders, s2: every item wrong. The mean of splits is
+    # the contrast of per-split rates with residuals within each split (the earlier
+    # bootstrap kept 6 s1 and 4 s2 items in every replicate): no within-split variation, no
+    # width. The pooled row is one ratio over the 5 sources: the splits' difference counts.
     s1 = judgments([(f"a{i}", "pos", "pos") for i in range(6)], split="s1")
     s2 = judgments([(f"b{i}", "neg", "neg") for i in range(4)], split="s2")
     table = pd.concat([s1, s2], ignore_index=True)
     table = _with_clusters(table, {i: i[0] + str(int(i[1:]) // 2) for i in table["item_id"]})
     rates = pairwise.pairwise_rates(pairwise.item_outcomes(table), n_boot=200)
-    for agg in ("pooled", "mean_of_splits"):
-        row = pairwise.rates_for(rates, metric="ca", aggregation=agg).iloc[0]
-        assert row["ci_low"] == pytest.approx(row["value"]) == pytest.approx(row["ci_high"])
+    mean = pairwise.rates_for(rates, metric="ca", aggregation="mean_of_splits").iloc[0]
+    assert mean["ci_low"] == pytest.approx(0.5) == pytest.approx(mean["ci_high"])
+    pooled = pairwise.rates_for(rates, metric="ca", aggregation="pooled").iloc[0]
+    assert pooled["value"] == pytest.approx(0.6)
+    assert pooled["ci_low"] < 0.3 and pooled["ci_high"] > 0.9
+    for row in (mean, pooled):
         assert row["n_clusters"] == 5  # 3 + 2 sources
 
 
@@ -82,7 +87,8 @@ def test_position_test_rejects_planted_bias_not_its_absence():
     for name, sim in (("biased", biased), ("fair", fair)):
         rates = pairwise.pairwise_rates(pairwise.item_outcomes(sim.judgments), across=None)
         pref[name] = pairwise.position_preference(rates).iloc[0]
-    assert pref["biased"]["p_value"] < 0.001 and pref["biased"]["n_boot_p"] > 1000
+    biased = pref["biased"]
+    assert biased["p_value"] < 0.001 and biased["decisive_low"] > 0.5  # p inverts the CI
     assert pref["fair"]["p_value"] > 0.05
     # with 15 % ties the spec rate of a fair judge is ~0.425, the decisive one ~0.5
     fair = pref["fair"]

@@ -17,7 +17,8 @@ def test_leaderboard_sorted_and_formatted(judgments):
     board = pairwise.leaderboard(rates)
     assert board["judge"].tolist() == ["good", "bad"]
     text = pairwise.format_leaderboard(board)
-    assert text.loc[0, "pooled"] == "100.0 [100.0, 100.0]"
+    # every item right: the Wilson interval with one trial per cluster (4 items, 4 units)
+    assert text.loc[0, "pooled"] == "100.0 [51.0, 100.0]"
     assert text.loc[1, "s"] == "0.0"
     assert text["n"].tolist() == [4, 4]
 
@@ -43,10 +44,13 @@ def test_compare_judges_paired_on_common_items(judgments):
     assert row["p_mcnemar"] == pytest.approx(0.5)
     # J2 misses item e, which J1 judged: counted, and no J1 item is missing for J2's items
     assert (row["missing_1"], row["missing_2"]) == (0, 1)
-    assert row["test"] == "cluster bootstrap" and row["p_value"] == row["p_bootstrap"]
+    assert row["test"].startswith("wild cluster bootstrap") and row["test"] == row["method"]
+    assert row["p_value"] == row["p_bootstrap"]
     assert 0.0 < row["p_value"] <= 1.0 and row["n_clusters"] == 4
-    # per-item differences (0, 1, 1, 0): every resample mean lies in [0, 1]
-    assert 0.0 <= row["ci_low"] <= 0.5 <= row["ci_high"] <= 1.0
+    # per-item differences (0, 1, 1, 0): the interval stays in [-1, 1] and inverts the test
+    assert -1.0 <= row["ci_low"] <= 0.5 <= row["ci_high"] <= 1.0
+    assert (row["ci_low"] > 0) == (row["p_value"] < 0.05)
+    assert row["n_eff_clusters"] == pytest.approx(4.0) and row["few_clusters"]
     pooled = cmp[cmp["split"] == "pooled"].iloc[0]
     assert pooled["diff"] == pytest.approx(0.5) and pooled["n_common"] == 4
     again = pairwise.compare_judges(out, metric="ca", n_boot=1000)

@@ -32,8 +32,9 @@ def test_expanded_level_is_the_t_quantile_read_on_the_normal_scale():
 
 def test_expanded_interval_widens_the_percentile_interval_with_few_clusters():
     out, _ = _outcomes(3)
-    new = pairwise.pairwise_rates(out, across=None, n_boot=2000).set_index("metric")
-    old = pairwise.pairwise_rates(out, across=None, n_boot=2000, interval="percentile")
+    boot = dict(across=None, n_boot=2000, inference="bootstrap")  # the earlier default
+    new = pairwise.pairwise_rates(out, **boot).set_index("metric")
+    old = pairwise.pairwise_rates(out, **boot, interval="percentile")
     old = old.set_index("metric")
     assert np.allclose(new["value"], old["value"], equal_nan=True)
     metrics = ["a1", "ca", "pos_a_rate"]

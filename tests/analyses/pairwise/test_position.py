@@ -20,9 +20,11 @@ def test_position_preference_hand_example(judgments, six):
     # one item A-both-times (i2) vs one B-both-times (i3): sign test p = 1
     assert (row["n_biased_first"], row["n_biased_second"]) == (1, 1)
     assert row["p_sign"] == pytest.approx(1.0)
-    # default test: cluster bootstrap of the decisive share = 1/2 (4 A vs 5 B: far from 0)
-    assert row["test"] == "cluster bootstrap" and row["p_value"] == row["p_bootstrap"]
-    assert row["p_value"] > 0.3 and row["n_clusters"] == 6
+    # default test: the wild cluster bootstrap of the decisive share = 1/2 (4 A vs 5 B)
+    assert row["test"] == row["method"] and row["method"].startswith("wild cluster bootstrap")
+    assert row["p_value"] == row["p_bootstrap"]
+    assert row["p_value"] > 0.3 and row["n_clusters"] == 5  # i6 has no valid verdict
+    assert row["decisive_low"] < 0.5 < row["decisive_high"] and row["few_clusters"]
     legacy = pairwise.position_preference(pairwise.pairwise_rates(out, n_boot=100), test="sign")
     assert legacy["p_value"].tolist() == legacy["p_sign"].tolist()
 

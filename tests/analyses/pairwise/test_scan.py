@@ -76,7 +76,7 @@ def assert_same(got: pd.DataFrame, want: pd.DataFrame) -> None:
     assert len(got) == len(want)
     for col in want.columns:
         g, w = got[col].to_numpy(), want[col].to_numpy()
-        if col in ("judge", "benchmark", "split", "aggregation", "metric"):
+        if col in ("judge", "benchmark", "split", "aggregation", "metric", "method"):
             assert g.astype(str).tolist() == w.astype(str).tolist(), col
         else:
             np.testing.assert_array_equal(g.astype(float), w.astype(float), err_msg=col)
@@ -88,15 +88,38 @@ def test_value_columns_are_those_of_pairwise_rates():
     assert tuple(names) == scan.VALUE_COLUMNS
 
 
+@pytest.mark.parametrize("inference", ["wild", "bootstrap"])
 @pytest.mark.parametrize("cluster", ["cluster", None])
-def test_same_numbers_and_intervals_as_today(cluster):
+def test_same_numbers_and_intervals_as_today(cluster, inference):
     df = judgments()
-    kw = dict(n_boot=200, seed=3, cluster=cluster)
+    kw = dict(n_boot=200, seed=3, cluster=cluster, inference=inference)
     want = today(df, **kw)
     got = scan.scan_rates(pl.from_pandas(df).lazy(), **kw)
     assert_same(got, want)  # exact: point estimates, intervals, p-values
     assert {"split", "pooled", "mean_of_splits"} <= set(got["aggregation"])
     assert got["n_incomplete"].max() > 0 and got["value"].notna().all() is not None
+    if inference == "wild":  # the engine's rows: effective clusters beside every number
+        assert got["method"].str.startswith(("wild cluster", "Wilson")).all()
+        assert (got["n_eff_clusters"] <= got["n_clusters"] + 1e-9).all()
+
+
+def test_rel3_33_scan_shares_the_engine_beyond_the_wild_limit(monkeypatch):
+    """Cells whose B × G is too large for the wild arrays get the CR1 t(G−1) Wald row, the
+    same from the scan's distinct item rows as from the pandas rows."""
+    from judgelab.analyses.pairwise import units
+
+    df = judgments(seed=12, clusters=False)
+    kw = dict(n_boot=100, seed=5, metrics=["ca", "pos_a_rate_decisive", "run_gap"])
+    monkeypatch.setattr(units, "WILD_MAX_CELLS", 100 * 500)  # the 1200-item split is "large"
+    want = today(df, **kw)
+    got = scan.scan_rates(pl.from_pandas(df).lazy(), **kw)
+    assert_same(got, want)
+    big = want[want["split"] == "big"]
+    assert (big["method"] == units.WALD).all()
+    assert (want.loc[want["split"] == "small", "method"] != units.WALD).all()
+    row = big[big["metric"] == "pos_a_rate_decisive"].iloc[0]
+    inside = row["ci_low"] <= 0.5 <= row["ci_high"]
+    assert inside == (row["p_value"] >= 0.05)
 
 
 def test_clusters_of_one_item_resample_as_items_and_many_clusters_as_patterns():

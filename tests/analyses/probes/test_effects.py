@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from judgelab.analyses import probes
 from judgelab.core import schema
@@ -58,13 +60,28 @@ def test_exact_rates_on_a_hand_made_table():
     assert a.loc["acc_change_better", "value"] == 0
     assert a.loc["pull", "ci_low"] <= 0.25 <= a.loc["pull", "ci_high"]
     assert np.isnan(a.loc["robustness", "p_value"]) and a.loc["pull", "p_value"] <= 1
-    assert a.loc["flip_toward", "p_value"] == a.loc["pull", "p_value"]  # tested as the pull
+    # every p-value inverts the interval beside it: the pull's test is not flip_toward's
+    assert np.isnan(a.loc["flip_toward", "p_value"])
+    assert a.loc["pull", "method"].startswith("wild cluster bootstrap")
+    assert a.loc["pull", "few_clusters"] and a.loc["pull", "n_eff_clusters"] <= 4
     e = eff.loc["emotive"]
     assert e.loc["robustness", "value"] == 1 and e.loc["robustness", "n"] == 14
     assert (e["n_invalid"] == 2).all() and e.loc["pull", "p_value"] == 1
     allp = eff.loc["all"]
     assert allp.loc["pull", "n"] == 30 and allp.loc["pull", "value"] == pytest.approx(4 / 30)
     assert (eff["n_items"] == 4).all() and (eff["n_clusters"] == 4).all()
+
+
+def test_the_earlier_bootstrap_is_kept_as_an_option():
+    items = _items()
+    pairs = probes.probe_pairs(_judgments(items, _pick), items)
+    eff = probes.probe_effects(pairs, n_boot=200, inference="bootstrap")
+    a = eff[eff["probe"] == "authority"].set_index("metric")
+    assert a.loc["flip_toward", "p_value"] == a.loc["pull", "p_value"]  # shown on both
+    assert a.loc["pull", "value"] == pytest.approx(4 / 16)
+    assert a["method"].str.startswith("cluster bootstrap").all()
+    with pytest.raises(ValueError, match="inference"):
+        probes.probe_effects(pairs, inference="bca")
 
 
 def test_missing_controls_and_no_provenance():
@@ -121,7 +138,8 @@ def test_offline_baselines_react_as_their_rules_say():
     table = probes.effects_table(frame).set_index(["judge", "probe"])
     assert {"robustness", "pull", "p_pull", "n_pull"} <= set(table.columns)
     assert "p_robustness" not in table.columns  # no test of robustness
-    assert table.loc[("offline-always_a", "all"), "robustness"] == "100.0 [100.0, 100.0]"
+    # unmoved on every unit: the Wilson interval with one trial per unit (6 items)
+    assert table.loc[("offline-always_a", "all"), "robustness"] == "100.0 [61.0, 100.0]"
     assert table.loc[(longer, "emotive"), "pull"].startswith("+")
 
 
@@ -144,3 +162,22 @@ def test_heatmap_draws_every_cell(planted):
     assert [t.get_text() for t in ax.get_xticklabels()][-1] == "all"
     with pytest.raises(ValueError, match="unknown metric"):
         probes.plots.effects_heatmap(eff.reset_index(), metric="nope")
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10_000), G=st.integers(3, 12), beta=st.sampled_from([0.0, 0.8]))
+def test_rel3_33_pull_and_accuracy_p_values_invert_their_intervals(seed, G, beta):
+    params = sim.ProbeParams(
+        susceptibility={"v": beta}, delta=0.3, invalid_rate=0.03, invalid_if_wrong=0.15
+    )
+    design = Design(G, 5, 0.5, size_spread=1.5, effect_sd=0.5)
+    s = sim.probe_benchmark(np.random.default_rng(seed), design, params)
+    pairs = probes.probe_pairs(s.judgments, s.items)
+    eff = probes.probe_effects(pairs, n_boot=199, seed=seed, metrics=["pull", "acc_change_worse"])
+    for row in eff[eff["metric"].isin(["pull", "acc_change_worse"])].itertuples():
+        if not np.isfinite(row.p_value) or row.n_eff_clusters < 3:
+            continue  # below 3 effective clusters the engine's p(r) can be non-monotone
+        inside = row.ci_low <= 0.0 <= row.ci_high
+        on_edge = min(abs(row.ci_low), abs(row.ci_high)) <= 1e-3 * (row.ci_high - row.ci_low)
+        assert on_edge or inside == (row.p_value >= 0.05), row
+        assert row.n_eff_clusters <= row.n_clusters + 1e-9 and row.few_clusters

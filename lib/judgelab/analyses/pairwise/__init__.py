@@ -5,13 +5,17 @@ the other families build on. Definitions follow ContextualJudgeBench (spec 000 ย
 ยง4.7) and the MT-Bench consistency categories:
 
 1. `item_outcomes` pairs the two orders of every item (`outcomes`);
-2. `pairwise_rates` turns them into rates per (judge, group, sample), each with a seeded
-   percentile bootstrap interval over clusters (the `cluster` column; items without one,
-   or `cluster=None` for the legacy item bootstrap: `resample`) and a Wilson interval, plus
-   the `pooled` and `mean_of_splits` averages across splits (resampled within each split),
-   and P(position A) in both denominators with a cluster-bootstrap test (`rates`);
+2. `pairwise_rates` turns them into rates per (judge, group, sample), plus the `pooled` and
+   `mean_of_splits` averages across splits, each row a `core.estimates` row over the
+   clusters of the `cluster` column (`units`: per-cluster sums; items without one are their
+   own unit): the interval that inverts the restricted wild cluster bootstrap test, the
+   effective number of clusters and the `few_clusters` flag, and on P(A | decisive) the
+   test of "A as often as B" (`rates`); `inference="bootstrap"` keeps the earlier
+   percentile cluster bootstrap (`resample`); `scan.scan_rates` gives the same rows from a
+   lazy polars scan;
 3. `position_preference`, `consistency_categories`, `run_stability` (`position`) and
-   `leaderboard`, `compare_judges` (`compare`) reshape or extend those rates;
+   `leaderboard`, `compare_judges` (`compare`: paired judge differences, same engine)
+   reshape or extend those rates;
 4. `plots` draws them.
 
 Rates are fractions in [0, 1]; notebooks show them in percent.
@@ -42,6 +46,7 @@ from judgelab.analyses.pairwise.position import (
 )
 from judgelab.analyses.pairwise.rates import (
     AGGREGATIONS,
+    INFERENCE,
     MEAN_OF_SPLITS,
     METRICS,
     POOLED,
@@ -56,6 +61,7 @@ __all__ = [
     "COMPARE_METRICS",
     "COMPARE_TESTS",
     "GROUPS",
+    "INFERENCE",
     "INVALID_POLICIES",
     "MEAN_OF_SPLITS",
     "METRICS",

@@ -1,8 +1,9 @@
 """Judges side by side: the leaderboard layout and paired judge-against-judge comparisons.
 
 `leaderboard` reshapes `pairwise_rates` into the ContextualJudgeBench Table 3 layout;
-`compare_judges` pairs two judges on the items both judged (paired cluster bootstrap with an
-adaptive bootstrap test; the McNemar test kept as the legacy column).
+`compare_judges` pairs two judges on the items both judged (the `core.estimates` paired
+difference: the interval inverting the restricted wild cluster bootstrap test; the earlier
+percentile bootstrap and the McNemar test kept as options).
 """
 
 from __future__ import annotations
@@ -13,16 +14,18 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
-from judgelab.analyses.pairwise import resample
+from judgelab.analyses.pairwise import resample, units
 from judgelab.analyses.pairwise.outcomes import CLUSTER, group_columns
 from judgelab.analyses.pairwise.rates import (
     AGGREGATIONS,
+    INFERENCE,
     METRICS,
     POOLED,
+    _replicates,
     cells_across,
     rate_keys,
 )
-from judgelab.core import inference, stats
+from judgelab.core import estimates, inference, stats
 from judgelab.errors import check_choice
 
 #: Metrics `compare_judges` compares (per-item 0/1 outcomes).
@@ -45,6 +48,9 @@ _COMPARE_COLUMNS = [
     "p_bound",
     "n_boot_p",
     "p_mcnemar",
+    "n_eff_clusters",
+    "few_clusters",
+    "method",
 ]
 
 
@@ -133,6 +139,7 @@ class _PairBoot(NamedTuple):
     level: float
     cluster: str | None
     missing: str
+    inference: str = "wild"
 
 
 def compare_judges(
@@ -146,18 +153,26 @@ def compare_judges(
     cluster: str | None = CLUSTER,
     test: str = "bootstrap",
     missing: str = "exclude",
+    inference: str = "wild",
 ) -> pd.DataFrame:
     """Compare every pair of judges on the items both judged: difference, paired CI and test.
 
     For each pair (judge_1, judge_2) and group, the items are those complete for both judges
-    (and with gold for accuracies). `diff` = value_1 − value_2 with a paired cluster-bootstrap
-    percentile interval (a drawn cluster brings both judges' outcomes on all its items; items
-    without a cluster, or every item with `cluster=None`, are their own unit) and a bootstrap
-    test of diff = 0 (`p_bootstrap`, resolved adaptively; `p_bound` marks an upper bound).
+    (and with gold for accuracies). `diff` = value_1 − value_2, paired over the resampling
+    units (a unit brings both judges' outcomes on all its items; the clusters of `cluster`,
+    items without one — or every item with `cluster=None` — their own unit):
+
+    - `inference="wild"` (default): the `core.estimates` difference — the interval inverts
+      the restricted wild cluster bootstrap test of diff = 0, whose p-value is `p_bootstrap`
+      (so p < 1 − level exactly when 0 lies outside [ci_low, ci_high]); `n_eff_clusters`,
+      `few_clusters` and `method` as every estimate row;
+    - `inference="bootstrap"` (the earlier default): a paired percentile cluster bootstrap
+      interval and an adaptive bootstrap test (`p_bound` marks an upper bound), each split
+      resampled on its own in the pooled row.
+
     `p_mcnemar` is the legacy exact McNemar test (a two-sided sign test of the items only
     judge_1 got right, `only_1`, against those only judge_2 got right, `only_2`), which
-    assumes independent items. With `across`, a `pooled` row per pair aggregates the splits
-    (each split resampled on its own).
+    assumes independent items. With `across`, a `pooled` row per pair aggregates the splits.
 
     Missing verdicts: `missing_1`/`missing_2` count the items of the cell that the other
     judge judged completely but this one did not (an order absent or never judged). Invalid
@@ -170,32 +185,36 @@ def compare_judges(
         outcomes: Output of `item_outcomes`.
         metric: One of `a1`, `a2`, `ca`, `oa`, `cons`.
         across: Group column pooled into an extra row, or None.
-        n_boot: Bootstrap resamples B.
+        n_boot: Bootstrap replicates B.
         seed: Seed of the bootstrap.
         level: Confidence level.
         cluster: Column of `outcomes` with the resampling unit, or None for items (legacy).
-        test: Which test is `p_value`: `bootstrap` (default) or `mcnemar` (legacy).
+        test: Which test is `p_value`: `bootstrap` (the cluster test of `inference`;
+            default) or `mcnemar` (legacy).
         missing: `exclude` (items complete for both judges) or `wrong` (see above).
+        inference: "wild" (default) or "bootstrap" (the earlier default).
 
     Returns:
         `judge_1`, `judge_2`, the other group keys, `sample`, `metric`, `value_1`, `value_2`,
         `diff`, `ci_low`, `ci_high`, `n_common` (items compared), `only_1`, `only_2`,
         `p_value`, `n_clusters`, `missing_1`, `missing_2`, `p_bootstrap`, `p_bound`,
-        `n_boot_p`, `p_mcnemar`, `test`, `missing`.
+        `n_boot_p`, `p_mcnemar`, `n_eff_clusters`, `few_clusters`, `method`, `test`,
+        `missing`.
     """
     check_choice("compare_judges metric", metric, COMPARE_METRICS)
     check_choice("compare_judges test", test, COMPARE_TESTS)
     check_choice("compare_judges missing", missing, MISSING)
+    check_choice("compare_judges inference", inference, INFERENCE)
     groups = group_columns(outcomes)
     other = [g for g in groups if g != "judge"]
     if across is not None and across not in other:
         raise KeyError(f"across={across!r} is not a group column of the outcomes ({groups})")
-    wide, complete, units = _judge_columns(outcomes, metric, other, cluster)
+    wide, complete, labels = _judge_columns(outcomes, metric, other, cluster)
     cell_keys = [*other, "sample"]
-    boot = _PairBoot(n_boot, seed, level, cluster, missing)
+    boot = _PairBoot(n_boot, seed, level, cluster, missing, inference)
     rows = []
     for j1, j2 in combinations(sorted(wide.columns), 2):
-        pair = _pair_frame(wide[[j1, j2]], complete[[j1, j2]], units, missing)
+        pair = _pair_frame(wide[[j1, j2]], complete[[j1, j2]], labels, missing)
         cells = _pair_cells(pair, j1, j2, cell_keys, boot)
         merged = [(dict(zip(cell_keys, c[0], strict=True)), *c[1:]) for c in cells]
         if across is not None:
@@ -207,7 +226,10 @@ def compare_judges(
             )
             rows.append({"judge_1": j1, "judge_2": j2, **key, "metric": metric} | fields)
     out = pd.DataFrame(rows, columns=["judge_1", "judge_2", *cell_keys, *_COMPARE_COLUMNS])
-    out["test"] = "cluster bootstrap" if test == "bootstrap" else "McNemar (legacy)"
+    if test == "mcnemar":
+        out["test"] = "McNemar (legacy)"
+    else:
+        out["test"] = "cluster bootstrap" if inference == "bootstrap" else out["method"]
     out["missing"] = missing
     return out
 
@@ -217,7 +239,8 @@ def _judge_columns(
 ) -> tuple[pd.DataFrame, pd.DataFrame, pd.Series]:
     """Return per item × judge the metric's 0/1 outcome and completeness; per item its unit.
 
-    Rows are items (with gold for accuracies), columns judges; the units are a Series.
+    Rows are items (with gold for accuracies), columns judges; the unit labels
+    (`units.unit_labels`: the cluster, else the item) are a Series on the same index.
     """
     num_col, den_col, _ = METRICS[metric]
     data = outcomes
@@ -231,18 +254,18 @@ def _judge_columns(
     frame = frame.set_index([*idx, "judge"])
     wide = frame["_value"].unstack("judge")
     complete = frame["_complete"].unstack("judge").astype("boolean").fillna(False)
-    if cluster is not None and cluster in data.columns:
-        unit = data.assign(_unit=data[cluster]).groupby(idx, sort=False, dropna=False)["_unit"]
-        units = unit.first().reindex(wide.index)
-    else:
-        units = pd.Series(None, index=wide.index, dtype=object)
-    return wide, complete.astype(bool), units
+    carry = cluster is not None and cluster in data.columns
+    per_item = data.assign(_unit=data[cluster] if carry else None)
+    first = per_item.groupby(idx, sort=False, dropna=False)["_unit"].first().reindex(wide.index)
+    keys = first.index.to_frame(index=False).assign(_unit=first.to_numpy())
+    labels = units.unit_labels(keys, "_unit" if carry else None, other)
+    return wide, complete.astype(bool), pd.Series(labels, index=wide.index)
 
 
 def _pair_frame(
-    values: pd.DataFrame, complete: pd.DataFrame, units: pd.Series, missing: str
+    values: pd.DataFrame, complete: pd.DataFrame, labels: pd.Series, missing: str
 ) -> pd.DataFrame:
-    """Return the rows of one pair: value_1, value_2, missing_1, missing_2, unit."""
+    """Return the rows of one pair: value_1, value_2, missing_1, missing_2, unit label."""
     ok = complete.to_numpy()
     either = ok.any(axis=1)
     both = ok.all(axis=1)
@@ -255,11 +278,21 @@ def _pair_frame(
             "m1": (either & ~ok[:, 0]).astype(float),
             "m2": (either & ~ok[:, 1]).astype(float),
             "kept": keep.astype(float),
-            "unit": units.to_numpy(dtype=object),
+            "unit": labels.to_numpy(dtype=object),
         },
         index=values.index,
     )
     return frame[either]
+
+
+class _PairCell(NamedTuple):
+    sums: np.ndarray  # Σ value_1, Σ value_2, n
+    disc: np.ndarray  # only_1, only_2
+    missing: np.ndarray  # missing_1, missing_2
+    values: np.ndarray  # (n × 2) value_1, value_2 of the kept items
+    labels: np.ndarray  # (n,) unit labels
+    reps: np.ndarray | None = None  # bootstrap replicates ("bootstrap" only)
+    strata: resample.Strata | None = None
 
 
 def _pair_cells(
@@ -276,43 +309,37 @@ def _pair_cells(
             [np.sum((x[:, 0] == 1) & (x[:, 1] == 0)), np.sum((x[:, 0] == 0) & (x[:, 1] == 1))]
         )
         values = np.column_stack([x, np.ones(len(x))])
-        codes = None
-        if boot.cluster is not None and block["unit"].notna().any():
-            frame = pd.DataFrame(
-                {
-                    "cluster": block["unit"].to_numpy(),
-                    "item_id": block.index.get_level_values("item_id").astype(str),
-                }
-            )
-            codes = resample.unit_codes(frame, "cluster")
-        units = resample.unit_rows(values, codes)
-        rng = stats.rng_for(boot.seed, "compare", j1, j2, *key)
-        reps = stats.bootstrap_sums(units, n_boot=boot.n_boot, rng=rng)
-        strata = resample.Strata([units])
-        cells.append((key, _PairCell(values.sum(axis=0), reps, disc, miss, strata)))
+        labels = block["unit"].to_numpy(dtype=object)
+        cell = _PairCell(values.sum(axis=0), disc, miss, x, labels)
+        if boot.inference == "bootstrap":
+            codes = None
+            if boot.cluster is not None:
+                codes = resample.unit_codes(pd.DataFrame({"cluster": labels}), "cluster")
+            units_ = resample.unit_rows(values, codes)
+            rng = stats.rng_for(boot.seed, "compare", j1, j2, *key)
+            reps = stats.bootstrap_sums(units_, n_boot=boot.n_boot, rng=rng)
+            cell = cell._replace(reps=reps, strata=resample.Strata([units_]))
+        cells.append((key, cell))
     return cells
 
 
-class _PairCell(NamedTuple):
-    sums: np.ndarray  # Σ value_1, Σ value_2, n
-    reps: np.ndarray
-    disc: np.ndarray  # only_1, only_2
-    missing: np.ndarray  # missing_1, missing_2
-    strata: resample.Strata
-
-
 def _pooled_pair_cells(cells: list[tuple], cell_keys: list[str], across: str) -> list[tuple]:
-    """Return one `pooled` cell per combination of the keys other than `across` (stratified)."""
+    """Return one `pooled` cell per combination of the keys other than `across`."""
     pooled = []
     for base, members in cells_across(cells, cell_keys, across):
         parts = [m[1] for m in members]
         cell = _PairCell(
             np.sum([p.sums for p in parts], axis=0),
-            np.sum([p.reps for p in parts], axis=0),
             np.sum([p.disc for p in parts], axis=0),
             np.sum([p.missing for p in parts], axis=0),
-            resample.Strata([u for p in parts for u in p.strata.members]),
+            np.vstack([p.values for p in parts]),
+            np.concatenate([p.labels for p in parts]),
         )
+        if parts[0].reps is not None:  # the earlier bootstrap: each split on its own
+            cell = cell._replace(
+                reps=np.sum([p.reps for p in parts], axis=0),
+                strata=resample.Strata([u for p in parts for u in p.strata.members]),
+            )
         pooled.append(({**base, across: POOLED}, cell))
     return pooled
 
@@ -329,26 +356,65 @@ def _diff_p(cell: _PairCell, boot: _PairBoot, key: tuple) -> inference.PValue:
     return inference.adaptive_p(draw, null=0.0, first=first, n_boot=min(boot.n_boot, 40_000))
 
 
+def _wild_diff(cell: _PairCell, boot: _PairBoot, key: tuple) -> estimates.Estimate:
+    """Return the `core.estimates` paired difference value_1 − value_2 of a cell."""
+    n = len(cell.values)
+    num = np.concatenate([cell.values[:, 1], cell.values[:, 0]])
+    group = np.repeat([0, 1], n)  # group 1 − group 0 = judge_1 − judge_2
+    unit = np.concatenate([cell.labels, cell.labels]).astype(str)
+    s = units.row_sums(num, np.ones(2 * n), group, unit, 2)
+    rng = estimates.seeded(boot.seed, *map(str, key))
+    return units.estimate(
+        s,
+        None,
+        [-1.0, 1.0],
+        null=0.0,
+        level=boot.level,
+        n_boot=boot.n_boot,
+        rng=rng,
+        bounds=(-1.0, 1.0),
+    )
+
+
 def _compare_fields(cell: _PairCell, boot: _PairBoot, key: tuple) -> dict:
     """Return the values, paired difference with its interval, and both tests of a cell."""
     n = cell.sums[2]
     value = cell.sums[:2] / n if n else np.array([np.nan, np.nan])
-    diff_reps = stats.ratio_replicates(cell.reps[:, 0] - cell.reps[:, 1], cell.reps[:, 2])
-    p = _diff_p(cell, boot, key) if n else inference.PValue(np.nan, 0, np.nan, False)
-    return {
+    common = {
         "value_1": value[0],
         "value_2": value[1],
-        **stats.interval_fields(
-            value[0] - value[1], diff_reps, level=boot.level, names=("diff", "ci_low", "ci_high")
-        ),
         "n_common": int(n),
         "only_1": int(cell.disc[0]),
         "only_2": int(cell.disc[1]),
-        "n_clusters": cell.strata.n_units,
         "missing_1": int(cell.missing[0]),
         "missing_2": int(cell.missing[1]),
+        "p_mcnemar": stats.sign_test(cell.disc[0], cell.disc[0] + cell.disc[1]).p_value,
+    }
+    if boot.inference == "wild":
+        e = _wild_diff(cell, boot, key)
+        return common | {
+            "diff": e.value,
+            "ci_low": e.ci_low,
+            "ci_high": e.ci_high,
+            "n_clusters": int(e.n_clusters),
+            "p_bootstrap": e.p_value,
+            "p_bound": False,
+            "n_boot_p": _replicates(e),
+            "n_eff_clusters": e.n_eff_clusters,
+            "few_clusters": bool(e.few_clusters),
+            "method": e.method,
+        }
+    diff_reps = stats.ratio_replicates(cell.reps[:, 0] - cell.reps[:, 1], cell.reps[:, 2])
+    p = _diff_p(cell, boot, key) if n else inference.PValue(np.nan, 0, np.nan, False)
+    return common | {
+        **stats.interval_fields(
+            value[0] - value[1], diff_reps, level=boot.level, names=("diff", "ci_low", "ci_high")
+        ),
+        "n_clusters": cell.strata.n_units,
         "p_bootstrap": p.p,
         "p_bound": bool(p.bound),
         "n_boot_p": int(p.n_boot),
-        "p_mcnemar": stats.sign_test(cell.disc[0], cell.disc[0] + cell.disc[1]).p_value,
+        "n_eff_clusters": np.nan,
+        "few_clusters": False,
+        "method": "cluster bootstrap, percentile; adaptive bootstrap p",
     }

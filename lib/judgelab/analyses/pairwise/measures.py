@@ -13,6 +13,8 @@ from judgelab.analyses import pairwise
 from judgelab.analyses.registry import CardContext, measure, rows
 
 FAMILY = "pairwise"
+#: The rates the card reads (each row costs one wild cluster bootstrap: compute only these).
+CARD_METRICS = ("ca", "cons", *pairwise.position.NEEDED)
 
 
 def _rates(ctx: CardContext) -> pd.DataFrame:
@@ -20,7 +22,7 @@ def _rates(ctx: CardContext) -> pd.DataFrame:
 
     def build() -> pd.DataFrame:
         outcomes = pairwise.item_outcomes(ctx.own, invalid_policy=ctx.options.invalid_policy)
-        rates = pairwise.pairwise_rates(outcomes, **ctx.boot)
+        rates = pairwise.pairwise_rates(outcomes, metrics=CARD_METRICS, **ctx.boot)
         return rates[rates["aggregation"] != pairwise.MEAN_OF_SPLITS]
 
     return ctx.cached("pairwise.rates", build)

@@ -2,11 +2,13 @@
 
 Each function reshapes `pairwise_rates` output (spec 000 §4.7, the MT-Bench consistency
 categories): no new resampling, the intervals and the position test are those of the rates
-(cluster bootstrap by default).
+(the restricted wild cluster bootstrap by default, whose p-value inverts the interval
+beside it).
 """
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from judgelab.analyses.pairwise.outcomes import CATEGORIES
@@ -16,6 +18,9 @@ from judgelab.errors import check_choice
 
 #: Tests `position_preference` can report as `p_value`.
 POSITION_TESTS = ("bootstrap", "sign")
+_PREF_INTERVALS = ("ci_low", "ci_high", "wilson_low", "wilson_high")
+#: The rates `position_preference` reads (`pairwise_rates(metrics=...)` must include them).
+NEEDED = (*POSITION_RATES, "run_gap", "share_biased_first", "share_biased_second")
 
 
 def position_preference(rates: pd.DataFrame, *, test: str = "bootstrap") -> pd.DataFrame:
@@ -27,12 +32,16 @@ def position_preference(rates: pd.DataFrame, *, test: str = "bootstrap") -> pd.D
     divides by the valid non-tie verdicts only (the earlier headline; 0.5 = no preference).
     Both are equal for a judge that never ties.
 
-    Tests of "the judge picks A as often as B": `p_bootstrap`, the cluster-bootstrap test
-    of the decisive share = 1/2 from `pairwise_rates` (resampling clusters, resolved
-    adaptively; `p_bound` marks an upper bound), and `p_sign`, the legacy exact sign test of
-    the items judged position A both times (`biased_first`) against position B both times
-    (`biased_second`), which assumes independent items. Per-split and pooled rows only
-    (counts are not defined for a mean of splits).
+    Tests of "the judge picks A as often as B": `p_bootstrap`, the cluster test of the
+    decisive share = 1/2 carried by the rates — by default the restricted wild cluster
+    bootstrap, whose p is below 1 − level exactly when 1/2 lies outside
+    [`decisive_low`, `decisive_high`] (with `pairwise_rates(inference="bootstrap")`, the
+    earlier adaptive percentile-bootstrap p; `p_bound` marks an upper bound) — and
+    `p_sign`, the legacy exact sign test of the items judged position A both times
+    (`biased_first`) against position B both times (`biased_second`), which assumes
+    independent items. `n_eff_clusters`, `few_clusters` and `method` are those of the
+    decisive share's row. Per-split and pooled rows only (counts are not defined for a mean
+    of splits).
 
     Args:
         rates: Output of `pairwise_rates`.
@@ -43,44 +52,62 @@ def position_preference(rates: pd.DataFrame, *, test: str = "bootstrap") -> pd.D
         `wilson_high`, `n_valid` (valid verdicts), `pos_a_rate_decisive`, `decisive_low`,
         `decisive_high`, `n_verdicts` (valid non-tie verdicts), `n_clusters`, `run_gap`
         (a2 − a1), `n_biased_first`, `n_biased_second`, `p_value`, `p_bootstrap`,
-        `p_bound`, `n_boot_p`, `p_sign`, `test`.
+        `p_bound`, `n_boot_p`, `p_sign`, `test`, `n_eff_clusters`, `few_clusters`, `method`.
     """
     check_choice("position test", test, POSITION_TESTS)
     keys = rate_keys(rates)
     data = rates[rates["aggregation"] != MEAN_OF_SPLITS]
     idx = [*keys, "aggregation"]
-    needed = [*POSITION_RATES, "run_gap", "share_biased_first", "share_biased_second"]
-    data = data[data["metric"].isin(needed)]
-    keyed = data.set_index(idx)
+    needed = list(NEEDED)
+    absent = sorted(set(needed) - set(data["metric"]))
+    if absent:
+        raise ValueError(f"position_preference: the rates lack metric(s) {absent}")
+    data = data[data["metric"].isin(needed)].reset_index(drop=True)
+    # one row per group, in order of first appearance; each metric's row scattered to it
+    group = data.groupby(idx, sort=False, dropna=False, observed=True).ngroup().to_numpy()
+    first = data.drop_duplicates(idx)
+    n_groups = len(first)
     metric = data["metric"].to_numpy()
-    by_metric = {m: keyed[metric == m] for m in needed}
-    pref = by_metric["pos_a_rate"]
-    out = pref[["value", "ci_low", "ci_high", "wilson_low", "wilson_high", "n"]].rename(
-        columns={"value": "pos_a_rate", "n": "n_valid"}
+
+    def col(m: str, name: str, fill: object = np.nan) -> np.ndarray:
+        values = np.full(n_groups, fill, dtype=object)
+        if name in data.columns:
+            sel = metric == m
+            values[group[sel]] = data[name].to_numpy(dtype=object)[sel]
+        return values
+
+    dec = "pos_a_rate_decisive"
+    first_k = col("share_biased_first", "k").astype(float).astype(int)
+    second_k = col("share_biased_second", "k").astype(float).astype(int)
+    p_bootstrap = col(dec, "p_value").astype(float)
+    p_sign = np.array(
+        [stats.sign_test(a, a + b).p_value for a, b in zip(first_k, second_k, strict=True)]
     )
-    dec = by_metric["pos_a_rate_decisive"]
-    out["pos_a_rate_decisive"] = dec["value"]
-    out["decisive_low"] = dec["ci_low"]
-    out["decisive_high"] = dec["ci_high"]
-    out["n_verdicts"] = dec["n"].astype(int)
-    out["n_valid"] = out["n_valid"].astype(int)
-    out["n_clusters"] = pref["n_clusters"].astype(int)
-    out["run_gap"] = by_metric["run_gap"]["value"]
-    out["n_biased_first"] = by_metric["share_biased_first"]["k"].astype(int)
-    out["n_biased_second"] = by_metric["share_biased_second"]["k"].astype(int)
-    out["p_bootstrap"] = dec["p_value"]
-    out["p_bound"] = dec["p_bound"].astype(bool)
-    out["n_boot_p"] = dec["n_boot_p"].astype(int)
-    out["p_sign"] = [
-        stats.sign_test(a, a + b).p_value
-        for a, b in zip(out["n_biased_first"], out["n_biased_second"], strict=True)
-    ]
-    out["p_value"] = out["p_bootstrap"] if test == "bootstrap" else out["p_sign"]
-    out["test"] = "cluster bootstrap" if test == "bootstrap" else "sign (legacy)"
-    cols = [c for c in out.columns if c not in ("p_value", "p_bootstrap")]
-    cols.insert(cols.index("p_bound"), "p_value")
-    cols.insert(cols.index("p_bound"), "p_bootstrap")
-    return out[cols].reset_index()
+    method = col(dec, "method")
+    fields = {
+        "pos_a_rate": col("pos_a_rate", "value").astype(float),
+        **{name: col("pos_a_rate", name).astype(float) for name in _PREF_INTERVALS},
+        "n_valid": col("pos_a_rate", "n").astype(float).astype(int),
+        "pos_a_rate_decisive": col(dec, "value").astype(float),
+        "decisive_low": col(dec, "ci_low").astype(float),
+        "decisive_high": col(dec, "ci_high").astype(float),
+        "n_verdicts": col(dec, "n").astype(float).astype(int),
+        "n_clusters": col("pos_a_rate", "n_clusters").astype(float).astype(int),
+        "run_gap": col("run_gap", "value").astype(float),
+        "n_biased_first": first_k,
+        "n_biased_second": second_k,
+        "p_value": p_bootstrap if test == "bootstrap" else p_sign,
+        "p_bootstrap": p_bootstrap,
+        "p_bound": col(dec, "p_bound", False).astype(bool),
+        "n_boot_p": col(dec, "n_boot_p", 0).astype(float).astype(int),
+        "p_sign": p_sign,
+        "test": method if test == "bootstrap" else np.full(n_groups, "sign (legacy)"),
+        "n_eff_clusters": col(dec, "n_eff_clusters").astype(float),
+        "few_clusters": col(dec, "few_clusters", False).astype(bool),
+        "method": method,
+    }
+    keys_frame = first[idx].reset_index(drop=True)
+    return pd.concat([keys_frame, pd.DataFrame(fields)], axis=1)
 
 
 def consistency_categories(rates: pd.DataFrame) -> pd.DataFrame:

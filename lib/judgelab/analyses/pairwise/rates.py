@@ -1,36 +1,45 @@
-"""Pairwise rates per (judge, group, sample) with bootstrap and Wilson intervals (spec 000 §4).
+"""Pairwise rates per (judge, group, sample) with their intervals and tests (spec 000 §4).
 
 `pairwise_rates` turns `item_outcomes` into every rate of `METRICS`, each a ratio of sums over
-the complete items of a group, with a seeded percentile bootstrap interval over clusters
-(`resample`; items when there are none) and a Wilson interval, plus the two averages across
-splits: `pooled` over items and `mean_of_splits` (both resampled within each split). The
-position-A preference carries a cluster-bootstrap test of "A as often as B". `rates_for` and
-`rates_wide` filter and reshape the long result. Rates are fractions in [0, 1]; notebooks
-show them in percent.
+the complete items of a group, plus the two averages across splits: `pooled` over items and
+`mean_of_splits`. By default (`inference="wild"`) every row is one `core.estimates` row: the
+interval that inverts the restricted wild cluster bootstrap test over the `cluster` units
+(`units`), the effective number of clusters and the `few_clusters` flag; the position-A
+preference among decisive verdicts carries the test of "A as often as B" (p = 1/2), which
+therefore always agrees with its interval. `inference="bootstrap"` is the earlier default
+(a percentile cluster bootstrap, t-expanded, with an adaptive bootstrap p-value: `resample`).
+`rates_for` and `rates_wide` filter and reshape the long result. Rates are fractions in
+[0, 1]; notebooks show them in percent.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
 
-from judgelab.analyses.pairwise import resample
+from judgelab.analyses.pairwise import resample, units
 from judgelab.analyses.pairwise.outcomes import (
     BOOLEAN_OUTCOMES,
     CATEGORIES,
     CLUSTER,
     group_columns,
 )
-from judgelab.core import stats
+from judgelab.core import estimates, stats
 from judgelab.core.schema import require_columns as _require
 from judgelab.errors import check_choice
 
 POOLED = "pooled"
 MEAN_OF_SPLITS = "mean_of_splits"
 AGGREGATIONS = (POOLED, MEAN_OF_SPLITS)
+#: Inference of the rows: the wild cluster bootstrap (default) or the earlier percentile
+#: cluster bootstrap with its adaptive p-value.
+INFERENCE = ("wild", "bootstrap")
+#: `method` of the rows of `inference="bootstrap"`.
+BOOTSTRAP_METHOD = "cluster bootstrap, percentile ({interval}); adaptive bootstrap p"
 
 #: metric → (numerator column, denominator column, Wilson applies) in `item_outcomes` terms.
 #: A rate is Σ numerator / Σ denominator over the complete items of a group.
@@ -61,6 +70,8 @@ METRICS: dict[str, tuple[str, str, bool]] = {
 POSITION_TEST = ("pos_a_rate_decisive", 0.5)
 #: The metrics whose rows carry the position test's p-value.
 TESTED = ("pos_a_rate_decisive",)
+#: Metrics that are differences (their interval lives in [-1, 1]).
+SIGNED = ("run_gap",)
 #: The two denominators of the position-A preference (`position_preference` reads both).
 POSITION_RATES = ("pos_a_rate", "pos_a_rate_decisive")
 
@@ -73,6 +84,7 @@ class _Layout(NamedTuple):
     binomial: np.ndarray
     complete: int
     has_gold: int
+    n_values: int
 
 
 class _Cell(NamedTuple):
@@ -119,6 +131,7 @@ def _layout(names: list[str]) -> _Layout:
         binomial=np.array([m[2] for m in METRICS.values()]),
         complete=col["complete"],
         has_gold=col["has_gold"],
+        n_values=len(names),
     )
 
 
@@ -141,8 +154,10 @@ def pairwise_rates(
     level: float = 0.95,
     cluster: str | None = CLUSTER,
     interval: str = "expanded",
+    inference: str = "wild",
+    metrics: Sequence[str] | None = None,
 ) -> pd.DataFrame:
-    """Return every pairwise rate per (group, sample) with bootstrap and Wilson intervals.
+    """Return every pairwise rate per (group, sample) with its interval, test and clusters.
 
     Rates (fractions; numerator / denominator summed over the complete items of a group):
     `a1`, `a2` (accuracy in order 0 / order 1), `ca` (consistent accuracy), `oa` (optimistic
@@ -157,53 +172,68 @@ def pairwise_rates(
     `item_outcomes` (they sum to 1); `both_invalid`; `invalid_0`, `invalid_1` (invalid rate
     per order). Items lacking an order are excluded and counted in `n_incomplete`.
 
-    Intervals: `ci_low`/`ci_high` are bootstrap intervals (B = `n_boot`; `interval`: the
-    t_{G−1}-expanded percentile interval by default, `resample.interval`) over the resampling
-    units: the clusters of the `cluster` column (`item_outcomes` carries it
-    from the judgments; items without one are their own unit), or items when the column is
-    absent or `cluster` is None (the legacy independent-items bootstrap). One resample per
-    group is shared by all its rates, seeded by `seed` and the group key (reproducible;
-    independent of which other groups are present). `wilson_low`/`wilson_high` treat k of n
-    as independent binomial trials (optimistic with clusters, and for the position rates
-    whose trials are verdicts, two per item; `run_gap` has none).
+    Intervals and tests (`inference`):
 
-    Test: the `pos_a_rate_decisive` row carries `p_value`, a cluster-bootstrap test that the
-    judge picks A as often as B (`POSITION_TEST`: the decisive share equals 1/2; the spec
-    `pos_a_rate` has no p-value, its null value depends on the tie rate), resolved
-    adaptively (`inference.adaptive_p`; `p_bound` True: p is an upper bound; `n_boot_p`
-    replicates used). Other rows have NaN there.
+    - `"wild"` (default): every row is a `core.estimates` row over the resampling units —
+      the clusters of the `cluster` column (`item_outcomes` carries it from the judgments;
+      an item without one is its own unit), or items when the column is absent or `cluster`
+      is None. `ci_low`/`ci_high` invert the restricted wild cluster bootstrap test (Webb
+      weights below 12 clusters; B = `n_boot`), so the `pos_a_rate_decisive` row's
+      `p_value` (of "A as often as B": the decisive share is 1/2, `POSITION_TEST`) is below
+      1 − `level` exactly when 1/2 lies outside its interval. `n_eff_clusters` is the
+      effective number of clusters, `few_clusters` flags fewer than 20, `method` names
+      the interval (a Wilson interval with one trial per cluster when every cluster sits at
+      0 or 1; the CR1 t(G − 1) Wald interval for cells whose B × G exceeds
+      `units.WILD_MAX_CELLS`). Each row's generator is seeded by `seed`, its aggregation,
+      group key and metric (a row does not change when other rows are added).
+    - `"bootstrap"` (the earlier default): a percentile bootstrap over the same units, one
+      resample per group shared by its rates (`interval`: the t_{G−S}-expanded percentile
+      interval, `resample.interval`, or the plain "percentile" one), and an adaptive
+      bootstrap p-value on the decisive row (`p_bound` True: p is an upper bound).
+
+    `wilson_low`/`wilson_high` treat k of n as independent binomial trials (optimistic with
+    clusters, and for the position rates whose trials are verdicts, two per item;
+    `run_gap` has none).
 
     Averages across `across` (default the split) are added per remaining group key:
     `pooled` (Σ numerators / Σ denominators over all items, ContextualJudgeBench "Average")
-    and `mean_of_splits` (unweighted mean of the per-split rates that are defined). Their
-    bootstrap is stratified by split (each split resampled on its own, as in the per-split
-    rows); Wilson applies to `pooled` only. In those rows the `across` column holds `pooled` /
-    `mean_of_splits` and `aggregation` says the same; per-split rows have `aggregation` =
-    `split`.
+    and `mean_of_splits` (unweighted mean of the per-split rates that are defined). With the
+    wild bootstrap their units are the clusters of all splits (one source in two splits is
+    one unit); the earlier bootstrap resampled each split on its own. Wilson applies to
+    `pooled` only. In those rows the `across` column holds `pooled` / `mean_of_splits` and
+    `aggregation` says the same; per-split rows have `aggregation` = `split`.
 
     Args:
         outcomes: Output of `item_outcomes`.
         across: The group column to average over, or None for no averages.
-        n_boot: Bootstrap resamples B.
+        n_boot: Bootstrap replicates B.
         seed: Seed of the bootstrap.
-        level: Confidence level of both intervals.
+        level: Confidence level of every interval.
         cluster: Column of `outcomes` with the resampling unit, or None for items.
-        interval: "expanded" (t_{G−S} percentile levels; default) or "percentile" (legacy).
+        interval: With `inference="bootstrap"`: "expanded" (t_{G−S} percentile levels;
+            default) or "percentile" (legacy).
+        inference: "wild" (default) or "bootstrap" (the earlier default).
+        metrics: Compute only these metrics (default: all of `METRICS`, in that order).
 
     Returns:
         Long table: the group columns, `sample`, `aggregation`, `metric`, `value`, `k`
         (numerator sum; NaN for `mean_of_splits`), `n` (denominator sum), `n_clusters`
-        (resampling units with a complete item), `ci_low`, `ci_high`, `wilson_low`,
-        `wilson_high`, `n_items` (complete items), `n_gold`, `n_incomplete`, `p_value`,
-        `p_bound`, `n_boot_p`.
+        (units behind the row), `ci_low`, `ci_high`, `wilson_low`, `wilson_high`, `n_items`
+        (complete items), `n_gold`, `n_incomplete`, `p_value`, `p_bound`, `n_boot_p`,
+        `n_eff_clusters`, `few_clusters`, `method`.
     """
     groups = group_columns(outcomes)
     _check_across(outcomes, groups, across)
     keys = [*groups, "sample"]
+    check_choice("interval", interval, resample.INTERVALS)
+    check_choice("inference", inference, INFERENCE)
+    wanted = _wanted(metrics)
     values, names = _value_matrix(outcomes)
     lay = _layout(names)
-    check_choice("interval", interval, resample.INTERVALS)
     boot = _Boot(n_boot, seed, level, cluster, interval)
+    if inference == "wild":
+        cells = _unit_cells(outcomes, values, keys, lay, cluster)
+        return wild_rates(cells, keys, across, lay, boot, wanted)
     cells = _split_cells(outcomes, values, keys, lay, boot)
     rows = [
         _ratio_frame(dict(zip(keys, c.key, strict=True)), "split", c, lay, boot) for c in cells
@@ -211,10 +241,176 @@ def pairwise_rates(
     if across is not None:
         for base, members in cells_across(cells, keys, across):
             rows.extend(_aggregate_frames(base, across, members, lay, boot))
-    out = pd.concat(rows, ignore_index=True)
+    return _finish(pd.concat(rows, ignore_index=True), wanted, interval)
+
+
+def _wanted(metrics: Sequence[str] | None) -> list[str]:
+    if metrics is None:
+        return list(METRICS)
+    unknown = [m for m in metrics if m not in METRICS]
+    if unknown:
+        raise ValueError(f"unknown metric(s) {unknown}; known: {list(METRICS)}")
+    return [m for m in METRICS if m in set(metrics)]
+
+
+def _finish(out: pd.DataFrame, wanted: list[str], interval: str | None) -> pd.DataFrame:
+    """Cast the count columns; for the bootstrap path add the engine's columns and filter."""
+    if interval is not None:
+        out["n_eff_clusters"] = np.nan
+        out["few_clusters"] = False
+        out["method"] = BOOTSTRAP_METHOD.format(interval=interval)
+        if len(wanted) < len(METRICS):
+            out = out[out["metric"].isin(wanted)].reset_index(drop=True)
     for c in ("n_items", "n_gold", "n_incomplete", "n_clusters", "n_boot_p"):
         out[c] = out[c].astype(int)
+    out["few_clusters"] = out["few_clusters"].astype(bool)
     return out
+
+
+class UnitCell(NamedTuple):
+    """One (group, sample) cell for the wild path: its units and its incomplete items."""
+
+    key: tuple
+    units: units.CellUnits
+    incomplete: float
+
+
+def _unit_cells(
+    outcomes: pd.DataFrame, values: np.ndarray, keys: list[str], lay: _Layout, cluster: str | None
+) -> list[UnitCell]:
+    """Return every (group, sample) cell's units (moment sums by unit label), first-seen order."""
+    complete = outcomes["complete"].to_numpy(dtype=bool)
+    moments = units.moment_columns(values, lay.num, lay.den)
+    item_keys = [k for k in keys if k not in ("judge", "sample")]
+    labels = units.unit_labels(outcomes, cluster, item_keys)
+    cells = []
+    grouped = outcomes.groupby(keys, sort=False, observed=True, dropna=False)
+    for key, idx in grouped.indices.items():
+        key = key if isinstance(key, tuple) else (key,)
+        idx = np.asarray(idx)
+        keep = idx[complete[idx]]
+        cell = units.cell_units(moments[keep], labels[keep])
+        cells.append(UnitCell(key, cell, float(len(idx) - len(keep))))
+    return cells
+
+
+def wild_rates(
+    cells: list[UnitCell],
+    keys: list[str],
+    across: str | None,
+    lay: _Layout,
+    boot: _Boot,
+    wanted: list[str],
+) -> pd.DataFrame:
+    """Return the rates table of the wild path from its cells (`pairwise_rates`, `scan_rates`)."""
+    mlay = units.layout(lay.num, lay.den, lay.n_values)
+    which = [list(METRICS).index(m) for m in wanted]
+    rows = [
+        _wild_frame(dict(zip(keys, c.key, strict=True)), "split", [c], mlay, lay, boot, which)
+        for c in cells
+    ]
+    if across is not None:
+        for base, members in cells_across(cells, keys, across):
+            for agg in AGGREGATIONS:
+                rows.append(
+                    _wild_frame({**base, across: agg}, agg, members, mlay, lay, boot, which)
+                )
+    merged = {c: [v for r in rows for v in r[c]] for c in rows[0]}  # dtypes inferred once
+    out = pd.DataFrame(merged)
+    return _finish(out, wanted, None)
+
+
+def _totals(cell: units.CellUnits) -> np.ndarray:
+    """Return the moment sums over all units of a cell."""
+    if cell.counts is None:
+        return cell.rows.sum(axis=0)
+    return cell.counts @ cell.rows
+
+
+def _replicates(e: estimates.Estimate) -> int:
+    """Return B of a tested wild row (from its `method`), 0 for an untested one."""
+    if not np.isfinite(e.p_value):
+        return 0
+    found = re.search(r"B=(\d+)", e.method)
+    return int(found.group(1)) if found else 0
+
+
+def _wild_frame(
+    key: dict,
+    aggregation: str,
+    members: list[UnitCell],
+    mlay: units.Moments,
+    lay: _Layout,
+    boot: _Boot,
+    which: list[int],
+) -> dict[str, Any]:
+    """Return the `estimates` rows (columns) of one split cell, or of an average over `members`.
+
+    `pooled` is the ratio Σ num / Σ den over the union of the splits' units (a source in two
+    splits is one unit): residuals about the pooled value, so differences between splits
+    count as variation — conservative when split sizes are fixed by design, and what keeps
+    the interval covering when a split has only a few clusters (the stratified contrast,
+    residuals within each split, covered 0.88–0.90 with a 3-cluster split; issue 33).
+    `mean_of_splits` is the contrast of the per-split ratios with equal weights over the
+    splits where the rate is defined (residuals within each split).
+    """
+    names = list(METRICS)
+    mean = aggregation == MEAN_OF_SPLITS
+    parts = [m.units for m in members]
+    totals = [_totals(c) for c in parts]
+    tot = np.sum(totals, axis=0)
+    if not mean and len(parts) > 1:  # the pooled row: one ratio over the union of units
+        parts = [units.union(parts)]
+        totals = [tot]
+    aligned = units.align(parts)
+    ests = []
+    for i in which:
+        metric = names[i]
+        dens = np.array([t[mlay.den[i]] for t in totals])
+        defined = np.flatnonzero(dens > 0) if dens.any() else np.arange(len(dens))
+        weights = np.full(len(defined), 1.0 / len(defined))
+        s, mult = units.rate_sums(aligned, mlay, i, defined)
+        null = POSITION_TEST[1] if metric in TESTED else float("nan")
+        rng = estimates.seeded(boot.seed, aggregation, *map(str, key.values()), metric)
+        ests.append(
+            units.estimate(
+                s,
+                mult,
+                weights,
+                null=null,
+                level=boot.level,
+                n_boot=boot.n_boot,
+                rng=rng,
+                bounds=(-1.0, 1.0) if metric in SIGNED else (0.0, 1.0),
+            )
+        )
+    k, n = tot[mlay.num[which]], tot[mlay.den[which]]
+    binomial = lay.binomial[which] & (not mean)
+    w_low, w_high = stats.wilson_interval(k, n, level=boot.level)
+    nan = np.full(len(which), np.nan)
+    m = len(which)
+    return {
+        **{c: [v] * m for c, v in key.items()},
+        "aggregation": [aggregation] * m,
+        "metric": [names[i] for i in which],
+        "value": [e.value for e in ests],
+        "k": nan if mean else k,
+        "n": n,
+        "n_clusters": [e.n_clusters for e in ests],
+        "ci_low": [e.ci_low for e in ests],
+        "ci_high": [e.ci_high for e in ests],
+        "wilson_low": np.where(binomial, w_low, np.nan),
+        "wilson_high": np.where(binomial, w_high, np.nan),
+        "n_items": [tot[mlay.values + lay.complete]] * m,
+        "n_gold": [tot[mlay.values + lay.has_gold]] * m,
+        "n_incomplete": [float(sum(x.incomplete for x in members))] * m,
+        "p_value": [e.p_value for e in ests],
+        "p_bound": [False] * m,
+        "n_boot_p": [_replicates(e) for e in ests],
+        "n_eff_clusters": [e.n_eff_clusters for e in ests],
+        "few_clusters": [e.few_clusters for e in ests],
+        "method": [e.method for e in ests],
+    }
 
 
 def _check_across(outcomes: pd.DataFrame, groups: list[str], across: str | None) -> None:

@@ -1,4 +1,7 @@
-"""Resampling units of the pairwise family: cluster rows, stratified draws, bootstrap p-values.
+"""The earlier percentile cluster bootstrap of the pairwise family (`inference="bootstrap"`).
+
+The default inference is `core.estimates` (`units`, `rates.wild_rates`); this module keeps the
+issue-20 default reachable — the calibration's "before" variant runs it.
 
 The pairwise bootstrap resamples *clusters* (`core.clusters`: the source, question or
 document an item belongs to) by default. A group's per-item value columns are summed per

@@ -5,15 +5,22 @@ The same numbers as `item_outcomes` → `pairwise_rates`, without a pandas frame
 1. `unit_values` reduces the judgments (a polars LazyFrame: projection and predicate
    pushdown, streaming) to one row per judge × group keys × item × sample holding the
    per-item numerator/denominator columns `pairwise_rates` sums (`VALUE_COLUMNS`);
-2. `scan_rates` reduces those once more, per (group, sample) cell, to the distinct value rows
-   of its resampling units (items, or per-cluster sums) and their counts — a few hundred rows
-   per cell whatever the table's size — and bootstraps them with multinomial weights
-   (`stats.bootstrap_sums` draws exactly so whenever the distinct rows are few: then the
-   intervals equal today's path given the same seed; small cells fall back to the unit rows
-   themselves, in the order today's path resamples them, so they do too).
+2. by default (`inference="wild"`) the scan aggregates, per (group, sample) cell and unit
+   label (the cluster, or the item), the moment sums of `units.moment_columns` — Σ 1[den >
+   0], Σ value, Σ value², Σ num·den per metric — and hands them to `rates.wild_rates`, the
+   very code `pairwise_rates` runs on its own per-unit sums: `core.estimates.from_sums`
+   gets identical arrays, so estimates, intervals, p-values and effective clusters are the
+   same given the seed. Cells of items without clusters too large for the wild bootstrap
+   (`units.WILD_MAX_CELLS`) are held as their distinct item rows with counts (a few
+   hundred rows whatever the size) and get the CR1 t(G − 1) Wald row, as in pandas;
+3. with `inference="bootstrap"` (the earlier default) it reduces each cell to the distinct
+   value rows of its resampling units and their counts and bootstraps them with
+   multinomial weights (`stats.bootstrap_sums` draws exactly so whenever the distinct rows
+   are few: then the intervals equal the pandas path given the same seed; small cells fall
+   back to the unit rows themselves, in the order that path resamples them, so they do too).
 
-Per-split cells, the `pooled` and `mean_of_splits` rows (resampled within each split), the
-position test and every column of the result are those of `pairwise_rates`.
+Per-split cells, the `pooled` and `mean_of_splits` rows, the position test and every column
+of the result are those of `pairwise_rates`.
 """
 
 from __future__ import annotations
@@ -28,6 +35,7 @@ import polars as pl
 
 from judgelab.analyses.pairwise import rates as _rates
 from judgelab.analyses.pairwise import resample
+from judgelab.analyses.pairwise import units as _units
 from judgelab.analyses.pairwise.outcomes import CLUSTER, GROUPS, INVALID_POLICIES
 from judgelab.analyses.pairwise.scan_units import PatternUnits, UnitStrata
 from judgelab.core import stats
@@ -231,8 +239,8 @@ def _reduce(
     invalid_policy: str,
     cluster: str | None,
     rows_per_pass: int,
-) -> tuple[pl.DataFrame, pl.LazyFrame, bool]:
-    """Return the patterns of every cell, the lazy unit rows behind them, and `carry`.
+) -> tuple[pl.DataFrame, pl.LazyFrame, pl.LazyFrame, bool]:
+    """Return the patterns of every cell, the lazy unit and item rows behind them, `carry`.
 
     Patterns: per cell (group keys × sample), the distinct value rows of its resampling units
     with `_count` (units), `_items` (items), `_first` (first row), `_dup`. Without clusters
@@ -280,7 +288,7 @@ def _reduce(
         pats = pl.concat(parts).group_by(by).agg(*merged, *flags)
     if not carry:
         pats = pats.with_columns(*values, dup)
-    return pats, units_of(per), carry
+    return pats, units_of(per), per.with_columns(*values, dup), carry
 
 
 def scan_rates(
@@ -297,6 +305,8 @@ def scan_rates(
     seed: int = 0,
     level: float = 0.95,
     interval: str = "expanded",
+    inference: str = "wild",
+    metrics: Sequence[str] | None = None,
     rows_per_pass: int = ROWS_PER_PASS,
 ) -> pd.DataFrame:
     """Return `pairwise_rates(item_outcomes(judgments))` computed from a lazy scan.
@@ -318,6 +328,9 @@ def scan_rates(
         seed: As `pairwise_rates`.
         level: As `pairwise_rates`.
         interval: As `pairwise_rates`.
+        inference: As `pairwise_rates` ("wild": the per-cluster sums of the scan go to
+            `core.estimates`, the very arrays `pairwise_rates` builds from item rows).
+        metrics: As `pairwise_rates`.
         rows_per_pass: Most rows one group-by pass reduces (bounds memory: ~150 bytes per
             item); larger scans are reduced judge by judge (`_passes`).
 
@@ -325,6 +338,8 @@ def scan_rates(
         The table of `pairwise_rates`, same rows, order and numbers (module docstring).
     """
     check_choice("interval", interval, resample.INTERVALS)
+    check_choice("inference", inference, _rates.INFERENCE)
+    wanted = _rates._wanted(metrics)
     source = _as_lazy(judgments)
     lf = _filtered(source, {"judge": judges, "benchmark": benchmarks, "split": splits})
     groups = list(groups)
@@ -334,7 +349,7 @@ def scan_rates(
     check_choice("invalid_policy", invalid_policy, INVALID_POLICIES)
     if "judge" not in groups:
         raise ValueError(f"groups must include 'judge', got {groups}")
-    pats, units, carry = _reduce(lf, groups, invalid_policy, cluster, rows_per_pass)
+    pats, units, items, carry = _reduce(lf, groups, invalid_policy, cluster, rows_per_pass)
     if pats["_dup"].any():
         raise ValueError(_duplicate_message(lf, groups))
     _check_found(pats, source, judges)
@@ -346,6 +361,9 @@ def scan_rates(
             raise ValueError(f"{across} value(s) {sorted(clash)} clash with aggregate labels")
     boot = _rates._Boot(n_boot, seed, level, cluster, interval)
     lay = _rates._layout(list(VALUE_COLUMNS))
+    if inference == "wild":
+        cells = _wild_cells(pats, items, keys, carry, lay, boot)
+        return _rates.wild_rates(cells, keys, across, lay, boot, wanted)
     cells = _cells(pats, units, keys, carry, boot)
     rows = [
         _rates._ratio_frame(dict(zip(keys, c.key, strict=True)), "split", c, lay, boot)
@@ -354,10 +372,7 @@ def scan_rates(
     if across is not None:
         for base, members in _rates.cells_across(cells, keys, across):
             rows.extend(_aggregate(base, across, members, lay, boot))
-    out = pd.concat(rows, ignore_index=True)
-    for c in ("n_items", "n_gold", "n_incomplete", "n_clusters", "n_boot_p"):
-        out[c] = out[c].astype(int)
-    return out
+    return _rates._finish(pd.concat(rows, ignore_index=True), wanted, interval)
 
 
 def _check_found(pats: pl.DataFrame, source: pl.LazyFrame, judges: Sequence[str]) -> None:
@@ -417,6 +432,78 @@ def _cells(
         reps = unit.draw(boot.n_boot, stats.rng_for(boot.seed, *key))
         cells.append(_rates._Cell(key, unit.sums(), reps, incomplete, UnitStrata([unit])))
     return cells
+
+
+def _wild_cells(
+    pats: pl.DataFrame, items: pl.LazyFrame, keys: list[str], carry: bool, lay: Any, boot: Any
+) -> list[_rates.UnitCell]:
+    """Return the cells of the wild path (`rates.wild_rates`), in first-seen order.
+
+    A cell's units are its clusters' (or items') moment sums with their labels, collected
+    from the item rows grouped by unit label — what `pairwise_rates` sums from its rows.
+    A cell of items (no cluster column) too large for the wild bootstrap is held as its
+    distinct item rows with counts (the Wald fallback needs no labels): a few hundred rows.
+    """
+    parts = pats.partition_by(keys, maintain_order=True, as_dict=True)
+    order = sorted(parts, key=lambda k: parts[k]["_first"].min())
+    held: dict[tuple, _units.CellUnits] = {}
+    need = []
+    for key in order:
+        part = parts[key].filter(pl.col("complete") > 0)
+        n_units = int(part["_count"].sum())
+        if not carry and n_units * boot.n_boot > _units.WILD_MAX_CELLS:
+            vals = part.select(VALUE_COLUMNS).to_numpy().astype(np.float64)
+            rows = _units.moment_columns(vals, lay.num, lay.den)
+            held[key] = _units.patterns(rows, part["_count"].to_numpy())
+        else:
+            need.append(key)
+    held.update(_moment_units(items, keys, need, carry, lay))
+    cells = []
+    for key in order:
+        incomplete = float(parts[key].filter(pl.col("complete") == 0)["_items"].sum())
+        cells.append(_rates.UnitCell(key, held[key], incomplete))
+    return cells
+
+
+def _moment_units(
+    items: pl.LazyFrame, keys: list[str], need: list[tuple], carry: bool, lay: Any
+) -> dict[tuple, _units.CellUnits]:
+    """Collect the per-unit moment sums (`units.moment_columns`) of the cells in `need`."""
+    width = _units.layout(lay.num, lay.den, len(VALUE_COLUMNS)).width
+    out = {key: _units.cell_units(np.zeros((0, width)), np.array([])) for key in need}
+    if not need:
+        return out
+    names = list(VALUE_COLUMNS)
+    dens = list(dict.fromkeys(int(d) for d in lay.den))
+    v = [pl.col(c).cast(pl.Int64) for c in names]
+    exprs = [(pl.col(names[d]) > 0).cast(pl.Int64) for d in dens]
+    exprs += v + [x * x for x in v]
+    exprs += [v[int(a)] * v[int(b)] for a, b in zip(lay.num, lay.den, strict=True)]
+    moments = [e.alias(f"_m{i}") for i, e in enumerate(exprs)]
+    item_keys = [k for k in keys if k not in ("judge", "sample")]
+    own = pl.concat_str(
+        [pl.lit("item"), *[pl.col(k).cast(pl.String) for k in item_keys], pl.col("item_id")],
+        separator="|",
+    )
+    label = pl.when(pl.col(CLUSTER).is_not_null()).then(pl.col(CLUSTER)).otherwise(own)
+    label = label if carry else own
+    schema = items.collect_schema()
+    wanted = pl.DataFrame(
+        [list(k) for k in need], schema=[(k, schema[k]) for k in keys], orient="row"
+    )
+    got = (
+        items.filter(pl.col("complete") > 0)
+        .join(wanted.lazy(), on=keys, how="semi", nulls_equal=True)
+        .select(*keys, label.alias(_UNIT), *moments)
+        .group_by([*keys, _UNIT])
+        .agg(pl.col(f"_m{i}").sum() for i in range(len(exprs)))
+        .collect(engine="streaming")
+    )
+    cols = [f"_m{i}" for i in range(len(exprs))]
+    for key, part in got.partition_by(keys, as_dict=True).items():
+        rows = part.select(cols).to_numpy().astype(np.float64)
+        out[key] = _units.cell_units(rows, part[_UNIT].to_numpy().astype(object))
+    return out
 
 
 def _rows_units(

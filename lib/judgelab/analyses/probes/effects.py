@@ -14,14 +14,18 @@ then reports, per judge × condition × sample × probe (and `all` probes pooled
   control, in the arm where the probe favours the **worse** response (< 0: the probe costs
   accuracy), over pairs with gold; `acc_change_better`: the same in the other arm.
 
-Intervals are paired and item-clustered: each resampling unit (the original item's cluster;
-every variant of an item shares it) contributes its sums of every column, the units are
-resampled together (`stats.bootstrap_sums`, Rao–Wu rescaled) and the interval is the
-t-expanded percentile interval (`pairwise.resample.interval`). Tests are paired too: the
-adaptive cluster-bootstrap p-value (`inference.adaptive_p`) of `pull` = 0 (a McNemar-type
-test of flips toward vs away; reported on `pull` and `flip_toward`) and of each accuracy
-change = 0. `robustness` and `flip_away` carry no p-value: robustness has no null other
-than 1 (which any single flip rejects); the test of a probe's effect is the pull's.
+Every metric is a ratio of sums over the pairs (a difference of two counts over one
+denominator for the pull and the accuracy changes), and paired and item-clustered: the
+resampling unit is the original item's cluster, which every variant of the item shares, so
+a unit brings its control and variant verdicts together. By default (`inference="wild"`)
+each row is a `core.estimates` row: the interval inverts the restricted wild cluster
+bootstrap test, `p_value` (of `pull` = 0 and of each accuracy change = 0) is that test's —
+below 1 − level exactly when 0 lies outside the interval —, with `n_eff_clusters`,
+`few_clusters` and `method`. `inference="bootstrap"` is the earlier default (a t-expanded
+percentile cluster bootstrap, Rao–Wu rescaled, and adaptive bootstrap p-values; there the
+pull's p-value was also shown on `flip_toward`). `robustness`, `flip_toward` and `flip_away`
+carry no p-value: robustness has no null other than 1 (which any single flip rejects), and
+the test of a probe's effect is the pull's.
 """
 
 from __future__ import annotations
@@ -32,10 +36,11 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
-from judgelab.analyses.pairwise import resample
+from judgelab.analyses.pairwise import resample, units
 from judgelab.analyses.probes.generate import CONTROL, provenance
-from judgelab.core import clusters, inference, stats
+from judgelab.core import clusters, estimates, inference, stats
 from judgelab.core.schema import require_columns
+from judgelab.errors import check_choice
 
 #: Probe label of the rows pooling every probe.
 ALL = "all"
@@ -58,14 +63,18 @@ _C = {c: i for i, c in enumerate(_COLS)}
 #: metric → (numerator, subtracted numerator or None, denominator, tested).
 METRICS: dict[str, tuple[str, str | None, str, bool]] = {
     "robustness": ("same", None, "valid", False),
-    "flip_toward": ("toward", None, "valid", True),
+    "flip_toward": ("toward", None, "valid", False),
     "flip_away": ("away", None, "valid", False),
     "pull": ("toward", "away", "valid", True),
     "acc_change_worse": ("acc_v_neg", "acc_c_neg", "gold_neg", True),
     "acc_change_better": ("acc_v_pos", "acc_c_pos", "gold_pos", True),
 }
-#: The null each tested metric's p-value is about (`flip_toward` is tested as the pull).
+#: With `inference="bootstrap"` (the earlier default) `flip_toward` showed the pull's p.
 _TESTED_AS = {"flip_toward": "pull"}
+#: Metrics that are differences (their interval lives in [-1, 1]).
+_SIGNED = ("pull", "acc_change_worse", "acc_change_better")
+#: Inference of the rows: the wild cluster bootstrap (default) or the earlier bootstrap.
+INFERENCE = ("wild", "bootstrap")
 PAIR_COLUMNS = (
     *KEYS,
     "benchmark",
@@ -160,6 +169,8 @@ class _Boot(NamedTuple):
     seed: int
     level: float
     cluster: str | None
+    inference: str = "wild"
+    metrics: tuple[str, ...] = tuple(METRICS)
 
 
 def _stat(sums: np.ndarray, metric: str) -> np.ndarray:
@@ -185,34 +196,78 @@ def _cell(key: dict, probe: str, rows: pd.DataFrame, values: np.ndarray, boot: _
     """Return the metric rows of one judge × condition × sample × probe cell."""
     # cluster None: each original item is its own unit (its pairs still stay together)
     unit = _item_keys(rows) if boot.cluster is None else rows[boot.cluster]
-    codes = clusters.codes(rows.assign(_unit=unit), "_unit")
-    units = clusters.sum_by(values, codes)
-    units = units[units[:, _C["valid"]] > 0]  # units with no valid pair weigh nothing
-    rng = stats.rng_for(boot.seed, "probes", probe, *key.values())
-    reps = stats.bootstrap_sums(units, n_boot=boot.n_boot, rng=rng)
-    sums = units.sum(axis=0)
     valid = rows.loc[values[:, _C["valid"]] > 0]
     base = {
         **key,
         "probe": probe,
         "n_items": int(valid[["benchmark", "split", "orig_item_id"]].drop_duplicates().shape[0]),
-        "n_clusters": int(len(units)),
         "n_invalid": int(((values[:, _C["valid"]] == 0) & ~rows["noop"].to_numpy()).sum()),
         "n_noop": int(rows["noop"].sum()),
     }
+    if boot.inference == "bootstrap":
+        return _boot_cell(base, probe, key, unit, values, boot)
+    labels = unit.astype(str).to_numpy()
+    out = []
+    for metric in boot.metrics:
+        num, minus, den, tested = METRICS[metric]
+        top = values[:, _C[num]] - (values[:, _C[minus]] if minus else 0.0)
+        s = units.row_sums(top, values[:, _C[den]], np.zeros(len(top), dtype=np.int64), labels, 1)
+        rng = estimates.seeded(boot.seed, "probes", probe, *map(str, key.values()), metric)
+        null = 0.0 if tested else float("nan")
+        e = units.estimate(
+            s,
+            None,
+            [1.0],
+            null=null,
+            level=boot.level,
+            n_boot=boot.n_boot,
+            rng=rng,
+            bounds=(-1.0, 1.0) if metric in _SIGNED else (0.0, 1.0),
+        )
+        out.append(
+            {
+                **base,
+                "n_clusters": int(e.n_clusters),
+                "metric": metric,
+                "value": e.value,
+                "ci_low": e.ci_low,
+                "ci_high": e.ci_high,
+                "n": int(values[:, _C[den]].sum()),
+                "p_value": e.p_value,
+                "p_bound": False,
+                "n_eff_clusters": e.n_eff_clusters,
+                "few_clusters": bool(e.few_clusters),
+                "method": e.method,
+            }
+        )
+    return out
+
+
+def _boot_cell(
+    base: dict, probe: str, key: dict, unit: pd.Series, values: np.ndarray, boot: _Boot
+) -> list:
+    """The earlier default: percentile cluster bootstrap and adaptive bootstrap p-values."""
+    codes = clusters.codes(pd.DataFrame({"_unit": unit.to_numpy()}), "_unit")
+    units_ = clusters.sum_by(values, codes)
+    units_ = units_[units_[:, _C["valid"]] > 0]  # units with no valid pair weigh nothing
+    rng = stats.rng_for(boot.seed, "probes", probe, *key.values())
+    reps = stats.bootstrap_sums(units_, n_boot=boot.n_boot, rng=rng)
+    sums = units_.sum(axis=0)
     out, p_of = [], {}
-    for metric, (_, _, den, tested) in METRICS.items():
+    for metric in boot.metrics:
+        _, _, den, tested = METRICS[metric]
         r = _stat(reps, metric)
-        low, high = resample.interval(r, level=boot.level, df=len(units) - 1)
+        low, high = resample.interval(r, level=boot.level, df=len(units_) - 1)
         p = inference.PValue(np.nan, 0, np.nan, False)
-        if tested:
+        if tested or metric in _TESTED_AS:
             name = _TESTED_AS.get(metric, metric)
             if name not in p_of:
-                p_of[name] = _p_value(units, name, _stat(reps, name), rng, boot)
+                p_of[name] = _p_value(units_, name, _stat(reps, name), rng, boot)
             p = p_of[name]
         out.append(
             {
                 **base,
+                "n_clusters": int(len(units_)),
                 "metric": metric,
                 "value": float(_stat(sums, metric)[0]),
                 "ci_low": float(low),
@@ -220,6 +275,9 @@ def _cell(key: dict, probe: str, rows: pd.DataFrame, values: np.ndarray, boot: _
                 "n": int(sums[_C[den]]),
                 "p_value": p.p,
                 "p_bound": bool(p.bound),
+                "n_eff_clusters": np.nan,
+                "few_clusters": False,
+                "method": "cluster bootstrap, percentile (expanded); adaptive bootstrap p",
             }
         )
     return out
@@ -247,6 +305,8 @@ def probe_effects(
     seed: int = 0,
     level: float = 0.95,
     cluster: str | None = "cluster",
+    inference: str = "wild",
+    metrics: Sequence[str] | None = None,
 ) -> pd.DataFrame:
     """Return every probe metric (module docstring) per judge × condition × sample × probe.
 
@@ -259,19 +319,28 @@ def probe_effects(
         level: Confidence level.
         cluster: Column of `pairs` with the resampling unit (default: the original item's
             cluster); None resamples original items (the legacy, independent-items choice).
+        inference: "wild" (default: `core.estimates` rows) or "bootstrap" (the earlier
+            default; see the module docstring).
+        metrics: Report only these metrics (default: all of `METRICS`, in that order).
 
     Returns:
         Long table: `judge`, `condition`, `sample`, `probe`, `n_items` (original items with
-        a valid pair), `n_clusters` (resampling units with a valid pair), `n_invalid`
+        a valid pair), `n_clusters` (resampling units behind the metric), `n_invalid`
         (pairs with an invalid or missing verdict), `n_noop`, `metric`, `value`, `ci_low`,
         `ci_high`, `n` (the metric's denominator: valid pairs, or valid pairs with gold in
-        the arm), `p_value`, `p_bound` (True: p is an upper bound).
+        the arm), `p_value`, `p_bound` (True: p is an upper bound; "bootstrap" only),
+        `n_eff_clusters`, `few_clusters`, `method`.
     """
     require_columns(pairs, PAIR_COLUMNS, "probe_effects needs probe_pairs(...) output;")
+    check_choice("inference", inference, INFERENCE)
+    wanted = list(METRICS) if metrics is None else [m for m in METRICS if m in set(metrics)]
+    unknown = sorted(set(metrics or ()) - set(METRICS))
+    if unknown:
+        raise ValueError(f"unknown probe metric(s) {unknown}; known: {list(METRICS)}")
     order = list(dict.fromkeys(pairs["probe"])) if probes is None else list(probes)
     pairs = pairs[pairs["probe"].isin(order)].reset_index(drop=True)
     values = _columns(pairs)
-    boot = _Boot(n_boot, seed, level, cluster)
+    boot = _Boot(n_boot, seed, level, cluster, inference, tuple(wanted))
     rows: list[dict] = []
     for key, idx in pairs.groupby(list(KEYS), sort=True, dropna=False).indices.items():
         kd = dict(zip(KEYS, key, strict=True))
@@ -284,6 +353,7 @@ def probe_effects(
             rows += _cell(kd, ALL, cell, values[idx], boot)
     cols = [*KEYS, "probe", "n_items", "n_clusters", "n_invalid", "n_noop", "metric"]
     cols += ["value", "ci_low", "ci_high", "n", "p_value", "p_bound"]
+    cols += ["n_eff_clusters", "few_clusters", "method"]
     return pd.DataFrame(rows, columns=cols)
 
 

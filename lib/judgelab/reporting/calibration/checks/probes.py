@@ -1,10 +1,17 @@
-"""Calibration checks of the probes family (issue 25): a probe's pull and its accuracy cost.
+"""Calibration checks of the probes family (issues 25, 33): a probe's pull and accuracy cost.
 
-Every check runs `analyses.probes.probe_effects` on `judgelab.simulate.probes` draws: 60
-clusters of 5 original items (latent ICC 0.3, an item effect), each with its control and
-both arms of one probe, judged in both orders. The null plants no susceptibility; the
-alternative a pull of `BETA` logits toward the probed response. "before" resamples original
-items as if they were independent (`cluster=None`; pairs still stay together).
+Every check runs `analyses.probes.probe_effects` on `judgelab.simulate.probes` draws shaped
+like the scenario (`simulate.base.Scenario`: balanced or unequal cluster sizes, constant or
+cluster-varying effects, 8 / 15 / 50 clusters, small or moderate n, latent ICC 0.5): each
+original item with its control and both arms of one probe, judged in both orders; a
+position bias that varies by cluster; invalid outputs missing not at random (15 % when the
+verdict is wrong against 3 % when right, more often for long pairs). The null plants no
+susceptibility (in "varying" scenarios the probe pulls toward the probed response in some
+sources and away in others, symmetrically); the alternative a pull of `BETA` logits.
+
+"after": the defaults (`core.estimates` rows: the interval inverting the restricted wild
+cluster bootstrap test); "before": the earlier defaults (`inference="bootstrap"`: the
+t-expanded percentile cluster bootstrap and adaptive bootstrap p-values).
 """
 
 from __future__ import annotations
@@ -18,27 +25,67 @@ import numpy as np
 from judgelab.analyses import probes
 from judgelab.reporting.calibration.harness import Check, Outcome
 from judgelab.simulate import probes as sim
-from judgelab.simulate.base import Design, Scenario, Simulation
+from judgelab.simulate.base import BALANCED, Scenario, Simulation
 
 FAMILY = "probes"
-DESIGN = Design(n_clusters=60, per_cluster=5, icc=0.3)
 PROBE = "verbosity"
+#: The metrics the checks read.
+METRICS = ("pull", "acc_change_worse", "robustness")
+#: The earlier defaults ("before").
+BEFORE = {"inference": "bootstrap"}
 #: The alternative: the probe pulls the verdict this many logits toward the probed response.
 BETA = 0.6
 
 
-def simulate(rng: np.random.Generator, scenario: str, shape: Scenario | None = None) -> Simulation:
-    """One probe, both arms, both orders; the alternative plants a pull of `BETA`."""
-    beta = 0.0 if scenario == "null" else BETA
-    params = sim.ProbeParams(susceptibility={PROBE: beta}, accuracy=1.0, delta=0.3)
-    return sim.probe_benchmark(rng, DESIGN, params)
+def params_of(hypothesis: str) -> sim.ProbeParams:
+    """The planted judge: no pull (null) or `BETA` (alternative); MNAR invalid outputs."""
+    return sim.ProbeParams(
+        susceptibility={PROBE: 0.0 if hypothesis == "null" else BETA},
+        accuracy=1.0,
+        delta=0.3,
+        invalid_rate=0.03,
+        invalid_if_wrong=0.15,
+        invalid_length=0.7,
+    )
+
+
+def simulate(
+    rng: np.random.Generator, hypothesis: str, shape: Scenario | None = None
+) -> Simulation:
+    """One probe, both arms, both orders, shaped like `shape`."""
+    return sim.probe_benchmark(rng, (shape or BALANCED).design(), params_of(hypothesis))
+
+
+class _Memo:
+    """The last draw's effects per options (the three checks share a draw)."""
+
+    sim: Simulation | None = None
+    store: dict[Any, Any] = {}
+
+
+def _effects(s: Simulation, options: Mapping[str, Any]) -> Any:
+    if _Memo.sim is not s:
+        _Memo.sim, _Memo.store = s, {}
+    if "pairs" not in _Memo.store:
+        _Memo.store["pairs"] = probes.probe_pairs(s.judgments, s.items)
+    key = tuple(sorted(options.items()))
+    if key not in _Memo.store:
+        _Memo.store[key] = probes.probe_effects(
+            _Memo.store["pairs"], pooled=False, metrics=METRICS, **options
+        )
+    return _Memo.store[key]
 
 
 def _metric(s: Simulation, options: Mapping[str, Any], metric: str) -> Outcome:
-    pairs = probes.probe_pairs(s.judgments, s.items)
-    out = probes.probe_effects(pairs, pooled=False, **options)
+    out = _effects(s, options)
     row = out[out["metric"] == metric].iloc[0]
-    return Outcome(row["value"], row["ci_low"], row["ci_high"], row["p_value"])
+    return Outcome(
+        float(row["value"]),
+        float(row["ci_low"]),
+        float(row["ci_high"]),
+        float(row["p_value"]),
+        n_eff=float(row["n_eff_clusters"]),
+    )
 
 
 def estimate_pull(s: Simulation, options: Mapping[str, Any]) -> Outcome:
@@ -74,7 +121,7 @@ CHECKS: list[Check] = [
         simulate=simulate,
         estimate=estimate_pull,
         truth=_truth("pull"),
-        before={"cluster": None},
+        before=BEFORE,
         effect=f"{PROBE} pulls {BETA} logits toward the probed response",
         notes="H0: no pull (flips toward = flips away); both arms, both orders",
     ),
@@ -86,7 +133,7 @@ CHECKS: list[Check] = [
         simulate=simulate,
         estimate=estimate_acc_worse,
         truth=_truth("acc_change_worse"),
-        before={"cluster": None},
+        before=BEFORE,
         effect=f"{PROBE} on the worse response pulls {BETA} logits toward it",
     ),
     Check(
@@ -98,7 +145,7 @@ CHECKS: list[Check] = [
         estimate=estimate_robustness,
         truth=_truth("robustness"),
         test=False,
-        before={"cluster": None},
+        before=BEFORE,
         effect=f"{PROBE} pulls {BETA} logits (verdicts drawn independently given the item)",
     ),
 ]

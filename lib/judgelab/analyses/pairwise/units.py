@@ -1,0 +1,322 @@
+"""Per-unit sufficient statistics of pairwise rates, and the one estimate every row gets.
+
+The default inference of the pairwise family (DESIGN §9) is `core.estimates`: a ratio of
+sums (or a contrast of per-split ratios) with the interval that inverts the restricted wild
+cluster bootstrap test. What it needs of the data are per-cluster sums (`estimates.Sums`);
+this module builds them once per cell, from which every metric's `Sums` is a column
+selection, so the eager path (`pairwise_rates`, from item rows) and the lazy path
+(`scan_rates`, from per-cluster aggregates of a polars scan) hand the engine the very same
+arrays and get the very same rows.
+
+- `moment_columns` lays out, per item, what the sums of every metric need: for each
+  metric's denominator column an indicator (den > 0: the item counts as a row), each value
+  column, its square, and each metric's numerator × denominator (`Moments`);
+- `CellUnits` holds one cell's units: sorted unit labels and their summed moment rows
+  (`cell_units`), or — for very many units without labels — distinct rows with counts
+  (`patterns`); `union` merges cells (the pooled row: units matched by label);
+- `align` puts cells side by side once (units matched by label), `rate_sums` slices one
+  metric's `Sums` (G units × J cells) out of it;
+- `estimate` runs `estimates.from_sums`, except where the wild bootstrap's B × G arrays
+  would not fit (`WILD_MAX_CELLS`): there the CR1 t(G − 1) Wald interval and test (which the
+  wild test approaches with that many clusters), said so in `method`.
+
+Unit labels (`unit_labels`): the `cluster` value, or for an item without one (or with
+`cluster=None`) "item|<other group values>|<item_id>" — so two splits' items of one id stay
+two units, and a source shared by two splits is one unit of the pooled row.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import NamedTuple
+
+import numpy as np
+import pandas as pd
+
+from judgelab.core import clusters, estimates
+
+#: Largest B × G the wild bootstrap is run on (its arrays are B × G floats, several of them);
+#: beyond it (10^5-item cells without clusters) the row gets the CR1 t(G − 1) Wald interval.
+WILD_MAX_CELLS = 5_000_000
+#: `method` of a row computed by the large-G fallback.
+WALD = "CR1 t(G-1) Wald (B x G above the wild bootstrap's limit)"
+
+
+class Moments(NamedTuple):
+    """Where each metric's sums sit among the moment columns (`moment_columns`)."""
+
+    count: np.ndarray  # per metric: column of Σ 1[den > 0]
+    num: np.ndarray  # Σ num
+    den: np.ndarray  # Σ den
+    num2: np.ndarray  # Σ num²
+    den2: np.ndarray  # Σ den²
+    numden: np.ndarray  # Σ num · den
+    width: int
+    values: int  # column of the first value column's Σ (value column c sits at values + c)
+
+
+def layout(num_cols: Sequence[int], den_cols: Sequence[int], n_values: int) -> Moments:
+    """Return the moment layout of metrics with these value columns (of `n_values`)."""
+    num_cols, den_cols = np.asarray(num_cols), np.asarray(den_cols)
+    dens = list(dict.fromkeys(int(d) for d in den_cols))
+    m, k = n_values, len(num_cols)
+    count = np.array([dens.index(int(d)) for d in den_cols])
+    return Moments(
+        count=count,
+        num=len(dens) + num_cols,
+        den=len(dens) + den_cols,
+        num2=len(dens) + m + num_cols,
+        den2=len(dens) + m + den_cols,
+        numden=len(dens) + 2 * m + np.arange(k),
+        width=len(dens) + 2 * m + k,
+        values=len(dens),
+    )
+
+
+def moment_columns(
+    values: np.ndarray, num_cols: Sequence[int], den_cols: Sequence[int]
+) -> np.ndarray:
+    """Return per item the moment columns of `layout` (n × width).
+
+    Every metric's numerator is 0 where its denominator is (an item outside a rate adds
+    nothing), so Σ num over all items equals Σ num over the items the rate counts.
+    """
+    v = np.asarray(values, dtype=np.float64)
+    num_cols, den_cols = np.asarray(num_cols), np.asarray(den_cols)
+    dens = list(dict.fromkeys(int(d) for d in den_cols))
+    ind = (v[:, dens] > 0).astype(np.float64)
+    return np.hstack([ind, v, v * v, v[:, num_cols] * v[:, den_cols]])
+
+
+def unit_labels(
+    frame: pd.DataFrame, cluster: str | None, item_keys: Sequence[str]
+) -> np.ndarray:
+    """Return each row's unit label: its cluster, else "item|<item_keys values>|<item_id>"."""
+    n = len(frame)
+    out = np.empty(n, dtype=object)
+    own_rows = np.ones(n, dtype=bool)
+    if cluster is not None and cluster in frame.columns:
+        given = frame[cluster].to_numpy(dtype=object)
+        ok = pd.notna(given)
+        ok[ok] = given[ok].astype(str) != ""
+        out[ok] = given[ok].astype(str)
+        own_rows = ~ok
+    if own_rows.any():
+        cols = [frame[c].to_numpy(dtype=object)[own_rows].astype(str) for c in item_keys]
+        parts = [*cols, frame["item_id"].to_numpy(dtype=object)[own_rows].astype(str)]
+        own = np.full(int(own_rows.sum()), "item", dtype=object)
+        for part in parts:
+            own = own + "|" + part.astype(object)
+        out[own_rows] = own
+    return out
+
+
+class CellUnits(NamedTuple):
+    """One cell's units: sorted labels and their moment sums, or distinct rows with counts."""
+
+    labels: np.ndarray | None  # (G,) sorted unit labels; None for patterns
+    rows: np.ndarray  # (G, width) per-unit moment sums (or distinct rows)
+    counts: np.ndarray | None = None  # (G,) units per distinct row; None: one each
+
+    @property
+    def n_units(self) -> int:
+        """Units held (with any complete item)."""
+        return int(len(self.rows) if self.counts is None else self.counts.sum())
+
+
+def cell_units(moments: np.ndarray, labels: np.ndarray) -> CellUnits:
+    """Sum the per-item `moments` by unit label (labels sorted, as `estimates.sums` codes)."""
+    if len(labels) == 0:
+        return CellUnits(np.array([], dtype=object), np.zeros((0, moments.shape[1])))
+    uniq, codes = np.unique(np.asarray(labels, dtype=str), return_inverse=True)
+    return CellUnits(uniq.astype(object), clusters.sum_by(moments, codes.ravel()))
+
+
+def patterns(rows: np.ndarray, counts: np.ndarray | None = None) -> CellUnits:
+    """Return units as their distinct rows with counts, in `np.unique` row order."""
+    rows = np.ascontiguousarray(rows, dtype=np.float64) + 0.0  # -0.0 and 0.0: one row
+    counts = np.ones(len(rows)) if counts is None else np.asarray(counts, dtype=np.float64)
+    if len(rows) == 0:
+        return CellUnits(None, rows.reshape(0, rows.shape[1]), np.zeros(0))
+    view = rows.view(np.dtype((np.void, 8 * rows.shape[1]))).ravel()
+    _, first, inverse = np.unique(view, return_index=True, return_inverse=True)
+    merged = np.bincount(inverse.ravel(), weights=counts, minlength=len(first))
+    return CellUnits(None, rows[first], merged)
+
+
+def union(cells: Sequence[CellUnits]) -> CellUnits:
+    """Merge cells into one (a unit in several cells: its sums added; patterns stay patterns)."""
+    if any(c.labels is None for c in cells):
+        return patterns(
+            np.vstack([c.rows for c in cells]),
+            np.concatenate(
+                [np.ones(len(c.rows)) if c.counts is None else c.counts for c in cells]
+            ),
+        )
+    labels = np.concatenate([c.labels for c in cells])
+    return cell_units(np.vstack([c.rows for c in cells]), labels)
+
+
+class Aligned(NamedTuple):
+    """Cells' units side by side: (G units × width × J cells), matched by label.
+
+    Cells held as patterns are stacked instead (their units are distinct), with the count
+    of every row in `mult`.
+    """
+
+    rows: np.ndarray
+    mult: np.ndarray | None
+
+
+def align(cells: Sequence[CellUnits]) -> Aligned:
+    """Return `cells` side by side (built once per row group; `rate_sums` slices it)."""
+    J = len(cells)
+    width = cells[0].rows.shape[1]
+    if any(c.labels is None for c in cells):
+        blocks, counts = [], []
+        for j, c in enumerate(cells):
+            part = np.zeros((len(c.rows), width, J))
+            part[:, :, j] = c.rows
+            blocks.append(part)
+            counts.append(np.ones(len(c.rows)) if c.counts is None else c.counts)
+        return Aligned(np.concatenate(blocks), np.concatenate(counts))
+    if J == 1:
+        return Aligned(cells[0].rows[:, :, None], None)
+    labels = np.unique(np.concatenate([c.labels for c in cells]).astype(str))
+    arr = np.zeros((len(labels), width, J))
+    for j, c in enumerate(cells):
+        arr[np.searchsorted(labels, c.labels.astype(str)), :, j] = c.rows
+    return Aligned(arr, None)
+
+
+def rate_sums(
+    aligned: Aligned, lay: Moments, metric: int, cells: Sequence[int] | None = None
+) -> tuple[estimates.Sums, np.ndarray | None]:
+    """Return metric `metric`'s `Sums` (G units × J cells; `cells`: a subset) and counts.
+
+    G counts every unit of the aligned cells (those the metric does not count have zero
+    rows, which `estimates.from_sums` leaves out).
+    """
+    cols = [lay.count[metric], lay.num[metric], lay.den[metric]]
+    cols += [lay.num2[metric], lay.den2[metric], lay.numden[metric]]
+    arr = aligned.rows[:, cols, :]
+    if cells is not None:
+        arr = arr[:, :, list(cells)]
+    return estimates.Sums(*(arr[:, i, :] for i in range(6))), aligned.mult
+
+
+def row_sums(
+    num: np.ndarray, den: np.ndarray, group: np.ndarray, labels: np.ndarray, n_groups: int
+) -> estimates.Sums:
+    """Return `estimates.sums` of per-row data, or empty `Sums` when no row has den > 0.
+
+    (`estimates.sums` cannot code an empty selection of string labels.)
+    """
+    den = np.asarray(den, dtype=np.float64)
+    if not np.any(den > 0):
+        return estimates.Sums(*(np.zeros((0, n_groups)) for _ in range(6)))
+    return estimates.sums(num, den, group, np.asarray(labels).astype(str), n_groups)
+
+
+def _expand(s: estimates.Sums, mult: np.ndarray) -> estimates.Sums:
+    reps = mult.astype(np.int64)
+    return estimates.Sums(*(np.repeat(x, reps, axis=0) for x in s))
+
+
+def estimate(
+    s: estimates.Sums,
+    mult: np.ndarray | None,
+    weights: Sequence[float],
+    *,
+    null: float,
+    level: float,
+    n_boot: int,
+    rng: np.random.Generator,
+    bounds: tuple[float, float],
+) -> estimates.Estimate:
+    """Return the `estimates.from_sums` row, or the Wald row where B × G is too large.
+
+    The limit is on the units of the cell(s) (rows of `s`: every unit with a complete
+    item), not on those the metric counts, so the eager and the lazy path decide alike.
+    `mult` (units per row of `s`, patterns) is only given for cells beyond the limit.
+    """
+    if mult is None and len(s.count) * n_boot <= WILD_MAX_CELLS:
+        return estimates.from_sums(
+            s, weights, null=null, level=level, n_boot=n_boot, rng=rng, bounds=bounds
+        )
+    # this metric's distinct unit rows with counts, in one canonical order whichever path
+    # (item rows, or the scan's distinct rows) they came from: the same arithmetic follows
+    pat = patterns(np.hstack(list(s)), mult)
+    J = s.count.shape[1]
+    s = estimates.Sums(*(pat.rows[:, i * J : (i + 1) * J] for i in range(6)))
+    mult = pat.counts
+    return _wald(s, mult, np.asarray(weights, dtype=np.float64), null, level, bounds)
+
+
+def _wald(
+    s: estimates.Sums,
+    mult: np.ndarray,
+    a: np.ndarray,
+    null: float,
+    level: float,
+    bounds: tuple[float, float],
+) -> estimates.Estimate:
+    """The CR1 t(G − 1) Wald row of Σ_j a_j · ratio_j from pattern rows with counts."""
+    from scipy import stats as sps
+
+    present = s.count.sum(axis=1) > 0
+    s = estimates.Sums(*(x[present] for x in s))
+    c = np.asarray(mult, dtype=np.float64)[present]
+    G = int(c.sum())
+    tot_num, tot_den = c @ s.num, c @ s.den
+    nan = float("nan")
+    n = float(tot_den.sum())
+    if G == 0 or np.any(tot_den[a != 0] <= 0):
+        return estimates.Estimate(nan, nan, nan, nan, null, n, G, nan, True, "no data")
+    ratios = np.divide(tot_num, tot_den, out=np.zeros(len(a)), where=tot_den > 0)
+    res_sq = (s.num2 - 2 * s.numden * ratios + s.den2 * ratios**2).sum(axis=1)
+    if len(a) == 1 and tuple(bounds) == (0.0, 1.0) and np.all(np.abs(res_sq) < 1e-18):
+        # every unit at the same bound: the engine's Wilson row (cheap at any G)
+        return estimates.from_sums(_expand(s, c), a, null=null, level=level, bounds=bounds)
+    value = float(a @ ratios)
+    scale = np.divide(a, tot_den, out=np.zeros(len(a)), where=tot_den > 0)
+    q = (s.num - s.den * ratios) @ scale
+    se = float(np.sqrt(G / (G - 1) * np.sum(c * q * q))) if G > 1 else nan
+    res_sum = (s.num - s.den * ratios).sum(axis=1)
+    reps = c.astype(np.int64)
+    icc = clusters.icc_from_sums(
+        np.repeat(s.count.sum(axis=1), reps), np.repeat(res_sum, reps), np.repeat(res_sq, reps)
+    )
+    n_eff = clusters.effective_from_sums(
+        np.repeat(s.den @ scale, reps), np.repeat(s.den2 @ scale**2, reps), icc
+    )
+    few = bool(n_eff < clusters.FEW_EFFECTIVE)
+    if not np.isfinite(se) or se <= 0:
+        return estimates.Estimate(value, nan, nan, nan, null, n, G, n_eff, few, "no interval")
+    tq = float(sps.t.ppf(0.5 + level / 2.0, G - 1))
+    low, high = value - tq * se, value + tq * se
+    if bounds is not None:
+        low, high = max(low, bounds[0]), min(high, bounds[1])
+    p = nan
+    if np.isfinite(null):
+        p = float(2.0 * sps.t.sf(abs(value - null) / se, G - 1))
+    return estimates.Estimate(value, low, high, p, null, n, G, n_eff, few, WALD)
+
+
+__all__ = [
+    "WALD",
+    "WILD_MAX_CELLS",
+    "CellUnits",
+    "Aligned",
+    "Moments",
+    "align",
+    "cell_units",
+    "estimate",
+    "layout",
+    "moment_columns",
+    "patterns",
+    "rate_sums",
+    "row_sums",
+    "union",
+    "unit_labels",
+]
