@@ -1,4 +1,4 @@
-"""The grounding and planner generators plant what they say (issue 33 item 1 for their families)."""
+"""The grounding and planner generators plant what they say (issue 33 item 1)."""
 
 from __future__ import annotations
 

@@ -128,7 +128,7 @@ def test_inf2_3_budget_curves_cover_these_items_up_to_full_labelling():
     it = items.set_index(["method", "budget"])
     # at 110 of 120 items labelled the population interval over-covers these items' mean
     assert pop.set_index("method").loc["ppi", "coverage"] == 1.0
-    assert it.loc[("ppi", 110), "mean_width"] < 0.5 * pop.set_index("method").loc[
-        "ppi", "mean_width"
-    ]
+    assert (
+        it.loc[("ppi", 110), "mean_width"] < 0.5 * pop.set_index("method").loc["ppi", "mean_width"]
+    )
     assert 0.88 <= it.loc[("ppi", 25), "coverage"] <= 1.0

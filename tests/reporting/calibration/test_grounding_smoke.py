@@ -19,7 +19,9 @@ def test_checks_are_registered_with_their_estimands():
     by = {c.name: c for c in grounding.CHECKS}
     assert by["grounding.ppi_binary_items"].estimand == "items_mean"
     assert by["grounding.ppi_binary_population"].estimand == "mean"
-    assert grounding.labels(48) == 25 and grounding.labels(240) == 96 and grounding.labels(300) == 100
+    assert (
+        grounding.labels(48) == 25 and grounding.labels(240) == 96 and grounding.labels(300) == 100
+    )
 
 
 @pytest.fixture(scope="module")

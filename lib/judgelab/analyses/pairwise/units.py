@@ -88,9 +88,7 @@ def moment_columns(
     return np.hstack([ind, v, v * v, v[:, num_cols] * v[:, den_cols]])
 
 
-def unit_labels(
-    frame: pd.DataFrame, cluster: str | None, item_keys: Sequence[str]
-) -> np.ndarray:
+def unit_labels(frame: pd.DataFrame, cluster: str | None, item_keys: Sequence[str]) -> np.ndarray:
     """Return each row's unit label: its cluster, else "item|<item_keys values>|<item_id>"."""
     n = len(frame)
     out = np.empty(n, dtype=object)
