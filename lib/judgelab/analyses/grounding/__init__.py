@@ -7,6 +7,7 @@ Given judge labels on every item and human labels on a subset, the face of the f
   (λ = 1), each with its interval (z, Wilson, or a cluster bootstrap); `ppi_mean` and
   `ppi_winrate` return the PPI++ row; `pairwise_scores` scores A/B/tie labels by a tie rule;
 - `ppi`: the estimator's formulas on moment sums (`solve`), shared by every entry point;
+- `intervals`: the intervals of those estimates (jackknife, cluster bootstrap, z, Wilson);
 - `strata`: stratified PPI (per-stratum estimates combined by population share);
 - `budget`: `budget_curve`, interval width and coverage of each method per label budget;
 - `tables`: judge-vs-human label tables from items and judgments, per-(judge, group) runs

@@ -28,8 +28,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from judgelab.analyses.grounding import intervals, ppi
 from judgelab.analyses.grounding import methods as _methods
-from judgelab.analyses.grounding import ppi
 from judgelab.core import inference, stats
 from judgelab.errors import check_choice
 
@@ -100,7 +100,7 @@ def _jackknifed(
             rows = np.where(lab[sl, :, None], lab_rows[None], unl_rows[None])
             dele = sums[sl, None, :] - rows
             fpc = 1.0
-        var = ppi.jackknife(sums[sl], dele, k, lam=lam, ratio=ratio, target=target, fpc=fpc)
+        var = intervals.jackknife(sums[sl], dele, k, lam=lam, ratio=ratio, target=target, fpc=fpc)
         for m in ppi.JACKKNIFED:
             out[m][sl] = var[m]
     return out
@@ -254,7 +254,7 @@ def budget_curve(
     k, n = f.shape[1], len(f)
     units = ppi.unit_codes(None if cluster_col is None else df[cluster_col].to_numpy(object), n)
     clustered = cluster_col is not None and units.max() + 1 < n
-    how = ppi.resolve_interval(interval, n, int(units.max()) + 1, clustered, target)
+    how = intervals.resolve_interval(interval, n, int(units.max()) + 1, clustered, target)
     if truth is None:
         truth = float(y[:, 0].sum() / (y[:, 1].sum() if ratio else n))
     binary = {"classical": ratio or ppi.is_binary(y), "naive": ratio or ppi.is_binary(f)}

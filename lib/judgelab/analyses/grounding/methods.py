@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from judgelab.analyses.grounding import clustered, ppi, strata
+from judgelab.analyses.grounding import clustered, intervals, ppi, strata
 from judgelab.core import clusters, stats, wild
 from judgelab.core.schema import require_columns
 from judgelab.errors import check_choice
@@ -132,7 +132,7 @@ def estimates(
         raise ValueError(f"{n_lab} labelled item(s); need at least 2")
     units = ppi.unit_codes(cluster, n)
     n_units = int(units.max()) + 1 if n else 0
-    how = ppi.resolve_interval(interval, n, n_units, cluster is not None, target)
+    how = intervals.resolve_interval(interval, n, n_units, cluster is not None, target)
     if how == "finite" and target != "items":
         raise ValueError("interval='finite' is the items target's interval (target='items')")
     counts = {"n_labelled": n_lab, "n_total": n, "n_clusters": n_units}
@@ -166,7 +166,7 @@ def estimates(
     reps, wilson, jack, jack_df = None, None, None, None
     if how == "bootstrap":
         rng = stats.rng_for(seed, "grounding")
-        reps = ppi.bootstrap_methods(
+        reps = intervals.bootstrap_methods(
             item_rows, units, k, lam=lam, ratio=ratio, n_boot=n_boot, rng=rng
         )
     else:
@@ -175,29 +175,50 @@ def estimates(
     label = "jackknife"
     if how in ("jackknife", "finite"):
         by_cluster = target == "items" and labels_by == "cluster"
-        if by_cluster:
-            _check_whole_clusters(lab, units, cluster)
-        jack_units = units if by_cluster else np.arange(n)
-        lab_rows = ppi.moment_rows(y, f, np.ones(n, dtype=bool))
-        unl_rows = ppi.moment_rows(y, f, np.zeros(n, dtype=bool))
-        tot, dele, fpc, m = ppi.deletions(lab_rows, unl_rows, lab, jack_units, target=target)
-        which = (*ppi.JACKKNIFED, "classical") if by_cluster else ppi.JACKKNIFED
-        var = ppi.jackknife(tot, dele, k, lam=lam, ratio=ratio, target=target, fpc=fpc,
-                            methods=which)  # fmt: skip
-        jack = {meth: float(v[0]) for meth, v in var.items()}
-        jack_df = (m if by_cluster else n_lab) - 1
-        label = (
-            ("finite jackknife" + (" by cluster" if by_cluster else ""))
-            if target == "items"
-            else "jackknife"
-        )
+        jack, jack_df, label = _jackknifed(y, f, lab, units, cluster, by_cluster=by_cluster, k=k,
+                                           lam=lam, ratio=ratio, target=target)  # fmt: skip
         if by_cluster:
             wilson = {mm: w for mm, w in (wilson or {}).items() if mm == "naive"}
-    rows = ppi.method_rows(point, reps=reps, wilson=wilson, level=level, counts=counts,
-                           bootstrap_ci=bootstrap_ci, df=n_units - 1,
-                           finite_df=n_lab - 1 if how == "finite" else None, jack=jack,
-                           jack_df=jack_df, jack_label=label)  # fmt: skip
+    rows = intervals.method_rows(point, reps=reps, wilson=wilson, level=level, counts=counts,
+                                 bootstrap_ci=bootstrap_ci, df=n_units - 1,
+                                 finite_df=n_lab - 1 if how == "finite" else None, jack=jack,
+                                 jack_df=jack_df, jack_label=label)  # fmt: skip
     return _shifted(_with_units(rows, how, lab, units, labels_by), shift, target, methods)
+
+
+def _jackknifed(
+    y: np.ndarray,
+    f: np.ndarray,
+    lab: np.ndarray,
+    units: np.ndarray,
+    cluster: Any,
+    *,
+    by_cluster: bool,
+    k: int,
+    lam: float | str,
+    ratio: bool,
+    target: str,
+) -> tuple[dict[str, float], int, str]:
+    """Return the jackknife variances, their degrees of freedom and the interval's name.
+
+    Deletions are items, or whole labelled clusters when labels were drawn by cluster
+    (`by_cluster`, which jackknifes the classical row too).
+    """
+    n = len(f)
+    if by_cluster:
+        _check_whole_clusters(lab, units, cluster)
+    jack_units = units if by_cluster else np.arange(n)
+    lab_rows = ppi.moment_rows(y, f, np.ones(n, dtype=bool))
+    unl_rows = ppi.moment_rows(y, f, np.zeros(n, dtype=bool))
+    tot, dele, fpc, m = intervals.deletions(lab_rows, unl_rows, lab, jack_units, target=target)
+    which = (*ppi.JACKKNIFED, "classical") if by_cluster else ppi.JACKKNIFED
+    var = intervals.jackknife(tot, dele, k, lam=lam, ratio=ratio, target=target, fpc=fpc,
+                              methods=which)  # fmt: skip
+    jack = {meth: float(v[0]) for meth, v in var.items()}
+    jack_df = (m if by_cluster else int(lab.sum())) - 1
+    if target != "items":
+        return jack, jack_df, "jackknife"
+    return jack, jack_df, "finite jackknife" + (" by cluster" if by_cluster else "")
 
 
 def _check_whole_clusters(lab: np.ndarray, units: np.ndarray, cluster: Any) -> None:

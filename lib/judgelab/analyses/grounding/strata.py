@@ -8,7 +8,7 @@ weights W_h = (n_h + N_h) / (n + N), the items of h among all items:
 
     θ̂ = Σ_h W_h θ̂_h,    σ² = Σ_h W_h² σ²_h,    interval θ̂ ± z σ.
 
-Without clusters each stratum's PPI rows get its jackknife variance (`ppi.jackknife`; with
+Without clusters each stratum's PPI rows get its jackknife variance (`intervals.jackknife`; with
 the finite-population correction for the `items` target), combined as above, t on labelled
 items − strata degrees of freedom. For the `population` target with clusters
 (`how="wild"`) the combination is one contrast of `core.estimates` over every stratum's
@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from judgelab.analyses.grounding import clustered, ppi
+from judgelab.analyses.grounding import clustered, intervals, ppi
 from judgelab.core import stats, wild
 
 
@@ -103,10 +103,11 @@ def stratified_rows(
         if how in ("jackknife", "finite"):
             lab_rows = ppi.moment_rows(y[idx], f[idx], np.ones(len(idx), dtype=bool))
             unl_rows = ppi.moment_rows(y[idx], f[idx], np.zeros(len(idx), dtype=bool))
-            tot, dele, fpc, _ = ppi.deletions(lab_rows, unl_rows, labelled[idx],
-                                              np.arange(len(idx)), target=target)  # fmt: skip
-            jacks.append(ppi.jackknife(tot, dele, 1, lam=lam, ratio=False, target=target,
-                                       fpc=fpc))  # fmt: skip
+            tot, dele, fpc, _ = intervals.deletions(
+                lab_rows, unl_rows, labelled[idx], np.arange(len(idx)), target=target
+            )
+            jacks.append(intervals.jackknife(tot, dele, 1, lam=lam, ratio=False, target=target,
+                                             fpc=fpc))  # fmt: skip
         points.append(
             ppi.all_methods(rows.sum(axis=0)[None], 1, lam=lam, ratio=False, target=target)
         )
@@ -114,7 +115,9 @@ def stratified_rows(
             local = np.unique(units[idx], return_inverse=True)[1].ravel()
             rng = stats.rng_for(seed, "grounding.stratum", name)
             reps.append(
-                ppi.bootstrap_methods(rows, local, 1, lam=lam, ratio=False, n_boot=n_boot, rng=rng)
+                intervals.bootstrap_methods(
+                    rows, local, 1, lam=lam, ratio=False, n_boot=n_boot, rng=rng
+                )
             )
     w = np.asarray(weights)
     point = _combine(points, w, variance=True)
@@ -135,7 +138,7 @@ def stratified_rows(
         jack = {m: float(sum(wh**2 * j[m][0] for wh, j in zip(w, jacks, strict=True)))
                 for m in ppi.JACKKNIFED}  # fmt: skip
     label = "finite jackknife" if target == "items" else "jackknife"
-    return ppi.method_rows(point, reps=boot, wilson=None, level=level, counts=counts,
-                           bootstrap_ci=bootstrap_ci, df=df,
-                           finite_df=lab_df if how == "finite" else None, jack=jack,
-                           jack_df=lab_df, jack_label=f"stratified {label}")  # fmt: skip
+    return intervals.method_rows(point, reps=boot, wilson=None, level=level, counts=counts,
+                                 bootstrap_ci=bootstrap_ci, df=df,
+                                 finite_df=lab_df if how == "finite" else None, jack=jack,
+                                 jack_df=lab_df, jack_label=f"stratified {label}")  # fmt: skip

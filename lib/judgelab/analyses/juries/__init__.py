@@ -6,7 +6,8 @@ fractions with seeded cluster-bootstrap intervals (the items' `cluster` column, 
 
 - `votes`: consolidated labels (inconsistent → tie) and the vote rules;
 - `jury_tables`: every jury of a pool scored against its best member (re-selected in every
-  bootstrap replicate), with adaptive p-values and Holm, and its summary;
+  bootstrap replicate), with adaptive p-values and Holm, and its summary; its cells
+  (`jury_cells`) and the fields of its rows (`jury_wild`, `jury_bootstrap`);
 - `jury_members`: one jury's members beside it (Fig. 6 top); `resample`: the cluster bootstrap;
 - `consistency`: self-consistency, a vote over each judge's samples, beside its greedy label;
 - `draws`: the distribution of hits over repeated draws (Fig. 7);

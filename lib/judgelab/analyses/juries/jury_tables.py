@@ -39,29 +39,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from itertools import combinations
 from math import comb
-from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
 
 from judgelab.analyses import pairwise
-from judgelab.analyses.juries.crossfit import (
-    crossfit,
-    fold_of_units,
-    fold_values,
-    t_interval,
-)
+from judgelab.analyses.juries.jury_bootstrap import boot_fields
+from judgelab.analyses.juries.jury_cells import Items, Options, pool_items, score_split
 from judgelab.analyses.juries.jury_summary import SUMMARY_COLUMNS, jury_summary
-from judgelab.analyses.juries.resample import Sums, cluster_sums, pool_sums, select
-from judgelab.analyses.juries.votes import (
-    POS,
-    check_rule,
-    greedy_pools,
-    label_codes,
-    pool_labels,
-    vote,
-)
-from judgelab.core import clusters, estimates, inference, stats, wild
+from judgelab.analyses.juries.jury_wild import wild_fields
+from judgelab.analyses.juries.resample import Sums, pool_sums
+from judgelab.analyses.juries.votes import check_rule, greedy_pools, pool_labels
+from judgelab.core import inference, stats
 from judgelab.errors import check_choice
 
 __all__ = ["JURY_SEP", "SUMMARY_COLUMNS", "Sums", "jury_summary", "jury_table", "pool_sums"]
@@ -109,23 +98,6 @@ JURY_COLUMNS: tuple[str, ...] = (
     "few_clusters",
     "method",
 )
-
-
-class _Options(NamedTuple):
-    n_boot: int
-    seed: int
-    level: float
-    rule: str  # best_member: simultaneous / crossfit / reselect / fixed
-    interval: str
-    max_boot: int
-    cluster: str | None
-    folds: int
-    repeats: int
-
-    @property
-    def width(self) -> int:
-        """Blocks of columns in a cell: totals (+ one per split × fold when cross-fitting)."""
-        return self.repeats * self.folds + 1 if self.rule == "crossfit" else 1
 
 
 def _juries(judges: list[str], size: int, max_juries: int, seed: int, pool: object) -> list[tuple]:
@@ -247,7 +219,7 @@ def jury_table(
                 else "'simultaneous' needs interval='wild'"
             )
         )
-    opts = _Options(n_boot, seed, level, best_member, interval, max_boot, cluster, folds, repeats)
+    opts = Options(n_boot, seed, level, best_member, interval, max_boot, cluster, folds, repeats)
     rows: list[dict] = []
     for pool_value, block in _gold_labels(judgments, pool).groupby("pool", sort=True):
         judges = sorted(block["judge"].unique())
@@ -289,17 +261,17 @@ def _rule_rows(
     rule: str,
     all_juries: list[tuple[int, tuple]],
     possible: dict[int, int],
-    opts: _Options,
+    opts: Options,
     across: str | None,
     pool_strata: str,
 ) -> list[dict]:
     """Return the `jury_table` rows of one pool and vote rule: per split, then pooled."""
     rows: list[dict] = []
     # per judge set (or one set for the legacy pooling): per jury, its cells over the splits
-    pooled: dict[tuple, dict[tuple, list[tuple[str, Sums, _Items]]]] = {}
+    pooled: dict[tuple, dict[tuple, list[tuple[str, Sums, Items]]]] = {}
     for (bench, split), part in block.groupby(["benchmark", "split"], sort=True):
         rng = stats.rng_for(opts.seed, "jury", pool_value, bench, split, rule)
-        present, scored = _score_split(part, all_juries, rule, opts=opts, rng=rng)
+        present, scored = score_split(part, all_juries, rule, opts=opts, rng=rng)
         group = pooled.setdefault(() if pool_strata == "all" else tuple(present), {})
         keys = []
         for (s, jury), cell, items in scored:
@@ -319,147 +291,15 @@ def _rule_rows(
             strata = [name for name, _, _ in by_jury[jury]]
             key = (pool_value, benches, label, pairwise.POOLED, rule, jury, possible[s])
             cell = pool_sums([c for _, c, _ in by_jury[jury]])
-            items = _pool_items([it for _, _, it in by_jury[jury]])
+            items = pool_items([it for _, _, it in by_jury[jury]])
             rows += _jury_rows([key], [(cell, items)], opts, strata, list(judge_set) or list(jury))
     return rows
 
 
-class _Items(NamedTuple):
-    """Per-item outcomes of one jury cell: (jury, members…) values, folds, cluster labels."""
-
-    values: np.ndarray  # n × (1 + m)
-    fold: np.ndarray | None  # R × n (cross-fitting), or None
-    labels: np.ndarray  # each item's resampling unit (shared across splits by label)
-
-
-def _pool_items(parts: Sequence[_Items]) -> _Items:
-    """Return the items of several splits together (folds keep their per-split numbers)."""
-    fold = None
-    if parts and all(p.fold is not None for p in parts):
-        fold = np.concatenate([p.fold for p in parts], axis=1)  # type: ignore[misc]
-    return _Items(
-        np.concatenate([p.values for p in parts]),
-        fold,
-        np.concatenate([p.labels for p in parts]),
-    )
-
-
-def _score_split(
-    part: pd.DataFrame,
-    all_juries: list[tuple[int, tuple]],
-    rule: str,
-    *,
-    opts: _Options,
-    rng: np.random.Generator,
-) -> tuple[list[str], list[tuple[tuple[int, tuple], Sums, _Items]]]:
-    """Return the split's judges and, per jury whose members all judged it, its sums and items.
-
-    Items are those every judge of the split labelled; the jury and its members share one
-    cluster bootstrap (paired differences). A cell's columns: jury, members....
-    """
-    wide = part.pivot(index="item_id", columns="judge", values="label").dropna()
-    if wide.empty:
-        return [], []
-    present = list(wide.columns)
-    codes = np.column_stack([label_codes(wide[j]) for j in present])
-    cell_juries = [(s, j) for s, j in all_juries if set(j) <= set(present)]
-    if not cell_juries:
-        return present, []
-    jury_ok = np.empty((len(codes), len(cell_juries)))
-    for c, (_, jury) in enumerate(cell_juries):
-        sub = codes[:, [present.index(m) for m in jury]]
-        counts = np.stack([(sub == k).sum(axis=1) for k in range(3)], axis=-1)
-        jury_ok[:, c] = vote(counts, rule=rule) == POS
-    values = np.column_stack([jury_ok, (codes == POS).astype(float)])
-    units = _item_units(part, wide.index, opts.cluster)
-    labels = _item_labels(part, wide.index, opts.cluster)
-    fold = None
-    fold_blocks = values
-    if opts.rule == "crossfit":  # fold blocks: a replicate re-selects on its training folds
-        fold = fold_of_units(units, opts.folds, rng, opts.repeats)
-        fold_blocks = fold_values(values, fold, opts.folds)
-    boot = 1 if opts.interval == "wild" else opts.n_boot  # the wild path needs no replicates
-    cell = cluster_sums(fold_blocks, units, n_boot=boot, rng=rng)
-    n_j, w = len(cell_juries), len(cell_juries) + len(present)
-    scored = []
-    for c, (s, jury) in enumerate(cell_juries):
-        member_cols = [c] + [n_j + present.index(m) for m in jury]
-        cols = [b * w + col for b in range(opts.width) for col in member_cols]
-        items = _Items(values[:, member_cols], fold, labels)
-        scored.append(((s, jury), select(cell, cols), items))
-    return present, scored
-
-
-def _item_labels(part: pd.DataFrame, items: pd.Index, cluster: str | None) -> np.ndarray:
-    """Return the resampling unit label of each of `items` (its cluster, else the item)."""
-    first = part.drop_duplicates("item_id").set_index("item_id").reindex(items)
-    own = "item|" + first["benchmark"].astype(str) + "|" + first["split"].astype(str) + "|"
-    own = (own + items.astype(str)).to_numpy(dtype=object)
-    if cluster is None or cluster not in part.columns:
-        return own
-    given = first[cluster].astype("string")
-    ok = (given.notna() & (given != "")).to_numpy()
-    return np.where(ok, given.astype(str).to_numpy(dtype=object), own)
-
-
-def _item_units(part: pd.DataFrame, items: pd.Index, cluster: str | None) -> np.ndarray:
-    """Return the resampling unit code of each of `items` (its cluster, or itself)."""
-    frame = pd.DataFrame({"item_id": items.astype(str)})
-    if cluster is not None and cluster in part.columns:
-        by_item = part.drop_duplicates("item_id").set_index("item_id")[cluster]
-        frame[cluster] = by_item.reindex(items).astype("string").to_numpy()
-    return clusters.codes(frame, cluster)
-
-
-def _interval(
-    value: float, reps: np.ndarray, level: float, kind: str, n_units: int = 0
-) -> tuple[float, float]:
-    """Return the t (± t_{G−1}·SE), percentile or basic (2·value − percentiles) interval."""
-    if kind == "t":
-        return t_interval(value, reps, n_units, level)[:2]
-    low, high = stats.percentile_interval(reps, level=level)
-    if kind == "basic":
-        return float(2 * value - high), float(2 * value - low)
-    return float(low), float(high)
-
-
-def _diff_reps(reps: np.ndarray, n: int, best: int, opts: _Options) -> np.ndarray:
-    """Return (best member CA, jury − best member) from cell sums (k × columns, or 1-D)."""
-    reps = np.atleast_2d(reps)
-    if opts.rule == "crossfit":
-        return np.column_stack(crossfit(reps, n, opts.folds, opts.repeats))
-    member = reps[:, 1:] / n
-    chosen = member.max(axis=1) if opts.rule == "reselect" else member[:, best]
-    return np.column_stack([chosen, reps[:, 0] / n - chosen])
-
-
-def _p_value(cell: Sums, diff: float, first: np.ndarray, best: int, opts: _Options) -> tuple:
-    """Return (p, bound, replicates) of H0: jury CA = best member CA.
-
-    `t`: the t-test matching the interval; otherwise a bootstrap p-value resolved adaptively.
-    """
-    if opts.interval == "t":
-        return t_interval(diff, first, cell.n_units, opts.level)[2], False, len(first)
-    flip = opts.interval == "basic"  # invert the interval reported: replicates 2·d − d*
-    stat = (2 * diff - first) if flip else first
-
-    if cell.draw is None:
-        return inference.bootstrap_p(stat), False, len(stat)
-
-    def draw(k: int) -> np.ndarray:
-        d = _diff_reps(cell.draw(k), cell.n, best, opts)[:, 1]
-        return (2 * diff - d) if flip else d
-
-    out = inference.adaptive_p(
-        draw, null=0.0, first=stat, n_boot=len(stat), max_boot=max(opts.max_boot, len(stat))
-    )
-    return out.p, out.bound, out.n_boot
-
-
 def _jury_rows(
     keys: list[tuple],
-    cells: list[tuple[Sums, _Items]],
-    opts: _Options,
+    cells: list[tuple[Sums, Items]],
+    opts: Options,
     strata: list[str],
     judges: list[str],
 ) -> list[dict]:
@@ -472,9 +312,9 @@ def _jury_rows(
         member = sums[1 : len(sums) // opts.width] / n
         best = int(np.argmax(member))  # first of equals (sorted)
         if opts.interval == "wild":
-            fields = _wild_fields(items, best, len(jury), opts, key, cache)
+            fields = wild_fields(items, best, len(jury), opts, key, cache)
         else:
-            fields = _boot_fields(cell, best, len(jury), opts)
+            fields = boot_fields(cell, best, len(jury), opts)
         n_clusters = fields.pop("n_clusters", cell.n_units)
         rows.append(
             {
@@ -499,122 +339,3 @@ def _jury_rows(
             }
         )
     return rows
-
-
-def _boot_fields(cell: Sums, best: int, size: int, opts: _Options) -> dict:
-    """Return the bootstrap intervals and test of a cell (`t`, `basic`, `percentile`)."""
-    sums, reps, n = cell.sums, cell.reps, cell.n
-    ca_low, ca_high = _interval(sums[0] / n, reps[:, 0] / n, opts.level, "percentile")
-    pair = _diff_reps(reps, n, best, opts)
-    best_ca, diff = _diff_reps(sums, n, best, opts)[0]
-    g = cell.n_units
-    b_low, b_high = _interval(best_ca, pair[:, 0], opts.level, opts.interval, g)
-    d_low, d_high = _interval(diff, pair[:, 1], opts.level, opts.interval, g)
-    p, bound, n_p = (np.nan, False, 0)
-    if size > 1:
-        p, bound, n_p = _p_value(cell, diff, pair[:, 1], best, opts)
-    return {
-        "ca_low": ca_low,
-        "ca_high": ca_high,
-        "best_member_ca": best_ca,
-        "best_member_ca_low": b_low,
-        "best_member_ca_high": b_high,
-        "diff_vs_best": diff,
-        "diff_low": d_low,
-        "diff_high": d_high,
-        "p_value": p,
-        "p_bound": bound,
-        "n_boot_p": n_p,
-        "n_eff_clusters": np.nan,
-        "few_clusters": True,
-        "method": f"{opts.interval} cluster bootstrap (B={len(reps)})",
-    }
-
-
-def _wild_fields(
-    items: _Items, best: int, size: int, opts: _Options, key: tuple, cache: dict
-) -> dict:
-    """Return the wild-cluster-bootstrap intervals and test of jury − best member.
-
-    `simultaneous`: jury − member_j for every member at level 1 − α/m, combined into the
-    interval of min_j (jury − member_j) and the p-value that inverts it (module docstring);
-    `fixed`: the plain difference jury − the full-sample best member. The CAs' intervals are
-    `core.estimates.ratio`; a member's is computed once per split (`cache`).
-    """
-    values = items.values
-    jury = values[:, 0]
-    unit = pd.factorize(items.labels, sort=True)[0]
-    ones = np.ones(len(jury))
-    members = key[5]
-
-    def rng(*what: object) -> np.random.Generator:
-        return estimates.seeded(opts.seed, "jury", *key, *what)
-
-    def member_ca(j: int) -> estimates.Estimate:
-        slot = (id(items.labels), members[j])
-        if slot not in cache:
-            cache[slot] = estimates.ratio(
-                values[:, 1 + j],
-                ones,
-                unit,
-                level=opts.level,
-                rng=estimates.seeded(opts.seed, "member", *key[:5], members[j]),
-            )
-        return cache[slot]
-
-    chosen = member_ca(best)
-    ca = chosen
-    if size > 1:
-        ca = estimates.ratio(jury, ones, unit, level=opts.level, rng=rng("ca"))
-    out = {
-        "ca_low": ca.ci_low,
-        "ca_high": ca.ci_high,
-        "best_member_ca": chosen.value,
-        "best_member_ca_low": chosen.ci_low,
-        "best_member_ca_high": chosen.ci_high,
-        "p_bound": False,
-        "n_clusters": ca.n_clusters,  # clusters shared by splits count once
-    }
-    if size == 1:  # a judge alone: it is its own best member
-        return out | {
-            "diff_vs_best": 0.0,
-            "diff_low": 0.0,
-            "diff_high": 0.0,
-            "p_value": np.nan,
-            "n_boot_p": 0,
-            "n_eff_clusters": ca.n_eff_clusters,
-            "few_clusters": ca.few_clusters,
-            "method": ca.method,
-        }
-    cols = range(values.shape[1] - 1) if opts.rule == "simultaneous" else [best]
-    m = len(cols)
-    diffs = [
-        estimates.difference(
-            np.concatenate([values[:, 1 + j], jury]),
-            np.ones(2 * len(jury)),
-            np.repeat([0, 1], len(jury)),
-            np.concatenate([unit, unit]),
-            null=0.0,
-            level=1.0 - (1.0 - opts.level) / m,
-            rng=rng("diff", j),
-        )
-        for j in cols
-    ]
-    value = np.array([d.value for d in diffs])
-    p = np.array([d.p_value for d in diffs]) * m
-    p_up = float(np.max(p)) if np.all(value > 0) else 1.0  # every member beaten
-    p_down = float(np.min(p[value < 0])) if np.any(value < 0) else 1.0  # some member better
-    first = min(diffs, key=lambda d: d.n_eff_clusters)
-    method = first.method
-    if m > 1:
-        method = f"simultaneous over {m} members (Bonferroni), {method}"
-    return out | {
-        "diff_vs_best": float(value.min()),
-        "diff_low": float(min(d.ci_low for d in diffs)),
-        "diff_high": float(min(d.ci_high for d in diffs)),
-        "p_value": min(1.0, p_up, p_down),
-        "n_boot_p": wild.N_BOOT,
-        "n_eff_clusters": first.n_eff_clusters,
-        "few_clusters": any(d.few_clusters for d in diffs),
-        "method": method,
-    }
