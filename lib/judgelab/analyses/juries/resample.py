@@ -126,7 +126,7 @@ def jackknife(
 
     >>> jk = jackknife(0.5, np.array([0.4, 0.5, 0.6]))
     >>> round(jk.bias, 6), round(jk.se, 4), jk.n_clusters, jk.df
-    (0.0, 0.0816, 3, 2.0)
+    (0.0, 0.1155, 3, 2.0)
     """
     from scipy import stats as sps
 
