@@ -13,7 +13,7 @@ One module per analysis family:
 - `length` — heavy-tailed response lengths with a bounded (log-ratio) or unbounded (linear)
   length bias, documents with a context-length trend, length-controlled win rates;
 - `correctness` — questions answered by several candidate models, judges whose FPR/FNR shift
-  on their own model's (or family's) answers, reference conditions;
+  on their own model's (or family's) answers, reference conditions (`reference`);
 - `juries` — judges with correlated errors (shared item difficulty) and different
   accuracies, vote rules, self-consistency samples;
 - `contexteval` — queries judged with and without context, WEIRD attribute gaps, ratings;

@@ -11,8 +11,8 @@ the other families build on. Definitions follow ContextualJudgeBench (spec 000 Â
    own unit): the interval that inverts the restricted wild cluster bootstrap test, the
    effective number of clusters and the `few_clusters` flag, and on P(A | decisive) the
    test of "A as often as B" (`rates`); `inference="bootstrap"` keeps the earlier
-   percentile cluster bootstrap (`resample`); `scan.scan_rates` gives the same rows from a
-   lazy polars scan;
+   percentile cluster bootstrap (`rates_bootstrap`, `resample`); `scan.scan_rates` gives
+   the same rows from a lazy polars scan;
 3. `position_preference`, `consistency_categories`, `run_stability` (`position`) and
    `leaderboard`, `compare_judges` (`compare`: paired judge differences, same engine)
    reshape or extend those rates;

@@ -7,7 +7,8 @@ interval that inverts the restricted wild cluster bootstrap test over the `clust
 (`units`), the effective number of clusters and the `few_clusters` flag; the position-A
 preference among decisive verdicts carries the test of "A as often as B" (p = 1/2), which
 therefore always agrees with its interval. `inference="bootstrap"` is the earlier default
-(a percentile cluster bootstrap, t-expanded, with an adaptive bootstrap p-value: `resample`).
+(a percentile cluster bootstrap, t-expanded, with an adaptive bootstrap p-value:
+`rates_bootstrap`, `resample`). `METRICS` and the per-item values live in `rate_metrics`.
 `rates_for` and `rates_wide` filter and reshape the long result. Rates are fractions in
 [0, 1]; notebooks show them in percent.
 """
@@ -22,127 +23,35 @@ import numpy as np
 import pandas as pd
 
 from judgelab.analyses.pairwise import resample, units
-from judgelab.analyses.pairwise.outcomes import (
-    BOOLEAN_OUTCOMES,
-    CATEGORIES,
-    CLUSTER,
-    group_columns,
+from judgelab.analyses.pairwise.outcomes import CLUSTER, group_columns
+from judgelab.analyses.pairwise.rate_metrics import (
+    AGGREGATIONS,
+    MEAN_OF_SPLITS,
+    METRICS,
+    POOLED,
+    POSITION_RATES,
+    POSITION_TEST,
+    SIGNED,
+    TESTED,
+    _Boot,
+    _Layout,
+    _layout,
+    _value_matrix,
+)
+from judgelab.analyses.pairwise.rates_bootstrap import (
+    _aggregate_frames,
+    _ratio_frame,
+    _split_cells,
 )
 from judgelab.core import estimates, stats
 from judgelab.core.schema import require_columns as _require
 from judgelab.errors import check_choice
 
-POOLED = "pooled"
-MEAN_OF_SPLITS = "mean_of_splits"
-AGGREGATIONS = (POOLED, MEAN_OF_SPLITS)
 #: Inference of the rows: the wild cluster bootstrap (default) or the earlier percentile
 #: cluster bootstrap with its adaptive p-value.
 INFERENCE = ("wild", "bootstrap")
 #: `method` of the rows of `inference="bootstrap"`.
 BOOTSTRAP_METHOD = "cluster bootstrap, percentile ({interval}); adaptive bootstrap p"
-
-#: metric → (numerator column, denominator column, Wilson applies) in `item_outcomes` terms.
-#: A rate is Σ numerator / Σ denominator over the complete items of a group.
-METRICS: dict[str, tuple[str, str, bool]] = {
-    "a1": ("correct_0", "has_gold", True),
-    "a2": ("correct_1", "has_gold", True),
-    "ca": ("consistently_correct", "has_gold", True),
-    "oa": ("optimistically_correct", "has_gold", True),
-    "cons": ("consistent", "complete", True),
-    "run_gap": ("run_gap", "has_gold", False),
-    "pos_a_rate": ("picks_a", "valid_verdicts", True),
-    "pos_a_rate_decisive": ("picks_a", "decisive", True),
-    "flip_rate": ("flipped", "both_valid", True),
-    "share_consistent": ("is_consistent", "complete", True),
-    "share_biased_first": ("is_biased_first", "complete", True),
-    "share_biased_second": ("is_biased_second", "complete", True),
-    "share_inconsistent_tie": ("is_inconsistent_tie", "complete", True),
-    "share_invalid": ("is_invalid", "complete", True),
-    "both_invalid": ("both_invalid", "complete", True),
-    "invalid_0": ("invalid_0", "complete", True),
-    "invalid_1": ("invalid_1", "complete", True),
-}
-
-
-#: The position test: "the judge picks position A as often as B" — the share of A among the
-#: valid non-tie verdicts equals 1/2. With ties the spec's `pos_a_rate` is below 1/2 under
-#: this null, so the p-value is a statement about the decisive share and sits on its row only.
-POSITION_TEST = ("pos_a_rate_decisive", 0.5)
-#: The metrics whose rows carry the position test's p-value.
-TESTED = ("pos_a_rate_decisive",)
-#: Metrics that are differences (their interval lives in [-1, 1]).
-SIGNED = ("run_gap",)
-#: The two denominators of the position-A preference (`position_preference` reads both).
-POSITION_RATES = ("pos_a_rate", "pos_a_rate_decisive")
-
-
-class _Layout(NamedTuple):
-    """Where each metric's numerator and denominator sit among the per-item value columns."""
-
-    num: np.ndarray
-    den: np.ndarray
-    binomial: np.ndarray
-    complete: int
-    has_gold: int
-    n_values: int
-
-
-class _Cell(NamedTuple):
-    """One (group, sample): key, column sums, replicates, incomplete items, unit rows."""
-
-    key: tuple
-    sums: np.ndarray
-    reps: np.ndarray
-    incomplete: float
-    strata: resample.Strata
-
-
-def _value_matrix(outcomes: pd.DataFrame) -> tuple[np.ndarray, list[str]]:
-    """Return per-item numerator/denominator columns (0 for incomplete items) and their names."""
-    f = {}
-    complete = outcomes["complete"].to_numpy(dtype=bool)
-    f["complete"] = complete.astype(float)
-    f["has_gold"] = (complete & outcomes["has_gold"].to_numpy(dtype=bool)).astype(float)
-    for col in BOOLEAN_OUTCOMES:
-        f[col] = outcomes[col].astype("boolean").fillna(False).to_numpy(dtype=float)
-    f["run_gap"] = f["correct_1"] - f["correct_0"]
-    f["picks_a"] = outcomes["picks_a"].astype("Float64").fillna(0).to_numpy(dtype=float)
-    f["decisive"] = outcomes["decisive"].astype("Float64").fillna(0).to_numpy(dtype=float)
-    c0, c1 = outcomes["chosen_0"].to_numpy(), outcomes["chosen_1"].to_numpy()
-    valid0 = complete & np.isin(c0, ("pos", "neg", "tie"))
-    valid1 = complete & np.isin(c1, ("pos", "neg", "tie"))
-    f["valid_verdicts"] = valid0.astype(float) + valid1.astype(float)
-    f["both_valid"] = (valid0 & valid1).astype(float)
-    f["flipped"] = (valid0 & valid1 & (c0 != c1)).astype(float)
-    category = outcomes["category"].to_numpy()
-    for cat in CATEGORIES:
-        f[f"is_{cat}"] = (category == cat).astype(float)
-    f["invalid_0"] = (complete & (c0 == "invalid")).astype(float)
-    f["invalid_1"] = (complete & (c1 == "invalid")).astype(float)
-    names = list(f)
-    return np.column_stack([f[k] for k in names]), names
-
-
-def _layout(names: list[str]) -> _Layout:
-    col = {name: i for i, name in enumerate(names)}
-    return _Layout(
-        num=np.array([col[m[0]] for m in METRICS.values()]),
-        den=np.array([col[m[1]] for m in METRICS.values()]),
-        binomial=np.array([m[2] for m in METRICS.values()]),
-        complete=col["complete"],
-        has_gold=col["has_gold"],
-        n_values=len(names),
-    )
-
-
-class _Boot(NamedTuple):
-    """Bootstrap settings shared by the cells of one call."""
-
-    n_boot: int
-    seed: int
-    level: float
-    cluster: str | None
-    interval: str = "expanded"
 
 
 def pairwise_rates(
@@ -422,148 +331,6 @@ def _check_across(outcomes: pd.DataFrame, groups: list[str], across: str | None)
             raise ValueError(f"{across} value(s) {sorted(clash)} clash with aggregate labels")
 
 
-def _split_cells(
-    outcomes: pd.DataFrame, values: np.ndarray, keys: list[str], lay: _Layout, boot: _Boot
-) -> list[_Cell]:
-    """Return the sums, unit rows and bootstrap replicate sums of every (group, sample) cell."""
-    incomplete = (~outcomes["complete"].to_numpy(dtype=bool)).astype(float)
-    complete = outcomes["complete"].to_numpy(dtype=bool)
-    cells = []
-    grouped = outcomes.groupby(keys, sort=False, observed=True, dropna=False)
-    for key, idx in grouped.indices.items():
-        key = key if isinstance(key, tuple) else (key,)
-        idx = np.asarray(idx)
-        keep = idx[complete[idx]]
-        codes = resample.unit_codes(outcomes.iloc[keep], boot.cluster) if len(keep) else None
-        units = resample.unit_rows(values[keep], codes)
-        rng = stats.rng_for(boot.seed, *key)
-        reps = stats.bootstrap_sums(units, n_boot=boot.n_boot, rng=rng)
-        strata = resample.Strata([units])
-        cells.append(_Cell(key, units.sum(axis=0), reps, float(incomplete[idx].sum()), strata))
-    return cells
-
-
-def _position_p(cell: _Cell, lay: _Layout, boot: _Boot, key: tuple) -> tuple[float, bool, int]:
-    """Return (p, bound, replicates) of the position test on one (split or pooled) cell."""
-    m = list(METRICS).index(POSITION_TEST[0])
-    num, den = int(lay.num[m]), int(lay.den[m])
-    if cell.sums[den] <= 0:
-        return float("nan"), False, 0
-    first = stats.ratio_replicates(cell.reps[:, num], cell.reps[:, den])
-    rng = stats.rng_for(boot.seed, "position_p", *key)
-    out = resample.ratio_p(
-        cell.strata, num, den, first=first, rng=rng, null=POSITION_TEST[1], n_boot=boot.n_boot
-    )
-    return out.p, out.bound, out.n_boot
-
-
-def _ratio_frame(
-    key: dict, aggregation: str, cell: _Cell, lay: _Layout, boot: _Boot
-) -> pd.DataFrame:
-    """Return the rates of one cell (a split or the pooled cell): Σ num / Σ den per metric."""
-    sums, reps = cell.sums, cell.reps
-    value = stats.ratio_replicates(sums[lay.num], sums[lay.den])
-    low, high = resample.interval(
-        stats.ratio_replicates(reps[:, lay.num], reps[:, lay.den]),
-        level=boot.level,
-        df=cell.strata.df,
-        method=boot.interval,
-    )
-    w_low, w_high = stats.wilson_interval(sums[lay.num], sums[lay.den], level=boot.level)
-    p, bound, n_p = _position_p(cell, lay, boot, (aggregation, *key.values()))
-    tested = np.isin(list(METRICS), TESTED)
-    return _rates_frame(
-        key,
-        aggregation,
-        value=value,
-        k=sums[lay.num],
-        n=sums[lay.den],
-        ci=(low, high),
-        wilson=(np.where(lay.binomial, w_low, np.nan), np.where(lay.binomial, w_high, np.nan)),
-        counts=(sums[lay.complete], sums[lay.has_gold], cell.incomplete, cell.strata.n_units),
-        test=(np.where(tested, p, np.nan), tested & bound, np.where(tested, n_p, 0)),
-    )
-
-
-def _aggregate_frames(
-    base: dict, across: str, members: list[_Cell], lay: _Layout, boot: _Boot
-) -> list[pd.DataFrame]:
-    """Return the `pooled` and `mean_of_splits` rates over the member cells of one key.
-
-    Both are stratified: a replicate sums (or averages) the members' own replicates, each
-    split resampled on its own.
-    """
-    sums = np.sum([m.sums for m in members], axis=0)
-    reps = np.sum([m.reps for m in members], axis=0)
-    inc = float(sum(m.incomplete for m in members))
-    strata = resample.Strata([u for m in members for u in m.strata.members])
-    cell = _Cell((), sums, reps, inc, strata)
-    pooled = _ratio_frame({**base, across: POOLED}, POOLED, cell, lay, boot)
-    split_rates = np.stack(
-        [stats.ratio_replicates(m.sums[lay.num], m.sums[lay.den]) for m in members]
-    )
-    split_reps = np.stack(
-        [stats.ratio_replicates(m.reps[:, lay.num], m.reps[:, lay.den]) for m in members]
-    )
-    point, rep_mean = _nanmean0(split_rates), _nanmean0(split_reps)
-    nan = np.full(len(lay.num), np.nan)
-    mean = _rates_frame(
-        {**base, across: MEAN_OF_SPLITS},
-        MEAN_OF_SPLITS,
-        value=point,
-        k=nan,
-        n=sums[lay.den],
-        ci=resample.interval(rep_mean, level=boot.level, df=strata.df, method=boot.interval),
-        wilson=(nan, nan),
-        counts=(sums[lay.complete], sums[lay.has_gold], inc, strata.n_units),
-        test=(nan, np.zeros(len(nan), dtype=bool), np.zeros(len(nan), dtype=int)),
-    )
-    return [pooled, mean]
-
-
-def _nanmean0(a: np.ndarray) -> np.ndarray:
-    """Return the mean over axis 0 ignoring NaN, NaN (no warning) where all are NaN."""
-    ok = ~np.isnan(a)
-    count = ok.sum(axis=0)
-    total = np.where(ok, a, 0.0).sum(axis=0)
-    return np.where(count > 0, total / np.maximum(count, 1), np.nan)
-
-
-def _rates_frame(
-    key: dict,
-    aggregation: str,
-    *,
-    value: np.ndarray,
-    k: np.ndarray,
-    n: np.ndarray,
-    ci: tuple[np.ndarray, np.ndarray],
-    wilson: tuple[np.ndarray, np.ndarray],
-    counts: tuple[float, float, float, int],
-    test: tuple[np.ndarray, np.ndarray, np.ndarray],
-) -> pd.DataFrame:
-    return pd.DataFrame(
-        {
-            **{c: [v] * len(METRICS) for c, v in key.items()},
-            "aggregation": aggregation,
-            "metric": list(METRICS),
-            "value": value,
-            "k": k,
-            "n": n,
-            "n_clusters": counts[3],
-            "ci_low": ci[0],
-            "ci_high": ci[1],
-            "wilson_low": wilson[0],
-            "wilson_high": wilson[1],
-            "n_items": counts[0],
-            "n_gold": counts[1],
-            "n_incomplete": counts[2],
-            "p_value": test[0],
-            "p_bound": test[1],
-            "n_boot_p": test[2],
-        }
-    )
-
-
 def rate_keys(rates: pd.DataFrame) -> list[str]:
     """Return the key columns of a `pairwise_rates` table (everything before `aggregation`)."""
     _require(rates, ["aggregation", "metric", "value"], "expected pairwise_rates(...) output;")
@@ -641,3 +408,24 @@ def rates_wide(
         out = out.join(cols, on=keys)
     counts = data.drop_duplicates(keys).set_index(keys)[["n_items", "n_gold", "n_incomplete"]]
     return out.join(counts, on=keys).reset_index(drop=True)
+
+
+__all__ = [
+    "AGGREGATIONS",
+    "BOOTSTRAP_METHOD",
+    "INFERENCE",
+    "MEAN_OF_SPLITS",
+    "METRICS",
+    "POOLED",
+    "POSITION_RATES",
+    "POSITION_TEST",
+    "SIGNED",
+    "TESTED",
+    "UnitCell",
+    "cells_across",
+    "pairwise_rates",
+    "rate_keys",
+    "rates_for",
+    "rates_wide",
+    "wild_rates",
+]

@@ -2,9 +2,9 @@
 
 The same numbers as `item_outcomes` → `pairwise_rates`, without a pandas frame of the rows:
 
-1. `unit_values` reduces the judgments (a polars LazyFrame: projection and predicate
-   pushdown, streaming) to one row per judge × group keys × item × sample holding the
-   per-item numerator/denominator columns `pairwise_rates` sums (`VALUE_COLUMNS`);
+1. `unit_values` (`scan_values`) reduces the judgments (a polars LazyFrame: projection and
+   predicate pushdown, streaming) to one row per judge × group keys × item × sample holding
+   the per-item numerator/denominator columns `pairwise_rates` sums (`VALUE_COLUMNS`);
 2. by default (`inference="wild"`) the scan aggregates, per (group, sample) cell and unit
    label (the cluster, or the item), the moment sums of `units.moment_columns` — Σ 1[den >
    0], Σ value, Σ value², Σ num·den per metric — and hands them to `rates.wild_rates`, the
@@ -33,43 +33,27 @@ import numpy as np
 import pandas as pd
 import polars as pl
 
-from judgelab.analyses.pairwise import rates as _rates
 from judgelab.analyses.pairwise import resample
 from judgelab.analyses.pairwise import units as _units
 from judgelab.analyses.pairwise.outcomes import CLUSTER, GROUPS, INVALID_POLICIES
+from judgelab.analyses.pairwise.rate_metrics import AGGREGATIONS, _Boot, _layout
+from judgelab.analyses.pairwise.rates import (
+    INFERENCE,
+    UnitCell,
+    _finish,
+    _wanted,
+    cells_across,
+    wild_rates,
+)
+from judgelab.analyses.pairwise.rates_bootstrap import _aggregate_frames, _Cell, _ratio_frame
 from judgelab.analyses.pairwise.scan_units import PatternUnits, UnitStrata
+from judgelab.analyses.pairwise.scan_values import _UNIT, VALUE_COLUMNS, _reduce, unit_values
 from judgelab.core import stats
 from judgelab.core.scan import scan_judgments
 from judgelab.errors import check_choice
 
-#: The per-unit value columns, in the order of `pairwise_rates`' value matrix.
-VALUE_COLUMNS = (
-    "complete",
-    "has_gold",
-    "correct_0",
-    "correct_1",
-    "consistent",
-    "consistently_correct",
-    "optimistically_correct",
-    "both_invalid",
-    "run_gap",
-    "picks_a",
-    "decisive",
-    "valid_verdicts",
-    "both_valid",
-    "flipped",
-    "is_consistent",
-    "is_biased_first",
-    "is_biased_second",
-    "is_inconsistent_tie",
-    "is_invalid",
-    "invalid_0",
-    "invalid_1",
-)
-_UNIT = "_unit"
 #: Rows one group-by pass reduces at most (`scan_rates(rows_per_pass=...)`).
 ROWS_PER_PASS = 10_000_000
-_POS, _NEG, _TIE, _INVALID = 1, 2, 3, 4
 
 
 def _as_lazy(judgments: pl.LazyFrame | pl.DataFrame | str | os.PathLike[str] | Sequence) -> Any:
@@ -85,210 +69,6 @@ def _filtered(lf: pl.LazyFrame, filters: dict[str, Sequence[str]]) -> pl.LazyFra
         if wanted:
             lf = lf.filter(pl.col(col).cast(pl.String).is_in(list(wanted)))
     return lf
-
-
-def _unit_states(
-    judgments: pl.LazyFrame, groups: list[str], cluster: str | None
-) -> tuple[pl.LazyFrame, bool]:
-    """Return one row per unit: `_first` (first row), `_state` (packed verdicts), cluster.
-
-    `_state` packs the verdict code of each order (0 missing, 1-4: pos, neg, tie, invalid),
-    whether each order's verdict is correct and whether the unit has gold in one integer
-    (a few hundred values); -1 when an order occurs twice (the caller raises).
-    Returns the frame and whether it carries the cluster column.
-    """
-    units = [*groups, "item_id", "sample"]
-    names = judgments.collect_schema().names()
-    missing = [c for c in [*units, "order", "valid", "chosen", "correct"] if c not in names]
-    if missing:
-        raise KeyError(f"scan_rates: judgments lack column(s) {missing}")
-    carry = cluster is not None and cluster in names and cluster not in units
-    o0, o1 = pl.col("order") == 0, pl.col("order") == 1
-    code = (
-        pl.col("chosen")
-        .cast(pl.String)
-        .replace_strict({"pos": _POS, "neg": _NEG, "tie": _TIE}, default=_INVALID)
-        .fill_null(_INVALID)
-        .cast(pl.Int32)
-    )
-    verdict = pl.when(pl.col("valid").fill_null(False)).then(code).otherwise(_INVALID)
-    right = pl.col("correct").fill_null(False).cast(pl.Int32)
-    i64 = pl.Int64
-    if "_row" not in names:
-        judgments = judgments.with_row_index("_row")
-    rows = judgments.select(
-        *units,
-        "_row",
-        (verdict * o0 + 8 * verdict * o1 + 64 * right * o0 + 128 * right * o1).alias("_p"),
-        (
-            o0.cast(i64)
-            + o1.cast(i64) * 2**20
-            + (~o0 & ~o1).cast(i64) * 2**40
-            + pl.col("correct").is_not_null().cast(i64) * 2**50
-        ).alias("_n"),
-        *([pl.col(cluster).cast(pl.String).replace("", None).alias(CLUSTER)] if carry else []),
-    )
-    aggs = [pl.col("_row").min().alias("_first"), pl.col("_p").sum(), pl.col("_n").sum()]
-    if carry:
-        aggs.append(pl.col(CLUSTER).drop_nulls().first())
-    n, mask = pl.col("_n"), 2**20 - 1
-    n0, n1, other = n.and_(mask), (n // 2**20).and_(mask), (n // 2**40).and_(2**10 - 1)
-    dup = (n0 > 1) | (n1 > 1) | (other > 0)
-    gold = n >= 2**50
-    state = pl.when(dup).then(-1).otherwise(pl.col("_p") + gold.cast(pl.Int32) * 256)
-    per = rows.group_by(units).agg(aggs)
-    return per.with_columns(state.alias("_state")).drop(["_p", "_n"]), carry
-
-
-def unit_values(
-    judgments: pl.LazyFrame,
-    *,
-    groups: Sequence[str] = GROUPS,
-    invalid_policy: str = "repo",
-    cluster: str | None = CLUSTER,
-) -> pl.LazyFrame:
-    """Return one row per group keys × item × sample with the per-item value columns.
-
-    The lazy counterpart of `item_outcomes` followed by the value matrix of
-    `pairwise_rates`: `VALUE_COLUMNS` (0/1 or counts; 0 for an incomplete item), `_first`
-    (the unit's first row in the scan), `_state` (the packed verdicts: `_unit_states`), and
-    `cluster` (the first non-empty cluster value of its rows, when `cluster` is a column).
-    """
-    check_choice("invalid_policy", invalid_policy, INVALID_POLICIES)
-    groups = list(groups)
-    if "judge" not in groups:
-        raise ValueError(f"groups must include 'judge', got {groups}")
-    per, _ = _unit_states(judgments, groups, cluster)
-    return per.with_columns(_value_exprs(invalid_policy))
-
-
-def _value_exprs(invalid_policy: str) -> list[pl.Expr]:
-    """Expressions of `VALUE_COLUMNS` from the packed verdicts `_state` of a unit."""
-    st = pl.col("_state")
-    c0, c1 = st.and_(7), (st // 8).and_(7)
-    complete = (c0 != 0) & (c1 != 0)
-    gold = complete & (st.and_(256) > 0)
-    r0, r1 = gold & (st.and_(64) > 0), gold & (st.and_(128) > 0)
-    inv0, inv1 = complete & (c0 == _INVALID), complete & (c1 == _INVALID)
-    any_inv = inv0 | inv1
-    same_valid = complete & ~any_inv & (c0 == c1)
-    consistent = same_valid | (inv0 & inv1) if invalid_policy == "repo" else same_valid
-    valid0 = complete & c0.is_in([_POS, _NEG, _TIE])
-    valid1 = complete & c1.is_in([_POS, _NEG, _TIE])
-    first = complete & (c0 == _POS) & (c1 == _NEG)
-    second = complete & (c0 == _NEG) & (c1 == _POS)
-    i8 = pl.Int8
-
-    def dec(c: pl.Expr) -> pl.Expr:
-        return (complete & c.is_in([_POS, _NEG])).cast(i8)
-
-    values = {
-        "complete": complete,
-        "has_gold": gold,
-        "correct_0": r0,
-        "correct_1": r1,
-        "consistent": consistent,
-        "consistently_correct": r0 & r1,
-        "optimistically_correct": r0 | r1,
-        "both_invalid": inv0 & inv1,
-        "run_gap": r1.cast(i8) - r0.cast(i8),
-        "picks_a": (complete & (c0 == _POS)).cast(i8) + (complete & (c1 == _NEG)).cast(i8),
-        "decisive": dec(c0) + dec(c1),
-        "valid_verdicts": valid0.cast(i8) + valid1.cast(i8),
-        "both_valid": valid0 & valid1,
-        "flipped": valid0 & valid1 & (c0 != c1),
-        "is_consistent": same_valid,
-        "is_biased_first": first,
-        "is_biased_second": second,
-        "is_inconsistent_tie": complete & ~any_inv & (c0 != c1) & ~first & ~second,
-        "is_invalid": any_inv,
-        "invalid_0": inv0,
-        "invalid_1": inv1,
-    }
-    assert tuple(values) == VALUE_COLUMNS
-    return [e.cast(i8).alias(k) for k, e in values.items()]
-
-
-def _passes(lf: pl.LazyFrame, carry: bool, rows_per_pass: int) -> list[pl.Expr | None]:
-    """Return the row filters of the passes that keep each group-by within `rows_per_pass`.
-
-    One pass (None) when the scan is small enough; else one pass per judge (pushed into the
-    scan: a judge's files or row groups only), each split by a hash of `item_id` when the
-    judge alone is too large (not with clusters: a cluster must stay in one pass).
-    """
-    n = lf.select(pl.len()).collect(engine="streaming").item()
-    if n <= rows_per_pass:
-        return [None]
-    judge = pl.col("judge").cast(pl.String)
-    counts = lf.group_by(judge).agg(pl.len()).collect(engine="streaming").sort("judge")
-    out: list[pl.Expr | None] = []
-    for name, rows in counts.iter_rows():
-        this = judge.is_null() if name is None else judge == name
-        parts = 1 if carry else -(-rows // rows_per_pass)
-        if parts == 1:
-            out.append(this)
-            continue
-        slot = pl.col("item_id").cast(pl.String).hash(24) % parts
-        out.extend(this & (slot == part) for part in range(parts))
-    return out
-
-
-def _reduce(
-    lf: pl.LazyFrame,
-    groups: list[str],
-    invalid_policy: str,
-    cluster: str | None,
-    rows_per_pass: int,
-) -> tuple[pl.DataFrame, pl.LazyFrame, pl.LazyFrame, bool]:
-    """Return the patterns of every cell, the lazy unit and item rows behind them, `carry`.
-
-    Patterns: per cell (group keys × sample), the distinct value rows of its resampling units
-    with `_count` (units), `_items` (items), `_first` (first row), `_dup`. Without clusters
-    every item is a unit and the scan is grouped by packed state (cheap); with them the unit
-    is the cluster (the item when it has none) and its row the sums over its complete items;
-    incomplete items are gathered into one null unit per cell (all values 0). Large scans are
-    reduced in several passes (`_passes`) whose patterns are added up.
-    """
-    keys = [*groups, "sample"]
-    lf = lf.with_row_index("_row")
-    per, carry = _unit_states(lf, groups, cluster)
-    values = _value_exprs(invalid_policy)
-    dup = (pl.col("_state") < 0).alias("_dup")
-    own = pl.lit("item|") + pl.col("item_id").cast(pl.String)
-    unit = pl.when(pl.col(CLUSTER).is_not_null()).then(pl.col(CLUSTER)).otherwise(own)
-
-    def units_of(per: pl.LazyFrame) -> pl.LazyFrame:
-        if not carry:
-            return per.with_columns(
-                *values, dup, pl.lit(None, pl.String).alias(_UNIT), pl.lit(1).alias("_items")
-            )
-        items = per.with_columns(*values, dup)
-        items = items.with_columns(pl.when(pl.col("complete") == 1).then(unit).alias(_UNIT))
-        return items.group_by([*keys, _UNIT]).agg(
-            *[pl.col(c).cast(pl.Int64).sum() for c in VALUE_COLUMNS],
-            pl.len().alias("_items"),
-            pl.col("_first").min(),
-            pl.col("_dup").any(),
-        )
-
-    by = [*keys, *(VALUE_COLUMNS if carry else ["_state"])]
-    flags = [pl.col("_dup").any()] if carry else []
-    parts = []
-    for where in _passes(lf, carry, rows_per_pass):
-        one, _ = _unit_states(lf if where is None else lf.filter(where), groups, cluster)
-        src = units_of(one) if carry else one.with_columns(pl.lit(1).alias("_items"))
-        parts.append(
-            src.group_by(by)
-            .agg(pl.len().alias("_count"), pl.col("_items").sum(), pl.col("_first").min(), *flags)
-            .collect(engine="streaming")
-        )
-    pats = parts[0]
-    if len(parts) > 1:
-        merged = [pl.col("_count").sum(), pl.col("_items").sum(), pl.col("_first").min()]
-        pats = pl.concat(parts).group_by(by).agg(*merged, *flags)
-    if not carry:
-        pats = pats.with_columns(*values, dup)
-    return pats, units_of(per), per.with_columns(*values, dup), carry
 
 
 def scan_rates(
@@ -338,8 +118,8 @@ def scan_rates(
         The table of `pairwise_rates`, same rows, order and numbers (module docstring).
     """
     check_choice("interval", interval, resample.INTERVALS)
-    check_choice("inference", inference, _rates.INFERENCE)
-    wanted = _rates._wanted(metrics)
+    check_choice("inference", inference, INFERENCE)
+    wanted = _wanted(metrics)
     source = _as_lazy(judgments)
     lf = _filtered(source, {"judge": judges, "benchmark": benchmarks, "split": splits})
     groups = list(groups)
@@ -356,23 +136,22 @@ def scan_rates(
     if pats.is_empty():
         raise ValueError("scan_rates: no judgments (after the judge/benchmark/split filters)")
     if across is not None:
-        clash = set(pats[across].cast(pl.String).unique().to_list()) & set(_rates.AGGREGATIONS)
+        clash = set(pats[across].cast(pl.String).unique().to_list()) & set(AGGREGATIONS)
         if clash:
             raise ValueError(f"{across} value(s) {sorted(clash)} clash with aggregate labels")
-    boot = _rates._Boot(n_boot, seed, level, cluster, interval)
-    lay = _rates._layout(list(VALUE_COLUMNS))
+    boot = _Boot(n_boot, seed, level, cluster, interval)
+    lay = _layout(list(VALUE_COLUMNS))
     if inference == "wild":
         cells = _wild_cells(pats, items, keys, carry, lay, boot)
-        return _rates.wild_rates(cells, keys, across, lay, boot, wanted)
+        return wild_rates(cells, keys, across, lay, boot, wanted)
     cells = _cells(pats, units, keys, carry, boot)
     rows = [
-        _rates._ratio_frame(dict(zip(keys, c.key, strict=True)), "split", c, lay, boot)
-        for c in cells
+        _ratio_frame(dict(zip(keys, c.key, strict=True)), "split", c, lay, boot) for c in cells
     ]
     if across is not None:
-        for base, members in _rates.cells_across(cells, keys, across):
-            rows.extend(_aggregate(base, across, members, lay, boot))
-    return _rates._finish(pd.concat(rows, ignore_index=True), wanted, interval)
+        for base, members in cells_across(cells, keys, across):
+            rows.extend(_aggregate_frames(base, across, members, lay, boot))
+    return _finish(pd.concat(rows, ignore_index=True), wanted, interval)
 
 
 def _check_found(pats: pl.DataFrame, source: pl.LazyFrame, judges: Sequence[str]) -> None:
@@ -430,13 +209,13 @@ def _cells(
         incomplete = float(part.filter(pl.col("complete") == 0)["_items"].sum())
         unit = held[key]
         reps = unit.draw(boot.n_boot, stats.rng_for(boot.seed, *key))
-        cells.append(_rates._Cell(key, unit.sums(), reps, incomplete, UnitStrata([unit])))
+        cells.append(_Cell(key, unit.sums(), reps, incomplete, UnitStrata([unit])))
     return cells
 
 
 def _wild_cells(
     pats: pl.DataFrame, items: pl.LazyFrame, keys: list[str], carry: bool, lay: Any, boot: Any
-) -> list[_rates.UnitCell]:
+) -> list[UnitCell]:
     """Return the cells of the wild path (`rates.wild_rates`), in first-seen order.
 
     A cell's units are its clusters' (or items') moment sums with their labels, collected
@@ -461,7 +240,7 @@ def _wild_cells(
     cells = []
     for key in order:
         incomplete = float(parts[key].filter(pl.col("complete") == 0)["_items"].sum())
-        cells.append(_rates.UnitCell(key, held[key], incomplete))
+        cells.append(UnitCell(key, held[key], incomplete))
     return cells
 
 
@@ -536,32 +315,4 @@ def _rows_units(
     return out
 
 
-def _aggregate(base: dict, across: str, members: list, lay: Any, boot: Any) -> list[pd.DataFrame]:
-    """The `pooled` and `mean_of_splits` rows of `pairwise_rates` over the member cells."""
-    sums = np.sum([m.sums for m in members], axis=0)
-    reps = np.sum([m.reps for m in members], axis=0)
-    inc = float(sum(m.incomplete for m in members))
-    strata = UnitStrata([u for m in members for u in m.strata.members])
-    cell = _rates._Cell((), sums, reps, inc, strata)
-    pooled = _rates._ratio_frame({**base, across: _rates.POOLED}, _rates.POOLED, cell, lay, boot)
-    split_rates = np.stack(
-        [stats.ratio_replicates(m.sums[lay.num], m.sums[lay.den]) for m in members]
-    )
-    split_reps = np.stack(
-        [stats.ratio_replicates(m.reps[:, lay.num], m.reps[:, lay.den]) for m in members]
-    )
-    nan = np.full(len(lay.num), np.nan)
-    mean = _rates._rates_frame(
-        {**base, across: _rates.MEAN_OF_SPLITS},
-        _rates.MEAN_OF_SPLITS,
-        value=_rates._nanmean0(split_rates),
-        k=nan,
-        n=sums[lay.den],
-        ci=resample.interval(
-            _rates._nanmean0(split_reps), level=boot.level, df=strata.df, method=boot.interval
-        ),
-        wilson=(nan, nan),
-        counts=(sums[lay.complete], sums[lay.has_gold], inc, strata.n_units),
-        test=(nan, np.zeros(len(nan), dtype=bool), np.zeros(len(nan), dtype=int)),
-    )
-    return [pooled, mean]
+__all__ = ["ROWS_PER_PASS", "VALUE_COLUMNS", "scan_rates", "unit_values"]
