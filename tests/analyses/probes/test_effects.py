@@ -103,14 +103,16 @@ def planted():
         susceptibility={"authority": 0.0, "verbosity": 1.2, "bandwagon": -0.6}, delta=0.4
     )
     s = sim.probe_benchmark(np.random.default_rng(11), Design(60, 5, 0.3), params)
-    eff = probes.probe_effects(probes.probe_pairs(s.judgments, s.items), n_boot=400, seed=1)
+    pairs = probes.probe_pairs(s.judgments, s.items)
+    # 99 %: six intervals from one draw; their 95 % coverage over many draws is calibration's
+    eff = probes.probe_effects(pairs, n_boot=400, seed=1, level=0.99)
     return s, eff.set_index(["probe", "metric"])
 
 
 @pytest.mark.parametrize("probe", ["authority", "verbosity", "bandwagon"])
 @pytest.mark.parametrize("metric", ["pull", "acc_change_worse"])
 def test_planted_susceptibility_is_recovered_within_its_interval(planted, probe, metric):
-    """One seeded draw; coverage over many draws is `reporting.calibration.checks.probes`."""
+    """One seeded draw at 99 %; coverage over draws: `reporting.calibration.checks.probes`."""
     s, eff = planted
     row, truth = eff.loc[(probe, metric)], s.truth[f"{metric}:{probe}"]
     assert row["ci_low"] <= truth <= row["ci_high"], (probe, metric, row["value"], truth)
