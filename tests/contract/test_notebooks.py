@@ -92,8 +92,12 @@ def test_every_params_folder_has_a_notebook():
 
 
 # Smaller sizes, same code path: 15_calibration's default smoke run (no saved `make calibrate`
-# results) at R = 10 replicates took 65 s of the suite; R = 2 runs the same cells in ~25 s.
-SMOKE_OVERRIDES = {"15_calibration": {"reps": 2}}
+# results) over every family took 93 s of the suite, two families at R = 2 run the same cells;
+# 17_study_design's 200 replays per plan and 10 simulated studies per scenario took 272 s.
+SMOKE_OVERRIDES = {
+    "15_calibration": {"reps": 2, "families": ["pairwise", "grounding"]},
+    "17_study_design": {"verify_reps": 20, "check_reps": 2},
+}
 
 
 @pytest.mark.parametrize("nb", NOTEBOOKS, ids=lambda p: p.stem)
