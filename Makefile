@@ -62,7 +62,10 @@ bench: $(STAMP) ## Benchmarks of issue 12 (offline): table of median/min/max + r
 	$(BIN)/python -m bench.scale_runner
 	$(BIN)/python -m bench.tables $(BENCH_TABLES_ARGS)
 
-calibrate: $(STAMP) ## Coverage, type-I error and power of every estimator on planted truth (R=500; ~30 min on 2 cores)
+# R = 30 replicates per cell of the 24-scenario grid, then more (doubling) for the cells whose
+# verdict is still inconclusive while 25 minutes last: ~55 min on 2 cores (s_per_rep, issue 33).
+CALIBRATE_ARGS ?= --reps 30 --max-reps 1600 --budget-min 25 --variants after
+calibrate: $(STAMP) ## Coverage, type-I error and power of every estimator on the scenario grid (~55 min on 2 cores)
 	$(BIN)/python -m judgelab.reporting.calibration $(CALIBRATE_ARGS)
 
 format: $(STAMP) ## Format the code (ruff)
