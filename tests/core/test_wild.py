@@ -133,3 +133,25 @@ def test_size_on_few_unequal_clusters_with_varying_effects():
         reject_t += 2 * sps.t.sf(abs(res.estimate / res.se), 9) < 0.05
     assert reject_w / R <= 0.075
     assert reject_t / R > reject_w / R
+
+
+@pytest.mark.parametrize("plus, minus", [(4, 0), (5, 0), (7, 1), (11, 3)])
+def test_i33_2_an_accepted_null_lies_in_the_interval_when_p_jumps_there(plus, minus):
+    """Paired 0/1 outcomes on 47 items, every other pair concordant: p(r) jumps at r = 0.
+
+    p(0) is about the sign test's p, p(r < 0) is about 0, so the acceptance region ends at
+    exactly 0; bisection used to stop 1e-6 above it — an interval excluding 0 beside p > 0.05
+    (11 judge pairs of LLMBar in notebook 01 read so).
+    """
+    n = 47
+    a, b = np.zeros(n), np.zeros(n)
+    b[:plus], a[plus : plus + minus] = 1, 1
+    a[30:], b[30:] = 1, 1
+    unit = np.arange(n)
+    prob = wild.ratios_problem(
+        np.concatenate([a, b]), np.ones(2 * n), np.repeat([0, 1], n), np.tile(unit, 2), 2
+    )
+    res = wild.wild_test(prob, [-1.0, 1.0], null=0.0, rng=np.random.default_rng(1))
+    assert (res.p_value < 0.05) == (not res.ci_low <= 0.0 <= res.ci_high)
+    if res.p_value >= 0.05:
+        assert res.ci_low == 0.0 < res.estimate < res.ci_high

@@ -220,7 +220,13 @@ def _p_at(prep: _Prepared, r: np.ndarray) -> np.ndarray:
 
 
 def _bound(prep: _Prepared, alpha: float, side: int, tol: float, limit: float | None) -> float:
-    """Return the end of the acceptance region {r: p(r) ≥ alpha} on one side of θ̂."""
+    """Return the end of the acceptance region {r: p(r) ≥ alpha} on one side of θ̂.
+
+    With discrete outcomes p(r) can jump at a single point: paired 0/1 differences whose
+    discordant clusters all point one way give p(0) = the sign test's p (the identity draw ties
+    the observed t) but p(r) ≈ 0 for every r < 0. Bisection then stops within `tol` of the
+    point; `wild_test` closes the interval over its tested null when that null is accepted.
+    """
     step = max(prep.se, tol, 1e-8) * 4.0
     inside, outside = prep.theta, prep.theta + side * step
     for _ in range(60):
@@ -296,6 +302,8 @@ def wild_test(
         lo_lim, hi_lim = bounds if bounds is not None else (None, None)
         low = _bound(prep, alpha, -1, tol, lo_lim)
         high = _bound(prep, alpha, +1, tol, hi_lim)
+        if p >= alpha:  # the tested null is accepted, so the interval holds it (see `_bound`)
+            low, high = min(low, float(null)), max(high, float(null))
     return WildResult(
         estimate=prep.theta,
         ci_low=low,
