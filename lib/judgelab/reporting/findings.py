@@ -15,6 +15,7 @@ from __future__ import annotations
 import html
 import json
 import math
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -119,7 +120,15 @@ def _count(row: pd.Series, column: str | None) -> int | None:
 
 
 def _source_of(source: Any) -> tuple[str, bool]:
-    """Return (name, illustrative) of a source: a `catalog.Loaded` or a name."""
+    """Return (name, illustrative) of a source.
+
+    A `catalog.Loaded`, a source name, or a mapping of them (a card's or the reproduction's
+    sources: values are `Loaded`, objects holding one as `.loaded`, or why one is missing).
+    """
+    if isinstance(source, Mapping):
+        parts = [_source_of(getattr(v, "loaded", v)) for v in source.values()]
+        parts = [p for p, v in zip(parts, source.values(), strict=True) if not isinstance(v, str)]
+        return ", ".join(n for n, _ in parts) or "none loaded", any(i for _, i in parts)
     if hasattr(source, "is_sample") and hasattr(source, "source"):
         return str(source.source), bool(source.is_sample)
     name = str(source)
