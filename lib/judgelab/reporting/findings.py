@@ -25,6 +25,8 @@ import pandas as pd
 from judgelab.core import tables
 
 FILE = "finding.json"
+#: Where `from_table` looks for n, in this order.
+N_COLUMNS = ("n", "n_valid", "n_common", "n_pairs", "n_items")
 #: Column names that are not a measure's name: a finding must say what it measures.
 GENERIC_MEASURES = frozenset({"value", "estimate", "coef", "diff", "mean", "score", "result"})
 
@@ -144,7 +146,7 @@ def from_table(
     subject: str | tuple[str, ...] = "judge",
     where: dict[str, Any] | None = None,
     pick: str = "max",
-    n: str | None = "n",
+    n: str | None = "auto",
     clusters: str | None = None,
     low: str = "ci_low",
     high: str = "ci_high",
@@ -162,7 +164,7 @@ def from_table(
             where a judge paired with itself is never a finding).
         where: Keep only rows whose column equals the value (or is in a list of values).
         pick: "max" or "min" estimate, or "first" row; the subject says which end, of how many.
-        n: Column of n (an absent column gives None).
+        n: Column of n ("auto": the first of `N_COLUMNS` the table has; None: no n).
         clusters: Column of the effective number of clusters (default: `n_eff_clusters`,
             else `n_clusters`; absent gives None).
 
@@ -190,6 +192,8 @@ def from_table(
     if pick in ("max", "min") and len(rows) > 1:
         who += f" ({'highest' if pick == 'max' else 'lowest'} of {len(rows)})"
     name, illustrative = _source_of(source)
+    if n == "auto":
+        n = next((c for c in N_COLUMNS if c in row.index), None)
     if clusters is None:
         clusters = next((c for c in ("n_eff_clusters", "n_clusters") if c in row.index), None)
     return Finding(
