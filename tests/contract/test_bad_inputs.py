@@ -302,6 +302,13 @@ CASES: list[tuple[str, str, str, list[str]]] = [
      ["labels_by='cluster'", "cluster 'c0'", "2 of 4 items labelled", "labels_by='item'"]),
     ("plan_negative_deff_floor", "plan position-bias --deff-floor", "--deff-floor -1",
      ["deff_floor must be >= 0", "-1"]),
+    # --- issue 34: the finding a notebook declares (`out.finding`) ---
+    ("finding_unnamed_measure", "notebook.Outputs.finding", "measure='value'",
+     ["finding measure 'value'", "name the measure"]),
+    ("finding_self_pairs_only", "notebook.Outputs.finding", "kappa of judges with themselves",
+     ["finding \"Cohen's kappa\"", "no row with a 'kappa' left"]),
+    ("finding_missing_column", "notebook.Outputs.finding", "value='ca' in a long table",
+     ["no column(s) ['ca']", "it has ['judge', 'metric', 'value']"]),
 ]  # fmt: skip
 
 # What a failure writes on purpose (globs under the output root), by case.
@@ -1065,6 +1072,31 @@ def _ppi_cluster_labels_partial(d: Path):
     return lambda: grounding.estimates(
         judge, human, cluster=cluster, target="items", labels_by="cluster"
     )
+
+
+@builds("finding_unnamed_measure")
+def _finding_unnamed_measure(d: Path):
+    from judgelab.reporting import notebook
+
+    return lambda: notebook.Outputs("90_bad").finding(measure="value", subject="A", estimate=1)
+
+
+@builds("finding_self_pairs_only")
+def _finding_self_pairs_only(d: Path):
+    from judgelab.reporting import notebook
+
+    kappa = pd.DataFrame({"judge_1": ["A", "B"], "judge_2": ["A", "B"], "kappa": [1.0, 1.0]})
+    return lambda: notebook.Outputs("90_bad").finding(
+        kappa, measure="Cohen's kappa", value="kappa", subject=("judge_1", "judge_2"), source="x"
+    )
+
+
+@builds("finding_missing_column")
+def _finding_missing_column(d: Path):
+    from judgelab.reporting import notebook
+
+    rates = pd.DataFrame({"judge": ["A"], "metric": ["ca"], "value": [0.5]})
+    return lambda: notebook.Outputs("90_bad").finding(rates, measure="ca", value="ca", source="x")
 
 
 @builds("plan_negative_deff_floor")

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from judgelab.reporting import landing, pipeline
+from judgelab.reporting import pipeline
 from judgelab.testing.browser import CDN, CHROMIUM, probe
 from judgelab.testing.notebooks import write_notebook
 
@@ -60,16 +60,6 @@ def project(tmp_path: Path, monkeypatch) -> Path:
     return root
 
 
-def test_findings_read_the_headline_table(project: Path, judgelab_home: Path):
-    assert pipeline.run_notebook("90_rates").ok
-    folder = judgelab_home / "figures" / "90_rates" / "default"
-    lines = landing.findings("90_rates", folder)
-    assert lines == [
-        "highest value: A: 0.800 [0.700, 0.900], n = 100",
-        "lowest value: B: 0.600 [0.500, 0.700], n = 120",
-    ]
-
-
 @pytest.mark.skipif(CHROMIUM is None, reason="chromium not installed (.ci/run installs it)")
 def test_index_search_filters_images_load_and_cases_expand(project: Path, tmp_path: Path):
     first = pipeline.run_notebook("90_rates")
@@ -81,26 +71,3 @@ def test_index_search_filters_images_load_and_cases_expand(project: Path, tmp_pa
     assert r["n_images"] >= 1 and r["broken"] == 0
     case = _probe(Path(first.html), tmp_path)
     assert case["errors"] == [] and case["closed"] is False and case["opened"] is True
-
-
-def test_curated_findings_of_grounding_and_design(tmp_path: Path):
-    g = tmp_path / "g"
-    g.mkdir()
-    (g / "umass_summary.csv").write_text(
-        "budget,method,n_pairs,mean_width,coverage,coverage_se,beats_classical\n"
-        "25,classical,9,0.32,0.96,0.01,0\n25,naive,9,0.08,0.31,0.01,1\n"
-        "25,ppi,9,0.25,0.91,0.01,0.9\n"
-    )
-    lines = landing.findings("16_human_grounding", g)
-    assert lines[0].startswith("25 human labels: PPI++ interval width 0.250 (coverage 0.910)")
-    assert lines[-1] == "judge-only interval covers the human value 0.310"
-    d = tmp_path / "d"
-    d.mkdir()
-    (d / "position_plans.csv").write_text(
-        "judge,target,design,n,n_clusters,n_judgments,deff,formula,assumes\n"
-        'J,position_bias,one random order,784,,784,1,f,"p0=0.5, p1=0.6, alpha=0.05, power=0.9"\n'
-        'J,position_bias,both orders,97,,194,0.1,f,"p0=0.5, p1=0.6, alpha=0.05, power=0.9"\n'
-    )
-    assert landing.findings("17_study_design", d) == [
-        "J: 97 items with both orders vs 784 with one random order (power 0.9 to detect δ = 0.1)"
-    ]

@@ -96,3 +96,31 @@ def mirror() -> Path | None:
     """Return the pre-staged mirror of public sources (`JUDGELAB_MIRROR`), if set."""
     value = os.environ.get("JUDGELAB_MIRROR")
     return Path(value).expanduser().resolve() if value else None
+
+
+def shown(text: str) -> str:
+    """Return `text` with this machine's roots named, never spelled out (for outputs).
+
+    The mirror becomes `$JUDGELAB_MIRROR`, the samples, data and output roots (outside the
+    repository) `$JUDGELAB_SAMPLES`, `$JUDGELAB_DATA` and `$JUDGELAB_HOME`, the repository
+    `.`, the user's home `~`: a shared report never holds an absolute machine path.
+
+    >>> shown(str(project() / "notebooks" / "x.ipynb"))
+    './notebooks/x.ipynb'
+    """
+    roots = [(mirror(), "$JUDGELAB_MIRROR"), (project(), ".")]
+    roots += [
+        (r, n)
+        for r, n in (
+            (samples(), "$JUDGELAB_SAMPLES"),
+            (data(), "$JUDGELAB_DATA"),
+            (home(), "$JUDGELAB_HOME"),
+        )
+        if not r.is_relative_to(project())
+    ]
+    roots.append((Path.home(), "~"))
+    for root, name in sorted(
+        ((r, n) for r, n in roots if r is not None), key=lambda rn: -len(str(rn[0]))
+    ):
+        text = text.replace(str(root), name)
+    return text

@@ -2,6 +2,7 @@
 
 - `notebook` — what a notebook calls: `outputs(notebook, run)` (tables and figures of a run),
   the data-source banners.
+- `findings` — the one named finding a notebook declares (`out.finding`), read by the index.
 - `figures` — save a figure as PNG + SVG under `figures/<notebook>/<run>/`.
 - `params` — params files and `-p` overrides, checked against a notebook's parameters cell.
 - `pipeline` — execute a notebook with papermill, export HTML, `reproduce` every params file.
@@ -23,6 +24,7 @@ __all__ = [
     "design_check",
     "explore",
     "figures",
+    "findings",
     "index",
     "notebook",
     "params",

@@ -13,7 +13,7 @@ from typing import Any
 import yaml
 
 from judgelab.core import paths, tables
-from judgelab.reporting import landing
+from judgelab.reporting import findings, landing
 
 
 def _rel(path: str, base: Path) -> str:
@@ -94,8 +94,9 @@ def _row(rec: dict[str, Any], base: Path) -> str:
     err = f'<div class="err">{html.escape(rec["error"])}</div>' if rec.get("error") else ""
     code = (rec.get("provenance") or {}).get("code") or {}
     commit = (code.get("commit") or "")[:10] + ("+dirty" if code.get("dirty") else "")
+    badge = findings.badge_html(findings.sample_sources(rec))
     return (
-        f'<tr class="{status}"><td>{html.escape(rec["notebook"])}</td>'
+        f'<tr class="{status}"><td>{html.escape(rec["notebook"])} {badge}</td>'
         f'<td>{html.escape(rec["run"])}</td><td class="status">{status}{err}</td>'
         f"<td>{rec.get('seconds') or 0:.1f}</td>"
         f"<td>{html.escape(rec.get('started_at') or '')}</td>"
@@ -121,6 +122,7 @@ def write_index() -> Path:
             continue
         records.append(rec)
     n_failed = sum(1 for r in records if r["status"] != "ok")
+    n_sample = sum(1 for r in records if findings.sample_sources(r))
     generated = datetime.now(UTC).isoformat(timespec="seconds")
     failed = "".join(
         f"<li><b>{html.escape(r['notebook'])} / {html.escape(r['run'])}</b>: "
@@ -150,7 +152,7 @@ pre {{ margin: 0; font-size: 11px; }}
 {landing.STYLE}
 </style></head><body>
 <h1>judgelab reports</h1>
-<p>{len(rows)} runs, {n_failed} failed. Generated {generated}.
+<p>{len(rows)} runs, {n_failed} failed, {n_sample} with sample sections. Generated {generated}.
 <input id="jl-search" type="search" placeholder="filter analyses and runs"></p>
 {failed_html}
 <h2>Analyses</h2>

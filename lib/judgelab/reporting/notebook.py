@@ -5,6 +5,7 @@ from __future__ import annotations
 import html
 import json
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 from matplotlib.axes import Axes
@@ -12,7 +13,7 @@ from matplotlib.figure import Figure
 
 from judgelab.core import paths, tables
 from judgelab.data import catalog
-from judgelab.reporting import figures
+from judgelab.reporting import figures, findings
 
 SAMPLE_BANNER = "ILLUSTRATIVE SAMPLE DATA — NOT RESULTS"
 
@@ -31,7 +32,7 @@ def banner_html(source: str, table: pd.DataFrame | None = None, *, reason: str =
     """Return the HTML banner describing where the data came from."""
     sample = catalog.is_sample(source) or (table is not None and is_illustrative(table))
     if sample:
-        why = f" {html.escape(reason)}" if reason else ""
+        why = f" {html.escape(paths.shown(reason))}" if reason else ""
         return (
             '<div class="judgelab-banner" style="border:3px solid #b00;background:#fee;'
             'padding:10px;font-size:16px;font-weight:bold;color:#900">'
@@ -48,12 +49,36 @@ def source_banner(source: str, table: pd.DataFrame | None = None, *, reason: str
     """Display the data-source banner (an unmissable warning for sample data)."""
     from IPython.display import HTML, display
 
+    record_source(source, table, reason=reason)
     display(HTML(banner_html(source, table, reason=reason)))
 
 
 def show_source(loaded: catalog.Loaded) -> None:
     """Display the banner for tables returned by `catalog.load_source`."""
-    source_banner(loaded.source, loaded.items, reason=loaded.reason)
+    record_loaded(loaded)
+    display_banner = banner_html(loaded.source, loaded.items, reason=loaded.reason)
+    from IPython.display import HTML, display
+
+    display(HTML(display_banner))
+
+
+#: The outputs of the run this kernel executes (set by `outputs`): what it read is recorded.
+_CURRENT: dict[str, Outputs] = {}
+
+
+def record_source(
+    source: str, table: pd.DataFrame | None = None, *, reason: str = "", requested: str = ""
+) -> None:
+    """Record that the current run read `source` (a sample when named or marked so)."""
+    out = _CURRENT.get("run")
+    if out is not None:
+        sample = catalog.is_sample(source) or (table is not None and is_illustrative(table))
+        out.used(source, sample=sample, requested=requested or source, reason=reason)
+
+
+def record_loaded(loaded: catalog.Loaded) -> None:
+    """Record the source a `catalog.load_source` result really came from (and what was tried)."""
+    record_source(loaded.source, loaded.items, reason=loaded.reason, requested=loaded.requested)
 
 
 def save_table(df: pd.DataFrame, name: str, *, notebook: str, run: str = "default") -> Path:
@@ -70,8 +95,18 @@ class Outputs:
     `out.figure(ax, "picks_longer")`.
     """
 
+    #: What the run read: `{"sources": [{source, requested, sample, reason}]}`, beside the
+    #: tables; the pipeline turns it into the run's provenance and its sample-data badge.
+    DATA_FILE = "data_read.json"
+
     def __init__(self, notebook: str, run: str = "default"):
         self.notebook, self.run = notebook, run
+        self.sources: list[dict[str, object]] = []
+
+    @property
+    def folder(self) -> Path:
+        """Return `figures/<notebook>/<run>/`."""
+        return paths.figures() / self.notebook / self.run
 
     def __repr__(self) -> str:
         return f"outputs of {self.notebook} [{self.run}]"
@@ -85,6 +120,35 @@ class Outputs:
     ) -> figures.Saved:
         """Write a figure as PNG and SVG and return the paths (shown as one short line)."""
         return figures.save(fig_or_ax, name, notebook=self.notebook, run=self.run, formats=formats)
+
+    def finding(
+        self, found: findings.Finding | pd.DataFrame | None = None, **fields: Any
+    ) -> findings.Finding:
+        """Declare the run's one named finding; the landing page shows exactly it.
+
+        `found` is a `findings.Finding`, or a result table the finding is read from with
+        `findings.from_table(found, **fields)`; without it, `fields` are the finding's own.
+        Saved as `finding.json` beside the run's tables.
+        """
+        if isinstance(found, pd.DataFrame):
+            found = findings.from_table(found, **fields)
+        elif found is None:
+            found = findings.Finding(**fields)
+        findings.write(self.folder, found)
+        return found
+
+    def used(self, source: str, *, sample: bool, requested: str = "", reason: str = "") -> None:
+        """Record a data source the run read (once per source), in `DATA_FILE`."""
+        entry = {
+            "source": source,
+            "requested": requested or source,
+            "sample": sample,
+            "reason": paths.shown(reason),
+        }
+        if entry not in self.sources:
+            self.sources.append(entry)
+            text = json.dumps({"sources": self.sources}, indent=1)
+            tables.write_text(self.folder / self.DATA_FILE, text)
 
 
 #: Largest table (in bytes of its data) shown whole; itables shows a sample of bigger ones
@@ -118,4 +182,5 @@ def interactive_tables(max_bytes: str = TABLE_MAX_BYTES) -> bool:
 def outputs(notebook: str, run: str = "default") -> Outputs:
     """Return the writer of one run's tables and figures; turn on `interactive_tables`."""
     interactive_tables()
-    return Outputs(notebook, run)
+    _CURRENT["run"] = Outputs(notebook, run)
+    return _CURRENT["run"]

@@ -27,7 +27,7 @@ from judgelab.core.names import check_inside, safe_name
 from judgelab.errors import ParamsError as ParamsError
 from judgelab.errors import RunInProgress as RunInProgress
 from judgelab.errors import UnsafeNameError
-from judgelab.reporting import provenance, stopping
+from judgelab.reporting import findings, provenance, stopping
 from judgelab.reporting.index import load_records as load_records
 from judgelab.reporting.index import write_index
 from judgelab.reporting.params import NOTEBOOK_RE as NOTEBOOK_RE
@@ -98,7 +98,7 @@ def _kernel_env() -> Iterator[None]:
                 os.environ[key] = value
 
 
-def _export_html(ipynb: Path, target: Path, footer: str = "") -> None:
+def _export_html(ipynb: Path, target: Path, footer: str = "", header: str = "") -> None:
     import nbformat
     from nbconvert import HTMLExporter
     from nbconvert.preprocessors import TagRemovePreprocessor
@@ -117,6 +117,9 @@ def _export_html(ipynb: Path, target: Path, footer: str = "") -> None:
         TagRemovePreprocessor(remove_input_tags={"parameters"}, enabled=True), enabled=True
     )
     body, _ = exporter.from_notebook_node(nb)
+    if header:  # the sample-data badge and the run's finding, before the first cell
+        at = body.find(">", body.find("<body")) + 1 if "<body" in body else 0
+        body = body[:at] + header + body[at:]
     if footer:
         at = body.rfind("</body>")
         body = body[:at] + footer + body[at:] if at >= 0 else body + footer
@@ -255,13 +258,15 @@ def _run_locked(
     t0 = time.perf_counter()
     error = _execute(nb_path, ipynb, params, timeout_s)
     seconds = time.perf_counter() - t0
+    read = provenance.data_read(fig_dir)  # what the notebook really read, fallbacks included
+    prov["data"] = prov["data"] if read is None else read
     html_out = None
     if html_export:
         footer = provenance.footer_html(
             {"parameters": params, "provenance": prov, "seconds": seconds}
         )
         try:
-            _export_html(ipynb, html_path, footer)
+            _export_html(ipynb, html_path, footer, findings.header_html(fig_dir, prov))
             html_out = str(html_path)
         except Exception as exc:  # a broken notebook must not stop the pipeline
             error = error or f"HTML export: {type(exc).__name__}: {exc}"

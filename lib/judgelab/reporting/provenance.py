@@ -135,6 +135,51 @@ def data_sources(params: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
+def _files(paths_: list[Path]) -> list[dict[str, Any]]:
+    """Return {path, sha256, size} of each existing file (path shown relative, never absolute)."""
+    from judgelab.data import lockfile
+
+    out = []
+    for p in paths_:
+        for f in sorted(p.glob("*.parquet")) if p.is_dir() else [p]:
+            if f.is_file():
+                size = f.stat().st_size
+                sha = lockfile.sha256_file(f)
+                out.append({"path": paths.shown(str(f)), "sha256": sha, "size": size})
+    return out
+
+
+def data_read(folder: Path) -> list[dict[str, Any]] | None:
+    """Return the data a run actually read, from what its notebook recorded in `folder`.
+
+    Each source the notebook showed (`notebook.record_source`: the fallback sample when it
+    fell back, every report card's source) with the source it tried, whether it is a sample,
+    and its files with their sha256: a registry source's as the registry and lock record
+    them, a sample's or a local table's hashed here. None when the run recorded nothing.
+    """
+    from judgelab.data import catalog
+
+    try:
+        recorded = json.loads((folder / "data_read.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    out = []
+    for e in recorded.get("sources", []):
+        name = str(e.get("source"))
+        entry = {k: e.get(k) for k in ("source", "requested", "sample", "reason")}
+        registry = [] if catalog.is_sample(name) else data_sources({"source": name})
+        if registry:
+            entry.update({k: v for k, v in registry[0].items() if k != "source"})
+        else:
+            try:
+                where = [catalog.items_path(name), catalog.judgments_path(name)]
+            except ValueError:  # a label, not a source name
+                where = []
+            entry["files"] = _files(where)
+        out.append(entry)
+    return out
+
+
 def collect(params: dict[str, Any], *, root: Path | None = None) -> dict[str, Any]:
     """Return the provenance of a run with `params` (see the module docstring)."""
     root = root or paths.project()

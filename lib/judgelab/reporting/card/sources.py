@@ -112,6 +112,8 @@ def show_banners(sources: Mapping[str, CardSource]) -> None:
     """Display the data-source banner of every source (a red warning for sample data)."""
     from IPython.display import HTML, display
 
+    for cs in sources.values():  # the run's provenance records what each card read
+        notebook.record_loaded(cs.loaded)
     parts = [
         notebook.banner_html(cs.loaded.source, cs.loaded.items, reason=cs.loaded.reason)
         for cs in sources.values()
