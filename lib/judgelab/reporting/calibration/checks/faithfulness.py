@@ -71,12 +71,17 @@ def estimate_alignment(sim: Simulation, options: Mapping[str, Any]) -> Outcome:
     """`faithfulness.alignment` on the simulated pairs (pointwise scores compared)."""
     pairs = faithfulness.faithbench_pairs(sim.items)
     prefs = faithfulness.pointwise_preferences(sim.extra["scores"], pairs)
-    row = faithfulness.alignment(prefs, **options).iloc[0]
+    table = faithfulness.alignment(prefs, **options)
+    if table.empty:  # every pair's scores tied or invalid in this draw
+        return Outcome(float("nan"), declined="no decisive pair")
+    row = table.iloc[0]
+    few = "" if row["n_clusters"] >= 2 else "one cluster: no interval or test"
     return Outcome(
         row["alignment"],
         row["ci_low"],
         row["ci_high"],
         row["p_value"],
+        declined=few,
         n_eff=row["n_eff_clusters"],
     )
 
