@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import signal
 import sys
@@ -53,6 +54,9 @@ def _interrupt(signum: int, frame: Any) -> None:
         _received = signum
     if signum == signal.SIGTERM:  # a second SIGTERM must not cut the cleanup short
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    # the kernel got the signal too: nbclient's "Kernel died …" and asyncio's "Task exception
+    # was never retrieved" are the shutdown's noise, not news (the CLI prints one line)
+    logging.disable(logging.CRITICAL)
     raise KeyboardInterrupt(signal.Signals(signum).name)
 
 
@@ -69,6 +73,8 @@ def stop_on_signals() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGTERM, previous)
+        if _received is not None:
+            logging.disable(logging.NOTSET)  # `_interrupt` silenced the shutdown
 
 
 def exit_status() -> int:
