@@ -69,4 +69,5 @@ def test_i34_5_runs_list(project: Path, capsys):
     lines = capsys.readouterr().out.splitlines()
     rows = [line.split() for line in lines if line.startswith("92_two/")]
     assert [r[:2] for r in rows] == [["92_two/default", "ok"], ["92_two/three", "ok"]]
-    assert "x=3" in lines[[i for i, l in enumerate(lines) if l.startswith("92_two/three")][0]]
+    (three,) = [line for line in lines if line.startswith("92_two/three")]
+    assert "x=3" in three
