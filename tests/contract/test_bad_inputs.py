@@ -115,6 +115,9 @@ CASES: list[tuple[str, str, str, list[str]]] = [
      ["{d}/j.csv", "row 3", "column 'label'", "not in the map"]),
     ("csv_conflicting_item", "data import-file", "item q1 with other responses",
      ["{d}/j.csv", "row 2", "item 'q1'", "other responses"]),
+    # issue 34 item 5: without an item_id column ids come from the content
+    ("csv_repeated_content_no_id", "data import-file", "one judge, the same text twice, no id",
+     ["{d}/j.csv", "row 2", "column 'q'", "question 'Why?'", "judged again by 'imported'"]),
     ("csv_negative_sample", "data import-file", "sample -1 in row 1",
      ["{d}/j.csv", "row 1", "column 'run'", "non-negative"]),
     ("csv_10mb_flag", "data import-file", "a 10 MB swap cell",
@@ -584,6 +587,10 @@ BUILDERS["csv_negative_sample"] = _import_case(
     "id,o1,o2,run,w\nq1,a,b,-1,A\n",
     mapping="benchmark: demo\nitem_id: id\nresponse_pos: o1\nresponse_neg: o2\n"
     "sample: run\nverdict: w\n",
+)
+BUILDERS["csv_repeated_content_no_id"] = _import_case(
+    "q,o1,o2,w\nWhy?,a,b,A\nWhy?,a,b,B\n",
+    mapping="benchmark: demo\nquestion: q\nresponse_pos: o1\nresponse_neg: o2\nverdict: w\n",
 )
 BUILDERS["csv_10mb_flag"] = _import_case(lambda: _csv_row(1, "false", "y" * BIG))
 BUILDERS["import_jsonl_line_cut"] = _import_case(
