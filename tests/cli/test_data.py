@@ -123,7 +123,8 @@ def _two_judges_no_ids(tmp_path):
     data.write_text("".join(json.dumps(r) + "\n" for r in rows))
     mapping = tmp_path / "m.yaml"
     mapping.write_text(
-        "benchmark: pairs\nquestion: q\nresponse_1: r1\nresponse_2: r2\nverdict: v\njudge: {column: who}\n"
+        "benchmark: pairs\nquestion: q\nresponse_1: r1\nresponse_2: r2\nverdict: v\n"
+        "judge: {column: who}\n"
     )
     return data, mapping
 
