@@ -6,6 +6,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 EXIT_BAD_INPUT = 2
 EXIT_INCOMPLETE = 1
@@ -103,7 +104,41 @@ def _cmd_judge(args: argparse.Namespace) -> int:
         print(INTERRUPTED, file=sys.stderr)
         return EXIT_INTERRUPTED
     print(result.summary.format())
-    return EXIT_INCOMPLETE if result.summary.failed else 0
+    unparsed = _unparsed(result.judgments, spec.prompt_id)
+    return EXIT_INCOMPLETE if result.summary.failed or unparsed else 0
+
+
+RAW_SHOWN = 200  # characters of one raw output quoted when verdicts fail to parse
+
+
+def _unparsed(judgments: Any, template: str) -> bool:
+    """Warn when most verdicts failed to parse; return True when none parsed (an error).
+
+    The message names the template whose parser read them and quotes one raw output,
+    secrets masked, clipped and escaped (`repr`), so a wrong template or a chatty model is
+    seen at once instead of as a count in the summary.
+    """
+    if judgments is None or not len(judgments):
+        return False
+    from judgelab.core import secrets
+
+    invalid = ~judgments["valid"].astype("boolean").fillna(False).to_numpy(dtype=bool)
+    n, bad = len(invalid), int(invalid.sum())
+    if bad * 2 <= n:
+        return False
+    raws = judgments["output"][invalid].dropna()
+    raw = str(raws.iloc[0]) if len(raws) else ""
+    shown = repr(secrets.scrub_clip(raw, RAW_SHOWN, secrets.env_secrets()))
+    what = f"by template {template!r}; e.g. {shown}"
+    if bad == n:
+        print(
+            f"error: none of the {n} verdicts could be parsed {what} (check the template, "
+            "or the model's answer format; the raw outputs are kept in the table)",
+            file=sys.stderr,
+        )
+        return True
+    print(f"warning: {bad} of the {n} verdicts could not be parsed {what}", file=sys.stderr)
+    return False
 
 
 def _positive_seconds(text: str) -> float:
