@@ -81,3 +81,17 @@ def test_i34_5_most_verdicts_fail_to_parse_warns(tmp_path, monkeypatch, capsys):
     err = capsys.readouterr().err
     assert "warning: 4 of the 6 verdicts could not be parsed by template 'cjb.workflow'" in err
     assert "e.g. 'no idea'" in err
+
+
+def test_i34_5_list_templates(capsys):
+    assert cli_judge.main(["--list-templates"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    row = next(line for line in lines if line.startswith("cjb.workflow "))
+    assert "pairwise" in row and "contextualjudgebench" in row
+    from judgelab.judges import templates
+
+    assert sum(line.split()[0] in templates.REGISTRY for line in lines if line) == len(
+        templates.REGISTRY
+    )
+    assert cli_judge.main(["--benchmark", "sample:contextualjudgebench"]) == 2
+    assert "--judge is required" in capsys.readouterr().err

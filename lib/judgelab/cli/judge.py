@@ -32,7 +32,25 @@ def _items_source(benchmark: str) -> str:
     return str(path) if path.suffix in (".parquet", ".jsonl") else benchmark
 
 
+def _list_templates() -> int:
+    """Print every prompt template: id, pairwise or single, paper, one-line description."""
+    from judgelab.judges import templates
+
+    width = max(map(len, templates.REGISTRY))
+    for name in templates.names():
+        t = templates.REGISTRY[name]
+        kind = "pairwise" if t.pairwise else "single"
+        print(f"{name:<{width}}  {kind:<8}  {t.paper:<20}  {t.description}")
+    return 0
+
+
 def _cmd_judge(args: argparse.Namespace) -> int:
+    if args.list_templates:
+        return _list_templates()
+    missing = [f"--{k}" for k in ("judge", "benchmark") if getattr(args, k) is None]
+    if missing:
+        print(f"error: {' and '.join(missing)} is required", file=sys.stderr)
+        return EXIT_BAD_INPUT
     from judgelab import judges
     from judgelab.core.names import safe_name
     from judgelab.data import catalog
@@ -162,17 +180,21 @@ def register(sub: argparse._SubParsersAction) -> None:
         "The table is written to data/judgments/<benchmark>/<judge>.parquet.",
     )
     p.add_argument(
+        "--list-templates",
+        action="store_true",
+        help="print every prompt template (id, pairwise or single, paper, what it asks); "
+        "a spec's `template:` is one of these ids",
+    )
+    p.add_argument(
         "--judge",
-        required=True,
         metavar="SPEC",
-        help="a judge YAML path or a name in params/judges/",
+        help="a judge YAML path or a name in params/judges/ (required unless --list-templates)",
     )
     p.add_argument(
         "--benchmark",
-        required=True,
         metavar="NAME",
         help="a registry source (imported on first use), an imported benchmark, sample:<set>, "
-        "or an items .parquet/.jsonl path",
+        "or an items .parquet/.jsonl path (required unless --list-templates)",
     )
     p.add_argument(
         "--split", action="append", metavar="S", help="only request these splits (repeatable)"

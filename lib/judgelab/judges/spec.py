@@ -392,7 +392,8 @@ def _check_judge(out: dict[str, Any], source: str | None) -> None:
         )
     if out["template"] not in templates.REGISTRY:
         raise _fail(
-            f"unknown template {out['template']!r}; known: {templates.names()}",
+            f"unknown template {out['template']!r} (`judgelab judge --list-templates` "
+            f"describes them); known: {templates.names()}",
             source,
             "template",
         )
