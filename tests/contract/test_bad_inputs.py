@@ -184,6 +184,9 @@ CASES: list[tuple[str, str, str, list[str]]] = [
     ("cli_unknown_condition", "judge --condition", "condition bogus=1",
      ["cjb.workflow", "condition key 'bogus'"]),
     ("cli_unknown_source", "data import", "source nope", ["unknown source 'nope'"]),
+    # issue 34 item 5: --judge is optional only with --list-templates
+    ("cli_judge_missing", "judge --judge", "no --judge, no --list-templates",
+     ["--judge is required"]),
     ("cli_bad_table_kind", "data validate --kind", "--kind votes",
      ["--kind", "invalid choice: 'votes'"]),
     # --- params YAML and notebook parameters (`judgelab run`) ---
@@ -811,6 +814,7 @@ BUILDERS["cli_negative_limit"] = lambda d: _judge_on(
 BUILDERS["cli_text_limit"] = lambda d: _judge_on(
     d, "sample:contextualjudgebench", "--limit", "ten"
 )
+BUILDERS["cli_judge_missing"] = lambda d: ["judge", "--benchmark", "sample:contextualjudgebench"]
 BUILDERS["cli_bad_order"] = lambda d: _judge_on(d, "sample:contextualjudgebench", "--order", "2")
 BUILDERS["cli_unknown_benchmark"] = lambda d: _judge_on(d, "nobench")
 BUILDERS["cli_unknown_source"] = lambda d: ["data", "import", "nope"]
