@@ -139,6 +139,9 @@ CASES: list[tuple[str, str, str, list[str]]] = [
     # --- judge specs (`judgelab judge --judge FILE`) ---
     ("spec_unknown_template", "judge --judge", "template cjb.nope",
      ["{d}/judge.yaml", "key 'template'", "unknown template 'cjb.nope'"]),
+    # issue 34 item 5: without `id:` the id is model + template, refused when not a safe name
+    ("spec_id_from_model_unsafe", "judge --judge", "model 'my model', no id",
+     ["judge spec 'judge'", "no `id:` (set one)", "'my model__cjb.workflow__127.0.0.1:9'"]),
     ("spec_zero_concurrency", "judge --judge", "concurrency: 0",
      ["{d}/judge.yaml", "key 'concurrency'", "0 must be at least 1"]),
     ("spec_negative_concurrency", "judge --judge", "concurrency: -4",
@@ -773,6 +776,9 @@ def _spec_case(text: str | bytes):
 
 
 BUILDERS["spec_unknown_template"] = _spec_case(REMOTE.replace("cjb.workflow", "cjb.nope"))
+BUILDERS["spec_id_from_model_unsafe"] = _spec_case(
+    REMOTE.replace("model: m\n", "model: my model\n")
+)
 BUILDERS["spec_zero_concurrency"] = _spec_case(REMOTE + "concurrency: 0\n")
 BUILDERS["spec_negative_concurrency"] = _spec_case(REMOTE + "concurrency: -4\n")
 BUILDERS["spec_text_concurrency"] = _spec_case(REMOTE + "concurrency: many\n")
