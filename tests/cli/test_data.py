@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pandas as pd
+
 from judgelab.cli import main as cli
 from judgelab.core import paths, tables
 from judgelab.data import ingest as imports
@@ -108,3 +110,48 @@ def test_fetch_via_mirror_then_missing_file(tiny_registry, capsys):
     (tiny_registry / "tiny/j.csv").unlink()
     assert cli.main(["data", "fetch", "tinypairs"]) == 1
     assert "j.csv: missing from the mirror" in capsys.readouterr().err
+
+
+def _two_judges_no_ids(tmp_path):
+    data = tmp_path / "pairs.jsonl"
+    rows = [
+        {"who": who, "q": f"Question {i}?", "r1": f"good {i}", "r2": f"bad {i}", "v": "1"}
+        for who in ("judge-a", "judge-b")
+        for i in range(3)
+    ]
+    rows[4] = {**rows[4], "r1": rows[4]["r2"], "r2": rows[4]["r1"], "v": "2"}  # slots swapped
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    mapping = tmp_path / "m.yaml"
+    mapping.write_text(
+        "benchmark: pairs\nquestion: q\nresponse_1: r1\nresponse_2: r2\nverdict: v\n"
+        "judge: {column: who}\n"
+    )
+    return data, mapping
+
+
+def test_i34_5_import_without_ids_one_item_per_content(tmp_path, capsys):
+    data, mapping = _two_judges_no_ids(tmp_path)
+    assert cli.main(["data", "import-file", str(data), "--mapping", str(mapping)]) == 0
+    out = capsys.readouterr().out
+    items = tables.read_items(paths.items() / "pairs.parquet")
+    assert len(items) == 3  # 3 questions judged by 2 judges: 3 items, not 6
+    assert items["item_id"].str.fullmatch(r"c[0-9a-f]{16}").all()
+    j = pd.concat(
+        tables.read_judgments(p) for p in sorted((paths.judgments() / "pairs").glob("*.parquet"))
+    )
+    assert j.groupby("item_id")["judge"].nunique().tolist() == [2, 2, 2]
+    assert "no item_id column: item ids derived from the content" in out
+    # The same ids on a second import: they are a function of the text alone.
+    assert cli.main(["data", "import-file", str(data), "--mapping", str(mapping)]) == 0
+    again = tables.read_items(paths.items() / "pairs.parquet")
+    assert sorted(again["item_id"]) == sorted(items["item_id"])
+
+
+def test_i34_5_import_without_ids_refuses_repeated_content(tmp_path, capsys):
+    data, mapping = _two_judges_no_ids(tmp_path)
+    lines = data.read_text().splitlines()
+    data.write_text("\n".join([*lines, lines[0]]) + "\n")  # judge-a judges Question 0 twice
+    assert cli.main(["data", "import-file", str(data), "--mapping", str(mapping)]) == 2
+    err = capsys.readouterr().err
+    assert "pairs.jsonl, line 7" in err and "column 'q'" in err
+    assert "question 'Question 0?', first at" in err and "judged again by 'judge-a'" in err

@@ -2,6 +2,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from judgelab import __version__
 from judgelab.cli import main as cli
 from judgelab.core import schema, tables
@@ -67,3 +69,32 @@ def test_data_validate_jsonl_row_is_line(tmp_path: Path, capsys):
     assert cli.main(["data", "validate", str(f)]) == 2
     err = capsys.readouterr().err
     assert "items.jsonl" in err and "column 'task'" in err and "row 2" in err
+
+
+HEAVY_CHECK = (
+    "import contextlib, sys\nfrom judgelab.cli import main\n"
+    "with contextlib.suppress(SystemExit):\n    main.main({argv!r})\n"
+    "print('HEAVY', sorted({{m.split('.')[0] if m.startswith('matplotlib') else m "
+    "for m in sys.modules if m.startswith(('matplotlib', 'scipy.stats', 'seaborn'))}}))"
+)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--help"],
+        ["data", "list"],
+        ["probe", "--list"],
+        ["judge", "--list-templates"],
+        ["runs", "list"],
+        ["plan", "rate", "--width", "0.1", "--p", "0.8", "--icc", "0.3", "--cluster-size", "5"],
+    ],
+    ids=lambda a: "-".join(a[:2]),
+)
+def test_i34_6_listing_and_planning_import_no_plotting_or_scipy_stats(argv, tmp_path):
+    code = HEAVY_CHECK.format(argv=argv)
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=tmp_path
+    )
+    heavy = [line for line in done.stdout.splitlines() if line.startswith("HEAVY")]
+    assert heavy == ["HEAVY []"], (heavy, done.stderr[-2000:])

@@ -115,6 +115,9 @@ CASES: list[tuple[str, str, str, list[str]]] = [
      ["{d}/j.csv", "row 3", "column 'label'", "not in the map"]),
     ("csv_conflicting_item", "data import-file", "item q1 with other responses",
      ["{d}/j.csv", "row 2", "item 'q1'", "other responses"]),
+    # issue 34 item 5: without an item_id column ids come from the content
+    ("csv_repeated_content_no_id", "data import-file", "one judge, the same text twice, no id",
+     ["{d}/j.csv", "row 2", "column 'q'", "question 'Why?'", "judged again by 'imported'"]),
     ("csv_negative_sample", "data import-file", "sample -1 in row 1",
      ["{d}/j.csv", "row 1", "column 'run'", "non-negative"]),
     ("csv_10mb_flag", "data import-file", "a 10 MB swap cell",
@@ -136,6 +139,9 @@ CASES: list[tuple[str, str, str, list[str]]] = [
     # --- judge specs (`judgelab judge --judge FILE`) ---
     ("spec_unknown_template", "judge --judge", "template cjb.nope",
      ["{d}/judge.yaml", "key 'template'", "unknown template 'cjb.nope'"]),
+    # issue 34 item 5: without `id:` the id is model + template, refused when not a safe name
+    ("spec_id_from_model_unsafe", "judge --judge", "model 'my model', no id",
+     ["judge spec 'judge'", "no `id:` (set one)", "'my model__cjb.workflow__127.0.0.1:9'"]),
     ("spec_zero_concurrency", "judge --judge", "concurrency: 0",
      ["{d}/judge.yaml", "key 'concurrency'", "0 must be at least 1"]),
     ("spec_negative_concurrency", "judge --judge", "concurrency: -4",
@@ -181,6 +187,9 @@ CASES: list[tuple[str, str, str, list[str]]] = [
     ("cli_unknown_condition", "judge --condition", "condition bogus=1",
      ["cjb.workflow", "condition key 'bogus'"]),
     ("cli_unknown_source", "data import", "source nope", ["unknown source 'nope'"]),
+    # issue 34 item 5: --judge is optional only with --list-templates
+    ("cli_judge_missing", "judge --judge", "no --judge, no --list-templates",
+     ["--judge is required"]),
     ("cli_bad_table_kind", "data validate --kind", "--kind votes",
      ["--kind", "invalid choice: 'votes'"]),
     # --- params YAML and notebook parameters (`judgelab run`) ---
@@ -592,6 +601,10 @@ BUILDERS["csv_negative_sample"] = _import_case(
     mapping="benchmark: demo\nitem_id: id\nresponse_pos: o1\nresponse_neg: o2\n"
     "sample: run\nverdict: w\n",
 )
+BUILDERS["csv_repeated_content_no_id"] = _import_case(
+    "q,o1,o2,w\nWhy?,a,b,A\nWhy?,a,b,B\n",
+    mapping="benchmark: demo\nquestion: q\nresponse_pos: o1\nresponse_neg: o2\nverdict: w\n",
+)
 BUILDERS["csv_10mb_flag"] = _import_case(lambda: _csv_row(1, "false", "y" * BIG))
 BUILDERS["import_jsonl_line_cut"] = _import_case(
     '{"id": "q1", "out1": "a", "out2": "b"}\n{"id": "q2", "out1": "a", "ou\n', name="j.jsonl"
@@ -770,6 +783,9 @@ def _spec_case(text: str | bytes):
 
 
 BUILDERS["spec_unknown_template"] = _spec_case(REMOTE.replace("cjb.workflow", "cjb.nope"))
+BUILDERS["spec_id_from_model_unsafe"] = _spec_case(
+    REMOTE.replace("model: m\n", "model: my model\n")
+)
 BUILDERS["spec_zero_concurrency"] = _spec_case(REMOTE + "concurrency: 0\n")
 BUILDERS["spec_negative_concurrency"] = _spec_case(REMOTE + "concurrency: -4\n")
 BUILDERS["spec_text_concurrency"] = _spec_case(REMOTE + "concurrency: many\n")
@@ -811,6 +827,7 @@ BUILDERS["cli_negative_limit"] = lambda d: _judge_on(
 BUILDERS["cli_text_limit"] = lambda d: _judge_on(
     d, "sample:contextualjudgebench", "--limit", "ten"
 )
+BUILDERS["cli_judge_missing"] = lambda d: ["judge", "--benchmark", "sample:contextualjudgebench"]
 BUILDERS["cli_bad_order"] = lambda d: _judge_on(d, "sample:contextualjudgebench", "--order", "2")
 BUILDERS["cli_unknown_benchmark"] = lambda d: _judge_on(d, "nobench")
 BUILDERS["cli_unknown_source"] = lambda d: ["data", "import", "nope"]

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from judgelab.core import paths
+from judgelab.errors import UnsafeNameError
 from judgelab.judges import spec as spec_mod
 from judgelab.judges.spec import JudgeSpecError
 
@@ -30,7 +31,7 @@ def test_minimal_spec_defaults():
     assert s.n == 1
     assert s.base_url == "https://api.openai.com/v1"
     assert s.sampling() == {"temperature": 0.0, "max_tokens": 1024}
-    assert s.judge_id.startswith("gpt-4o-mini__cjb.workflow__")
+    assert s.judge_id == "gpt-4o-mini__cjb.workflow"  # readable: model + template (issue 34)
     assert s.prompt_id == "cjb.workflow"
 
 
@@ -149,3 +150,15 @@ def test_every_example_spec_in_params_loads():
     assert spec_mod.resolve("offline-prefer-longer").model == "prefer_longer"
     with pytest.raises(JudgeSpecError, match="no judge spec named 'nope'"):
         spec_mod.resolve("nope")
+
+
+def test_i34_5_spec_without_id_gets_a_readable_id():
+    assert spec_mod.from_dict(BASE).judge_id == "gpt-4o-mini__cjb.workflow"
+    warm = spec_mod.from_dict({**BASE, "temperature": 0.7, "n": 3})
+    assert warm.judge_id == "gpt-4o-mini__cjb.workflow__temperature=0.7__n=3"
+    hf = spec_mod.from_dict({**BASE, "model": "meta-llama/Llama-3.1-8B-Instruct"})
+    assert hf.judge_id == "Llama-3.1-8B-Instruct__cjb.workflow"
+    local = spec_mod.from_dict({**BASE, "base_url": "http://127.0.0.1:8080/v1"})
+    assert local.judge_id == "gpt-4o-mini__cjb.workflow__127.0.0.1:8080"
+    with pytest.raises(UnsafeNameError, match=r"no `id:`.*judge name 'my model__cjb.workflow'"):
+        _ = spec_mod.from_dict({**BASE, "model": "my model"}).judge_id

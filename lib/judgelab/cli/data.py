@@ -62,7 +62,7 @@ def _cmd_list(args: argparse.Namespace) -> int:
     mirror = paths.mirror()
 
     def unit(name: str) -> tuple[str, str]:
-        rule, n = imports.cluster_summary(name)
+        rule, n = imports.cluster_summary(name, registry[name])
         return rule, "-" if n is None else str(n)
 
     rows = [

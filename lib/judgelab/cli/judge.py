@@ -6,6 +6,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 EXIT_BAD_INPUT = 2
 EXIT_INCOMPLETE = 1
@@ -31,7 +32,25 @@ def _items_source(benchmark: str) -> str:
     return str(path) if path.suffix in (".parquet", ".jsonl") else benchmark
 
 
+def _list_templates() -> int:
+    """Print every prompt template: id, pairwise or single, paper, one-line description."""
+    from judgelab.judges import templates
+
+    width = max(map(len, templates.REGISTRY))
+    for name in templates.names():
+        t = templates.REGISTRY[name]
+        kind = "pairwise" if t.pairwise else "single"
+        print(f"{name:<{width}}  {kind:<8}  {t.paper:<20}  {t.description}")
+    return 0
+
+
 def _cmd_judge(args: argparse.Namespace) -> int:
+    if args.list_templates:
+        return _list_templates()
+    missing = [f"--{k}" for k in ("judge", "benchmark") if getattr(args, k) is None]
+    if missing:
+        print(f"error: {' and '.join(missing)} is required", file=sys.stderr)
+        return EXIT_BAD_INPUT
     from judgelab import judges
     from judgelab.core.names import safe_name
     from judgelab.data import catalog
@@ -103,7 +122,41 @@ def _cmd_judge(args: argparse.Namespace) -> int:
         print(INTERRUPTED, file=sys.stderr)
         return EXIT_INTERRUPTED
     print(result.summary.format())
-    return EXIT_INCOMPLETE if result.summary.failed else 0
+    unparsed = _unparsed(result.judgments, spec.prompt_id)
+    return EXIT_INCOMPLETE if result.summary.failed or unparsed else 0
+
+
+RAW_SHOWN = 200  # characters of one raw output quoted when verdicts fail to parse
+
+
+def _unparsed(judgments: Any, template: str) -> bool:
+    """Warn when most verdicts failed to parse; return True when none parsed (an error).
+
+    The message names the template whose parser read them and quotes one raw output,
+    secrets masked, clipped and escaped (`repr`), so a wrong template or a chatty model is
+    seen at once instead of as a count in the summary.
+    """
+    if judgments is None or not len(judgments):
+        return False
+    from judgelab.core import secrets
+
+    invalid = ~judgments["valid"].astype("boolean").fillna(False).to_numpy(dtype=bool)
+    n, bad = len(invalid), int(invalid.sum())
+    if bad * 2 <= n:
+        return False
+    raws = judgments["output"][invalid].dropna()
+    raw = str(raws.iloc[0]) if len(raws) else ""
+    shown = repr(secrets.scrub_clip(raw, RAW_SHOWN, secrets.env_secrets()))
+    what = f"by template {template!r}; e.g. {shown}"
+    if bad == n:
+        print(
+            f"error: none of the {n} verdicts could be parsed {what} (check the template, "
+            "or the model's answer format; the raw outputs are kept in the table)",
+            file=sys.stderr,
+        )
+        return True
+    print(f"warning: {bad} of the {n} verdicts could not be parsed {what}", file=sys.stderr)
+    return False
 
 
 def _positive_seconds(text: str) -> float:
@@ -127,17 +180,21 @@ def register(sub: argparse._SubParsersAction) -> None:
         "The table is written to data/judgments/<benchmark>/<judge>.parquet.",
     )
     p.add_argument(
+        "--list-templates",
+        action="store_true",
+        help="print every prompt template (id, pairwise or single, paper, what it asks); "
+        "a spec's `template:` is one of these ids",
+    )
+    p.add_argument(
         "--judge",
-        required=True,
         metavar="SPEC",
-        help="a judge YAML path or a name in params/judges/",
+        help="a judge YAML path or a name in params/judges/ (required unless --list-templates)",
     )
     p.add_argument(
         "--benchmark",
-        required=True,
         metavar="NAME",
         help="a registry source (imported on first use), an imported benchmark, sample:<set>, "
-        "or an items .parquet/.jsonl path",
+        "or an items .parquet/.jsonl path (required unless --list-templates)",
     )
     p.add_argument(
         "--split", action="append", metavar="S", help="only request these splits (repeatable)"

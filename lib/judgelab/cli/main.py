@@ -32,7 +32,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
     overrides = pipeline.parse_overrides(args.p or [])
     params_file = args.params
-    if params_file is None and args.run is None:
+    if params_file is None:  # -p and --run apply on top of the default file, never instead
         default = pipeline.paths.params() / Path(args.notebook).stem / "default.yaml"
         params_file = default if default.exists() else None
     result = pipeline.run_notebook(
@@ -83,13 +83,28 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"judgelab {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    p = sub.add_parser("run", help="execute one notebook with papermill and export HTML")
+    p = sub.add_parser(
+        "run",
+        help="execute one notebook with papermill and export HTML",
+        description="Execute one notebook. Its parameters are, in order of precedence: each "
+        "-p KEY=VALUE, then the params file (--params, else params/<nb>/default.yaml when it "
+        "exists), then the notebook's own defaults. The run is named --run, else after the "
+        "params file: `run NB -p k=v` without --run replaces the `default` run's report.",
+    )
     p.add_argument("notebook", help="notebook stem, e.g. 00_data_overview")
     p.add_argument(
-        "--params", metavar="FILE", help="params YAML (default: params/<nb>/default.yaml)"
+        "--params",
+        metavar="FILE",
+        help="params YAML (default: params/<nb>/default.yaml when it exists, with or without "
+        "-p and --run)",
     )
-    p.add_argument("-p", action="append", metavar="KEY=VALUE", help="override one parameter")
-    p.add_argument("--run", help="run name (default: the params file stem)")
+    p.add_argument(
+        "-p",
+        action="append",
+        metavar="KEY=VALUE",
+        help="override one parameter on top of the params file (repeatable; YAML values)",
+    )
+    p.add_argument("--run", help="run name (default: the params file stem, else `default`)")
     p.set_defaults(func=_cmd_run)
 
     p = sub.add_parser("reproduce", help="execute every params/*/*.yaml and write the index")

@@ -1,4 +1,4 @@
-"""`judgelab runs diff A B`: parameters, code, versions, data and numbers that differ."""
+"""`judgelab runs list` (every recorded run) and `judgelab runs diff A B` (what differs)."""
 
 from __future__ import annotations
 
@@ -20,10 +20,22 @@ def _cmd_diff(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_list(args: argparse.Namespace) -> int:
+    from judgelab.reporting import runs_diff
+
+    lines = runs_diff.list_runs()
+    print("\n".join(lines) if lines else "no recorded runs (run `judgelab run <notebook>`)")
+    return 0
+
+
 def register(sub: argparse._SubParsersAction) -> None:
-    """Add the `runs` command (its `diff` action) to the top-level parser."""
-    runs = sub.add_parser("runs", help="compare recorded notebook runs")
+    """Add the `runs` command (its `list` and `diff` actions) to the top-level parser."""
+    runs = sub.add_parser("runs", help="list and compare recorded notebook runs")
     rsub = runs.add_subparsers(dest="runs_command", metavar="ACTION")
+    p = rsub.add_parser(
+        "list", help="every recorded run: <notebook>/<run>, status, start, seconds, params"
+    )
+    p.set_defaults(func=_cmd_list)
     p = rsub.add_parser("diff", help="what differs between two runs <notebook>/<run>")
     p.add_argument("a", help="first run, e.g. 02_positional_bias/default")
     p.add_argument("b", help="second run")

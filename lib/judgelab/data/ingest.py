@@ -367,12 +367,13 @@ def owner_of(items_file: Path) -> str | None:
     return None
 
 
-def cluster_summary(name: str) -> tuple[str, int | None]:
+def cluster_summary(name: str, source: sources.Source | None = None) -> tuple[str, int | None]:
     """Return a source's declared cluster rule(s) and its number of clusters (None: not imported).
 
-    The count is over the items tables the import wrote, as they are on disk.
+    The count is over the items tables the import wrote, as they are on disk. `source` is the
+    registry entry when the caller has it (a listing reads the registry once, not per source).
     """
-    source = sources.get_source(name)
+    source = source or sources.get_source(name)
     files = [Path(f) for f in manifests.files(name) if Path(f).parent == paths.items()]
     files = [f for f in files if f.exists()]
     if not files:

@@ -145,14 +145,30 @@ class JudgeSpec:
 
     @functools.cached_property
     def judge_id(self) -> str:
-        """Return the stable, file-name-safe judge id: model, template and a params hash."""
+        """Return the judge id: `id:`, else derived from model, template and params.
+
+        The derived id reads `<model>__<template>`, with `__<key>=<value>` for each sampling
+        parameter (and `n`) that differs from its default and `__<host[:port]>` when the
+        endpoint is not the default one: what makes two judges different, in words. `model`
+        is its last path component (`meta-llama/Llama-3.1-8B` -> `Llama-3.1-8B`). An id that
+        is not a safe name (`core.names.safe_name`) is refused: set `id:` in the spec.
+        """
         if self.id:
             return self.id
         if self.is_offline:
             opts = _short_hash(self.options) if self.options else ""
             return _slug(f"offline-{self.model}" + (f"-{opts}" if opts else ""))
-        params = {**self.sampling(), "n": self.n, "endpoint": self.endpoint_id}
-        return _slug(f"{self.model}__{self.template}__{_short_hash(params)}")
+        parts = [self.model.rstrip("/").rsplit("/", 1)[-1], str(self.template)]
+        defaults = {"temperature": 0.0, "max_tokens": 1024, "n": 1}
+        params = {**self.sampling(), "n": self.n}
+        parts += [f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}"
+                  for k, v in params.items() if defaults.get(k) != v]  # fmt: skip
+        default = urlsplit(DEFAULT_BASE_URL)
+        here = urlsplit(self.base_url)
+        if (here.hostname, here.port) != (default.hostname, default.port):
+            parts.append(f"{here.hostname}" + (f":{here.port}" if here.port else ""))
+        where = f"judge spec {self.name!r}: no `id:` (set one), so model + template make it"
+        return safe_name("judge", "__".join(parts), where=where)
 
     @property
     def prompt_id(self) -> str:
@@ -392,7 +408,8 @@ def _check_judge(out: dict[str, Any], source: str | None) -> None:
         )
     if out["template"] not in templates.REGISTRY:
         raise _fail(
-            f"unknown template {out['template']!r}; known: {templates.names()}",
+            f"unknown template {out['template']!r} (`judgelab judge --list-templates` "
+            f"describes them); known: {templates.names()}",
             source,
             "template",
         )

@@ -60,6 +60,8 @@ class RunResult:
     error: str | None = None
     #: Code, versions, lock, data revisions and seeds (`reporting.provenance`).
     provenance: dict[str, Any] = field(default_factory=dict)
+    #: Every parameter's value in the run: the notebook's defaults overridden by `parameters`.
+    effective_parameters: dict[str, Any] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -254,7 +256,8 @@ def _run_locked(
     html_path = out_dir / f"{run_name}.html"
     fig_dir = _clear_figures(stem, run_name)
     started = datetime.now(UTC)
-    prov = provenance.collect(_effective(stem, params))
+    effective = effective_parameters(stem, params)
+    prov = provenance.collect(effective)
     t0 = time.perf_counter()
     error = _execute(nb_path, ipynb, params, timeout_s)
     seconds = time.perf_counter() - t0
@@ -283,12 +286,13 @@ def _run_locked(
         figures=sorted(str(p) for p in fig_dir.glob("*")) if fig_dir.exists() else [],
         error=error,
         provenance=prov,
+        effective_parameters=effective,
     )
     _write_record(result)
     return result
 
 
-def _effective(notebook: str, params: dict[str, Any]) -> dict[str, Any]:
+def effective_parameters(notebook: str, params: dict[str, Any]) -> dict[str, Any]:
     """Return the notebook's declared defaults overridden by `params` (what the run used)."""
     out: dict[str, Any] = {}
     try:

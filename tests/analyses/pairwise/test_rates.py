@@ -166,3 +166,22 @@ def test_bootstrap_interval_shrinks_with_items(rng, rates_of, random_table):
     # width ~ 1/sqrt(n): 100x the items -> about a tenth of the width
     ratio = (large["ci_high"] - large["ci_low"]) / (small["ci_high"] - small["ci_low"])
     assert 0.05 < ratio < 0.2
+
+
+def test_i34_5_single_order_rows_say_why():
+    rows = [
+        dict(judge="j", benchmark="b", split="s", item_id=f"i{i}", sample=0, order=0,
+             valid=True, chosen="pos", correct=True)
+        for i in range(6)
+    ]  # fmt: skip
+    rows += [{**rows[0], "judge": "k", "order": o} for o in (0, 1)]  # k: one complete item
+    out = pairwise.item_outcomes(pd.DataFrame(rows))
+    r = pairwise.pairwise_rates(out, n_boot=99, metrics=["a1", "cons"])
+    j = r[(r["judge"] == "j") & (r["split"] == "s")].set_index("metric")
+    assert j["value"].isna().all()
+    assert j.loc["cons", "reason"] == (
+        "no item judged in both presentation orders (6 judged in one order only): "
+        "cons pairs the two orders of each item"
+    )
+    k = r[(r["judge"] == "k") & (r["split"] == "s")].set_index("metric")
+    assert k.loc["a1", "value"] == 1.0 and k.loc["a1", "reason"] == ""

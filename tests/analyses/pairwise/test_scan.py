@@ -76,7 +76,7 @@ def assert_same(got: pd.DataFrame, want: pd.DataFrame) -> None:
     assert len(got) == len(want)
     for col in want.columns:
         g, w = got[col].to_numpy(), want[col].to_numpy()
-        if col in ("judge", "benchmark", "split", "aggregation", "metric", "method"):
+        if col in ("judge", "benchmark", "split", "aggregation", "metric", "method", "reason"):
             assert g.astype(str).tolist() == w.astype(str).tolist(), col
         else:
             np.testing.assert_array_equal(g.astype(float), w.astype(float), err_msg=col)

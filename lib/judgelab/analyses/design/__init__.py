@@ -7,15 +7,16 @@ the pilot at a plan's size to measure the power the plan achieves with that test
 `judgelab.reporting.calibration.checks.design` checks the plans against planted truth.
 """
 
-from judgelab.analyses.design import effects, pilot, planner, plots, sizes, tables, verify
-from judgelab.analyses.design.pilot import position_test
-from judgelab.analyses.design.planner import (
-    human_labels_plan,
-    judges_plan,
-    position_bias_plan,
-    power_curve,
-    rate_plan,
-)
+from judgelab.core.lazy import face
+
+# Submodules are imported on first use: `judgelab plan` never needs matplotlib (`plots`).
+_WHERE = {
+    **{m: m for m in ("effects", "pilot", "planner", "plots", "sizes", "tables", "verify")},
+    "position_test": "pilot",
+    **{f: "planner" for f in ("human_labels_plan", "judges_plan", "position_bias_plan")},
+    **{f: "planner" for f in ("power_curve", "rate_plan")},
+}
+__getattr__ = face(__name__, _WHERE)
 
 __all__ = [
     "effects",

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats as sps
+from scipy import special
 
 from judgelab.analyses.design import pilot as _pilot
 from judgelab.analyses.design import sizes, verify
@@ -269,9 +269,9 @@ def judges_plan(
 def power_at(n: np.ndarray | float, p0: float, p1: float, *, alpha: float, deff: float) -> Any:
     """Power of the two-sided one-proportion test with `n` units (design effect `deff`)."""
     n_eff = np.asarray(n, dtype=float) / deff
-    za = sps.norm.ppf(1 - alpha / 2)
+    za = special.ndtri(1 - alpha / 2)
     num = abs(p1 - p0) * np.sqrt(n_eff) - za * math.sqrt(p0 * (1 - p0))
-    return sps.norm.cdf(num / math.sqrt(p1 * (1 - p1)))
+    return special.ndtr(num / math.sqrt(p1 * (1 - p1)))
 
 
 def power_curve(

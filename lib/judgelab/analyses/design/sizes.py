@@ -33,7 +33,7 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy import stats as sps
+from scipy import special  # the quantiles scipy.stats calls, without its 1-3 s import
 
 from judgelab.analyses.design.effects import design_effect, verdict_design_effect
 
@@ -52,7 +52,7 @@ class Size:
 
 def z(p: float) -> float:
     """Return the standard normal quantile at `p`."""
-    return float(sps.norm.ppf(p))
+    return float(special.ndtri(p))
 
 
 def _check_prob(name: str, p: float, *, open_: bool = True) -> None:
@@ -114,7 +114,7 @@ def one_proportion(
 
 def _t(p: float, df: float | None) -> float:
     """Return the quantile at `p` of Student's t with `df` degrees of freedom (None: normal)."""
-    return z(p) if df is None else float(sps.t.ppf(p, max(df, 1.0)))
+    return z(p) if df is None else float(special.stdtrit(max(df, 1.0), p))
 
 
 def position_bias(
@@ -185,7 +185,7 @@ def position_bias(
             1.0, 0.0, orders=orders, order_corr=order_corr, repeats=repeats,
             repeat_corr=repeat_corr, decisive_share=decisive_share,
         )  # fmt: skip
-        between = max(raw - within, 0.0) * pilot_df / sps.chi2.ppf(q, pilot_df)
+        between = max(raw - within, 0.0) * pilot_df / special.chdtri(pilot_df, 1 - q)
         draws = np.maximum(max(deff_floor, 1e-3), within + between)
 
         def expected(n: int) -> float:
@@ -242,9 +242,9 @@ def position_power(
     n_v = n * per_item / np.asarray(deff, dtype=float)
     g = np.maximum(2.0, np.ceil(n / max(cluster_size, 1.0)))
     df = g - 1 if t_quantiles else np.inf
-    crit = sps.t.ppf(1 - alpha / 2, df)
+    crit = special.stdtrit(df, 1 - alpha / 2)
     num = abs(p1 - p0) * np.sqrt(n_v) - crit * math.sqrt(p0 * (1 - p0))
-    return sps.t.cdf(num / math.sqrt(p1 * (1 - p1)), df)
+    return special.stdtr(df, num / math.sqrt(p1 * (1 - p1)))
 
 
 def two_proportions(

@@ -30,7 +30,7 @@ def _rates(ctx: CardContext) -> pd.DataFrame:
 
 def _scoped(ctx: CardContext, metric: str) -> pd.DataFrame:
     r = pairwise.rates_for(_rates(ctx), metric=metric)
-    return r.assign(scope=r["split"], note="")
+    return r.assign(scope=r["split"], note=r["reason"])
 
 
 @measure(

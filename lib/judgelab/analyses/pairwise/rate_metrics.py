@@ -110,3 +110,36 @@ class _Boot(NamedTuple):
     level: float
     cluster: str | None
     interval: str = "expanded"
+
+
+#: What each metric's denominator counts, for the reason of a row that has none.
+_DENOMINATORS = {
+    "has_gold": "item with a gold label judged in both orders",
+    "complete": "item judged in both orders",
+    "valid_verdicts": "valid verdict of an item judged in both orders",
+    "decisive": "decisive (non-tie) verdict of an item judged in both orders",
+    "both_valid": "item with a valid verdict in both orders",
+}
+
+
+def reasons(out: pd.DataFrame) -> pd.Series:
+    """Return why each row of a rates table has no value ("" where it has one).
+
+    Every pairwise rate pairs the two presentation orders of an item, so a cell whose items
+    were judged in one order only has none of them: its rows say so and count those items,
+    never a silent NaN.
+    """
+    text = []
+    for metric, value, n_items, n_incomplete in zip(
+        out["metric"], out["value"], out["n_items"], out["n_incomplete"], strict=True
+    ):
+        if not np.isnan(value):
+            text.append("")
+        elif n_items == 0 and n_incomplete > 0:
+            text.append(
+                f"no item judged in both presentation orders ({int(n_incomplete)} judged in "
+                f"one order only): {metric} pairs the two orders of each item"
+            )
+        else:
+            text.append(f"no {_DENOMINATORS[METRICS[metric][1]]} in this cell")
+    return pd.Series(text, index=out.index, dtype=object)

@@ -37,6 +37,7 @@ from judgelab.analyses.pairwise.rate_metrics import (
     _Layout,
     _layout,
     _value_matrix,
+    reasons,
 )
 from judgelab.analyses.pairwise.rates_bootstrap import (
     _aggregate_frames,
@@ -129,7 +130,8 @@ def pairwise_rates(
         (numerator sum; NaN for `mean_of_splits`), `n` (denominator sum), `n_clusters`
         (units behind the row), `ci_low`, `ci_high`, `wilson_low`, `wilson_high`, `n_items`
         (complete items), `n_gold`, `n_incomplete`, `p_value`, `p_bound`, `n_boot_p`,
-        `n_eff_clusters`, `few_clusters`, `method`.
+        `n_eff_clusters`, `few_clusters`, `method`, `reason` (why a row has no value, e.g.
+        items judged in one presentation order only; "" when it has one).
     """
     groups = group_columns(outcomes)
     _check_across(outcomes, groups, across)
@@ -173,6 +175,7 @@ def _finish(out: pd.DataFrame, wanted: list[str], interval: str | None) -> pd.Da
     for c in ("n_items", "n_gold", "n_incomplete", "n_clusters", "n_boot_p"):
         out[c] = out[c].astype(int)
     out["few_clusters"] = out["few_clusters"].astype(bool)
+    out["reason"] = reasons(out)
     return out
 
 

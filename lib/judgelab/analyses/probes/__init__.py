@@ -20,15 +20,8 @@ thought, repetition; this family ships them as a reusable, controlled experiment
 5. `plots`: the judges × probes heatmap; `measures`: the report-card row per probe.
 """
 
-from judgelab.analyses.probes import cases, catalogue, plots
-from judgelab.analyses.probes.catalogue import PROBES, apply, catalogue_table
-from judgelab.analyses.probes.effects import (
-    ALL,
-    METRICS,
-    effects_table,
-    probe_effects,
-    probe_pairs,
-)
+# `generate` is both a submodule and its main function: imported eagerly (light: pandas), so
+# importing the submodule later can never replace the function on the package.
 from judgelab.analyses.probes.generate import (
     CONTROL,
     PROVENANCE,
@@ -40,7 +33,16 @@ from judgelab.analyses.probes.generate import (
     select_items,
     variant_counts,
 )
-from judgelab.analyses.probes.runs import BASELINES, commands, offline_judgments
+from judgelab.core.lazy import face
+
+# The rest is imported on first use: `judgelab probe --list` needs no scipy or matplotlib.
+_WHERE = {
+    **{m: m for m in ("cases", "catalogue", "plots")},
+    **{n: "catalogue" for n in ("PROBES", "apply", "catalogue_table")},
+    **{n: "effects" for n in ("ALL", "METRICS", "effects_table", "probe_effects", "probe_pairs")},
+    **{n: "runs" for n in ("BASELINES", "commands", "offline_judgments")},
+}
+__getattr__ = face(__name__, _WHERE)
 
 __all__ = [
     "ALL",

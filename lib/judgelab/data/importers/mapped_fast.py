@@ -54,6 +54,8 @@ def eligible(files: list[Path], fields: dict[str, Any]) -> bool:
         return False
     if any(fields.get(k) for k in _SHAPES):
         return False
+    if "item_id" not in fields:  # content-based ids: the record path derives them
+        return False
     task = fields.get("task")
     if task is not None and (
         task.column is not None or (text(task.value) or "pairwise") != "pairwise"

@@ -27,6 +27,8 @@ row), and the column.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from pathlib import Path
 from typing import Any
 
@@ -90,6 +92,8 @@ def import_records(
             judgments.append({"benchmark": key[0], "split": key[1], "item_id": key[2], **rec_j})
             where.append(rec)
     rows.check_found(records)
+    if "item_id" not in fields:
+        _check_content_repeats(judgments, where, items, rows)
     if not allow_invalid:
         _check_some_valid(rows, judgments, where, task)
     items_df = _with_units(schema.new_items(list(items.rows.values())), fields, unit_of)
@@ -103,11 +107,61 @@ def _item_key(rows: Rows, rec: Record, fields: dict[str, Any]) -> ItemKey:
     if not bench:
         raise rec.loc.error("empty benchmark", rows.column("benchmark"))
     split = text(rows.get("split", rec, default="default")) or "default"
-    # The record number is the id only when no column is mapped; an empty cell is an error.
-    item_id = text(rows.get("item_id", rec)) if "item_id" in fields else str(rec.pos)
+    # Without an item_id column the id is derived from the item's text; an empty cell is an
+    # error.
+    if "item_id" not in fields:
+        return bench, split, content_id(rows, rec, fields)
+    item_id = text(rows.get("item_id", rec))
     if item_id is None:
         raise rec.loc.error("empty item id", rows.column("item_id"))
     return bench, split, item_id
+
+
+#: The fields whose text makes an item: its id, when no item_id column is mapped, hashes them.
+CONTENT_FIELDS = ("question", "context", "reference")
+RESPONSE_FIELDS = ("response", "response_1", "response_2", "response_pos", "response_neg")
+CONTENT_NOTE = (
+    "no item_id column: item ids derived from the content (c + sha256 of question, context, "
+    "reference and the responses, in any slot order), so the same item judged by several "
+    "judges or in several rows is one item"
+)
+
+
+def content_id(rows: Rows, rec: Record, fields: dict[str, Any]) -> str:
+    """Return a record's content-based item id: `c` + 16 hex digits of a sha256.
+
+    The hash covers the question, context and reference and the responses sorted (the two
+    slots of a pairwise item may be listed in either order); the same text always gets the
+    same id, in any file, row order or judge.
+    """
+    parts = [text(rows.get(k, rec)) or "" for k in CONTENT_FIELDS if k in fields]
+    responses = sorted(text(rows.get(k, rec)) or "" for k in RESPONSE_FIELDS if k in fields)
+    blob = json.dumps([parts, responses], ensure_ascii=False)
+    return "c" + hashlib.sha256(blob.encode("utf-8")).hexdigest()[:16]
+
+
+def _check_content_repeats(
+    judgments: list[dict[str, Any]], where: list[Record], items: Items, rows: Rows
+) -> None:
+    """Refuse one judge's second judgment of content-identical items (ids from content).
+
+    Without an item_id column two rows with the same text are one item; the same judge,
+    condition, order and sample twice is then a repeat the file does not tell apart.
+    """
+    seen: dict[tuple, Record] = {}
+    for j, rec in zip(judgments, where, strict=True):
+        key = tuple(j.get(k) for k in ("benchmark", "split", "item_id", "judge"))
+        key += tuple(j.get(k) for k in ("condition", "order", "sample"))
+        if key in seen:
+            question = str(items.rows[key[:3]].get("question") or "")
+            shown = question if len(question) <= 80 else question[:77] + "..."
+            raise rec.loc.error(
+                f"the same item (question {shown!r}, first at {seen[key]}) is judged again by "
+                f"{j['judge']!r} in order {j.get('order')}, sample {j.get('sample')}: without "
+                "an item_id column identical text is one item; map item_id (or sample)",
+                rows.column("question"),
+            )
+        seen[key] = rec
 
 
 def _check_some_valid(
@@ -292,7 +346,13 @@ def import_with_notes(
     if fast is not None:  # a flat mapping of one file: column-wise, the same tables
         return fast, []
     shaped = reshape.read(files, fields)
-    return import_records(shaped, fields, allow_invalid=allow_invalid), shaped.notes
+    imported = import_records(shaped, fields, allow_invalid=allow_invalid)
+    notes = list(shaped.notes)
+    if "item_id" not in fields:
+        notes.append(
+            f"{CONTENT_NOTE} ({len(shaped.records)} records -> {len(imported.items)} items)"
+        )
+    return imported, notes
 
 
 def import_mapped(root: Path, source: Any) -> Imported:

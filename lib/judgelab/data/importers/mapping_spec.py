@@ -8,7 +8,7 @@ for `benchmark`, `task`, `split`, `judge`, `model`, `prompt` and `condition` (wr
     benchmark: my_eval              # constant, required
     task: pairwise                  # pairwise | pointwise | qa (default pairwise)
     split: {column: subset}         # default "default"
-    item_id: id                     # default: the 0-based row number
+    item_id: id                     # default: c + a hash of the item text (one item per text)
     judge: {column: judge_name}     # default "imported"; a safe name (ASCII letters, digits,
                                     # _-.:+=), never rewritten: `map:` other values to one
     model: gpt-4o                   # optional; prompt, condition likewise
