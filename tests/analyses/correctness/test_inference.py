@@ -172,8 +172,7 @@ def test_the_earlier_default_stays_reachable():
 
 def test_a_p_value_that_cannot_invert_its_interval_is_not_reported():
     """Few clusters carrying the data: p(r) hovers near α and the region is not an interval."""
-    from judgelab.analyses.correctness.compare import not_inverted
-    from judgelab.core.estimates import Estimate
+    from judgelab.core.estimates import Estimate, not_inverted
 
     odd = Estimate(0.46, -1.0, 1.0, 0.022, 0.0, 40.0, 6, 1.4, True, "wild")
     assert "not an interval" in not_inverted(odd, 0.95)

@@ -250,7 +250,7 @@ def _wild_fields(
         bounds=(lo - hi, hi - lo),
     )
     linear = " of the linearized kappa" if metric == "kappa" else ""
-    why = not_inverted(est, level)
+    why = estimates.not_inverted(est, level)
     if why:  # no interval can invert this test: report neither
         return {**out, **base, "n_eff_clusters": est.n_eff_clusters,
                 "method": f"{est.method}{linear}: {why}"}  # fmt: skip
@@ -265,26 +265,6 @@ def _wild_fields(
         "few_clusters": est.few_clusters,
         "method": est.method + linear,
     }
-
-
-def not_inverted(est: estimates.Estimate, level: float) -> str:
-    """Return why an estimate's p-value does not invert its interval (empty when it does).
-
-    The restricted test's acceptance region {r: p(r) ≥ 1 − level} need not be an interval
-    when a few clusters carry the data (p(r) then hovers near the level); the engine reports
-    its hull, and the p-value at the null can then disagree with it. Such a row gets no test.
-    """
-    if not (np.isfinite(est.p_value) and np.isfinite(est.ci_low) and np.isfinite(est.ci_high)):
-        return ""
-    inside = est.ci_low <= est.null <= est.ci_high
-    edge = min(abs(est.null - est.ci_low), abs(est.null - est.ci_high))
-    if edge < 1e-3 * (est.ci_high - est.ci_low) or inside == (est.p_value >= 1.0 - level):
-        return ""
-    return (
-        f"the bootstrap's acceptance region is not an interval here (p = {est.p_value:.3g} "
-        f"at {est.null:g}, interval [{est.ci_low:.3g}, {est.ci_high:.3g}]; "
-        f"{est.n_eff_clusters:.1f} effective clusters)"
-    )
 
 
 def _bootstrap_fields(

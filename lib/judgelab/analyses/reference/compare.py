@@ -97,7 +97,7 @@ def _wild(cells: list[_Cell], rng, n_boot: int, level: float) -> dict:
         bounds=(-1.0, 1.0),
     )
     declined = "" if np.isfinite(est.p_value) else f"no test: {est.method}"
-    why = _not_inverted(est, level)
+    why = estimates.not_inverted(est, level)
     if why:  # no interval can invert this test: report neither
         nan = float("nan")
         return {**out, "ci_low": nan, "ci_high": nan, "p_value": nan, "p_bound": False,
@@ -115,25 +115,6 @@ def _wild(cells: list[_Cell], rng, n_boot: int, level: float) -> dict:
         "method": est.method,
         "declined": declined,
     }
-
-
-def _not_inverted(est: estimates.Estimate, level: float) -> str:
-    """Return why the p-value does not invert the interval (empty when it does).
-
-    The acceptance region of the restricted test need not be an interval when a few clusters
-    carry the data; the engine reports its hull, which the p-value at 0 can then contradict.
-    """
-    if not (np.isfinite(est.p_value) and np.isfinite(est.ci_low) and np.isfinite(est.ci_high)):
-        return ""
-    inside = est.ci_low <= est.null <= est.ci_high
-    edge = min(abs(est.null - est.ci_low), abs(est.null - est.ci_high))
-    if edge < 1e-3 * (est.ci_high - est.ci_low) or inside == (est.p_value >= 1.0 - level):
-        return ""
-    return (
-        f"the bootstrap's acceptance region is not an interval here (p = {est.p_value:.3g} "
-        f"at 0, interval [{est.ci_low:.3g}, {est.ci_high:.3g}]; "
-        f"{est.n_eff_clusters:.1f} effective clusters)"
-    )
 
 
 def _counts(x: np.ndarray, unit: np.ndarray, disc: np.ndarray) -> dict:
