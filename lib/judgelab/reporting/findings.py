@@ -230,25 +230,6 @@ def reproduced(report: pd.DataFrame, *, source: Any, status: str = "pass") -> Fi
     )
 
 
-def from_card(measures: pd.DataFrame, *, source: Any, prefer: str = "ca") -> Finding:
-    """Return a report card's finding: the headline of `prefer` (else its first ok measure).
-
-    The card's judges are those of `measures` (`key` column); with several, the best one on
-    the measure is named, with how many were compared.
-    """
-    from judgelab.reporting.card import measures as card_measures
-
-    ok = measures[measures["headline"].astype(bool) & (measures["status"] == "ok")]
-    ok = ok.assign(_v=pd.to_numeric(ok["value"], errors="coerce")).dropna(subset=["_v"])
-    if ok.empty:
-        raise FindingError("finding of the card: no headline measure has a value")
-    name = prefer if (ok["measure"] == prefer).any() else str(ok["measure"].iloc[0])
-    label = card_measures.MEASURES.get(name, (name, ""))[0]
-    return from_table(
-        ok, measure=label, source=source, where={"measure": name}, subject="key", clusters=None
-    )
-
-
 def sample_sources(record: dict[str, Any]) -> list[str]:
     """Return the illustrative sample sources a run read (from its provenance's `data`)."""
     data = (record.get("provenance") or record).get("data") or []
@@ -306,7 +287,6 @@ __all__ = [
     "from_table",
     "header_html",
     "measure_name",
-    "from_card",
     "reproduced",
     "read",
     "sample_sources",

@@ -72,9 +72,7 @@ def stop_on_signals() -> Iterator[None]:
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
-        if _received is not None:
-            logging.disable(logging.NOTSET)  # `_interrupt` silenced the shutdown
+        signal.signal(signal.SIGTERM, previous)  # logging stays off: the process is ending
 
 
 def exit_status() -> int:

@@ -35,6 +35,7 @@ Modules: `sources` (keys, loading, banners), `measures` (running the registry), 
 """
 
 from judgelab.reporting.card import plots as plots
+from judgelab.reporting.card.finding import from_card as from_card
 from judgelab.reporting.card.html import COMPARISON_MEASURES as COMPARISON_MEASURES
 from judgelab.reporting.card.html import Html as Html
 from judgelab.reporting.card.html import comparison_html as comparison_html
@@ -65,6 +66,7 @@ from judgelab.reporting.card.sources import parse_key as parse_key
 from judgelab.reporting.card.sources import show_banners as show_banners
 
 __all__ = [
+    "from_card",
     "COLUMNS",
     "COMPARISON_MEASURES",
     "DEFAULT_THRESHOLDS",
