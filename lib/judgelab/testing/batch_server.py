@@ -32,8 +32,8 @@ from email.policy import default as default_policy
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
+from judgelab.testing.answers import completion, default_responder
 from judgelab.testing.loopback import LoopbackServer
-from judgelab.testing.openai_server import _completion, default_responder
 
 OUTCOMES = ("completed", "failed", "expired")
 CREATED = 1_700_000_000
@@ -83,7 +83,7 @@ def _line_out(batch_id: str, obj: dict[str, Any], fate: str) -> dict[str, Any]:
     out: dict[str, Any] = {"id": rid, "custom_id": cid, "error": None}
     if fate == "answer":
         body = obj["body"]
-        answer = _completion(body, default_responder(body), "stop")
+        answer = completion(body, default_responder(body), "stop")
         return {**out, "response": {"status_code": 200, "request_id": rid, "body": answer}}
     if fate == "error":
         err = {"error": {"message": "injected server error", "type": "server_error"}}

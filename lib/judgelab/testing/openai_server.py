@@ -49,13 +49,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import hashlib
 import json
 import threading
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+
+from judgelab.testing.answers import canonical_key, completion, default_responder, hash_int
 
 TRANSPORT_FAULTS = ("429", "500", "timeout", "truncated_json", "empty_choices", "drop")
 ANSWER_FAULTS = ("empty_content", "length", "non_text_content")
@@ -67,44 +68,6 @@ ALL_FAULTS = TRANSPORT_FAULTS + PERSISTENT_FAULTS
 Responder = Callable[[dict[str, Any]], str]
 #: The content of the stale answer an `extra_bytes` fault sends past Content-Length.
 STALE_CONTENT = "**Result:** A\n(a stale answer sent past Content-Length)"
-
-
-def canonical_key(body: dict[str, Any]) -> str:
-    """Return the sha256 of the canonical JSON of a request body (the server's count key)."""
-    text = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def _hash_int(text: str) -> int:
-    return int(hashlib.sha256(text.encode("utf-8")).hexdigest()[:12], 16)
-
-
-def default_responder(body: dict[str, Any]) -> str:
-    """Answer in the verdict format the prompt asks for, choosing the verdict from a hash.
-
-    The choice depends only on the messages (and the `seed` and `temperature`), so the same
-    request always gets the same answer; different prompts get different verdicts.
-    """
-    messages = body.get("messages") or []
-    text = "\n".join(str(m.get("content", "")) for m in messages)
-    salt = json.dumps([body.get("seed"), body.get("temperature")])
-    h = _hash_int(text + salt)
-    first = h % 2 == 0
-    if "**Result:**" in text:
-        return f"**Reasoning:** Response {'A' if first else 'B'} is better supported.\n\n" + (
-            "**Result:** A" if first else "**Result:** B"
-        )
-    if "[[Correct]]" in text:
-        verdict = "[[Correct]]" if first else "[[Incorrect]]"
-        return f"The assistant's answer was compared with the question. {verdict}"
-    if "[[A]]" in text:
-        return f"Assistant {'A' if first else 'B'} is more correct. [[{'A' if first else 'B'}]]"
-    if '"judgement"' in text:
-        choice = ("Response 1", "Response 2", "Tie")[h % 3]
-        return f'**output: {{"judgement": "{choice}"}}**\nIt addresses the query better.'
-    if "unknown" in text or "conflict" in text:
-        return "unknown" if first else "conflict"
-    return "A" if first else "B"
 
 
 @dataclass
@@ -138,7 +101,7 @@ class FaultPlan:
         """Return the fault for the `reception`-th (0-based) reception of `key`, or None."""
         if self.rate <= 0 or not self.kinds:
             return None
-        h = _hash_int(f"{self.seed}:{key}")
+        h = hash_int(f"{self.seed}:{key}")
         if (h % 10_000) / 10_000 >= self.rate:
             return None
         kind = self.kinds[(h // 10_000) % len(self.kinds)]
@@ -156,29 +119,6 @@ class _State:
     api_key: str | None = None
     counts: Counter[str] = field(default_factory=Counter)
     lock: threading.Lock = field(default_factory=threading.Lock)
-
-
-def _completion(body: dict[str, Any], content: Any, finish: str) -> dict[str, Any]:
-    prompt_chars = sum(len(str(m.get("content", ""))) for m in body.get("messages") or [])
-    completion_tokens = max(1, len(str(content)) // 4) if content else 0
-    return {
-        "id": "chatcmpl-" + canonical_key(body)[:24],
-        "object": "chat.completion",
-        "created": 1_700_000_000,
-        "model": str(body.get("model", "")),
-        "choices": [
-            {
-                "index": 0,
-                "message": {"role": "assistant", "content": content},
-                "finish_reason": finish,
-            }
-        ],
-        "usage": {
-            "prompt_tokens": max(1, prompt_chars // 4),
-            "completion_tokens": completion_tokens,
-            "total_tokens": max(1, prompt_chars // 4) + completion_tokens,
-        },
-    }
 
 
 def _http(status: int, payload: bytes, *, headers: dict[str, str] | None = None) -> bytes:
@@ -262,21 +202,21 @@ async def _answer(
         return None
     content = state.responder(body)
     if fault == "empty_choices":
-        payload = _completion(body, content, "stop")
+        payload = completion(body, content, "stop")
         payload["choices"] = []
         return _http(200, _json(payload))
     if fault == "empty_content":
-        return _http(200, _json(_completion(body, "", "stop")))
+        return _http(200, _json(completion(body, "", "stop")))
     if fault == "non_text_content":
-        odd = NON_TEXT_CONTENT[_hash_int(key) % len(NON_TEXT_CONTENT)]
-        return _http(200, _json(_completion(body, odd, "stop")))
+        odd = NON_TEXT_CONTENT[hash_int(key) % len(NON_TEXT_CONTENT)]
+        return _http(200, _json(completion(body, odd, "stop")))
     if fault == "length":
-        return _http(200, _json(_completion(body, content[: max(1, len(content) // 3)], "length")))
-    payload = _json(_completion(body, content, "stop"))
+        return _http(200, _json(completion(body, content[: max(1, len(content) // 3)], "length")))
+    payload = _json(completion(body, content, "stop"))
     if fault == "truncated_json":
         return _http(200, payload[: len(payload) // 2])
     if fault == "extra_bytes":
-        return _http(200, payload) + _http(200, _json(_completion(body, STALE_CONTENT, "stop")))
+        return _http(200, payload) + _http(200, _json(completion(body, STALE_CONTENT, "stop")))
     return _http(200, payload)
 
 
