@@ -67,7 +67,7 @@ def _fault_free_responses(planned):
     out = {}
     for p in planned:
         body = p.payload()
-        answer = openai_server._completion(body, openai_server.default_responder(body), "stop")
+        answer = openai_server.completion(body, openai_server.default_responder(body), "stop")
         choice = answer["choices"][0]
         out[p.key] = {
             "content": choice["message"]["content"],

@@ -144,7 +144,7 @@ def test_rel3_5_non_text_content_from_a_batch_output_is_flagged_and_evictable(tm
         }
         key = request_key(request)
         requests[key] = request
-        body = openai_server._completion(request, "A" if odd is None else odd, "stop")
+        body = openai_server.completion(request, "A" if odd is None else odd, "stop")
         lines.append(
             (i + 1, json.dumps({"custom_id": key, "response": {"status_code": 200, "body": body}}))
         )

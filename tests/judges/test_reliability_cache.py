@@ -50,14 +50,14 @@ def _run(items, spec, cache_path, **kw):
 
 def _bad_usage(monkeypatch, value):
     """Make the loopback server send `value` as `usage.prompt_tokens`."""
-    original = openai_server._completion
+    original = openai_server.completion
 
     def completion(body, content, finish):
         payload = original(body, content, finish)
         payload["usage"]["prompt_tokens"] = value
         return payload
 
-    monkeypatch.setattr(openai_server, "_completion", completion)
+    monkeypatch.setattr(openai_server, "completion", completion)
     return original
 
 
@@ -126,7 +126,7 @@ def test_issue19_7_malformed_usage_is_unknown_and_later_runs_work(monkeypatch, b
         assert first.judgments["prompt_tokens"].isna().all()  # unknown, not a wrong number
         assert first.judgments["completion_tokens"].notna().all()
         assert first.judgments["cost_usd"].isna().all()
-        monkeypatch.setattr(openai_server, "_completion", original)
+        monkeypatch.setattr(openai_server, "completion", original)
         server.reset()
         later = _run(cjb, spec, tmp_path / "c.sqlite")
         assert (later.summary.rows, later.summary.cache_hits, server.total) == (N, N, 0)
