@@ -201,3 +201,50 @@ def test_figures_save_returns_paths_with_a_short_repr(judgelab_home):
     assert [p.name for p in saved] == ["bars.png", "bars.svg"]
     assert all(p.is_relative_to(judgelab_home / "figures" / "03_x" / "r1") for p in saved)
     assert repr(saved) == "saved r1/bars.{png,svg}"
+
+
+def test_a_kernel_that_dies_before_its_first_reply_is_started_again(project: Path, monkeypatch):
+    """CI once lost a run to a port taken between jupyter_client's pick and the kernel's bind."""
+    import papermill
+
+    real = papermill.execute_notebook
+    calls = []
+
+    def first_start_dies(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 1:
+            raise RuntimeError("Kernel died before replying to kernel_info")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(papermill, "execute_notebook", first_start_dies)
+    res = pipeline.run_notebook("90_ok")
+    assert res.ok and len(calls) == 2
+    nb = nbformat.read(res.ipynb, as_version=4)
+    assert "x is 1" in json.dumps(nb.cells[-1].outputs)
+
+
+def test_a_kernel_that_never_starts_fails_the_run_and_a_cell_error_is_not_retried(
+    project: Path, monkeypatch
+):
+    import papermill
+
+    real = papermill.execute_notebook
+    calls = []
+
+    def never_starts(*args, **kwargs):
+        calls.append(1)
+        raise RuntimeError("Kernel died before replying to kernel_info")
+
+    monkeypatch.setattr(papermill, "execute_notebook", never_starts)
+    res = pipeline.run_notebook("90_ok")
+    assert res.status == "failed" and len(calls) == pipeline.KERNEL_START_TRIES
+    assert f"after {pipeline.KERNEL_START_TRIES} kernel starts" in res.error
+
+    calls.clear()
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(papermill, "execute_notebook", counted)
+    assert pipeline.run_notebook("91_fails").status == "failed" and len(calls) == 1

@@ -171,8 +171,32 @@ def _resolve_run(
     return params, run_name
 
 
+# A kernel that dies before its first reply never ran a cell: jupyter_client picks free ports,
+# then the kernel binds them, and another process (a second kernel, a loopback server) can take
+# one in between ("Address already in use"). Such a start is tried again, a cell error never is.
+KERNEL_START_TRIES = 3
+_KERNEL_START_FAILURE = "Kernel died before replying to kernel_info"
+
+
 def _execute(nb_path: Path, ipynb: Path, params: dict[str, Any], timeout_s: int) -> str | None:
     """Execute a notebook into `ipynb` (atomically); return the error text, None when ok."""
+    for attempt in range(1, KERNEL_START_TRIES + 1):
+        error = _execute_once(nb_path, ipynb, params, timeout_s)
+        if error is None or _KERNEL_START_FAILURE not in error:
+            return error
+        if attempt < KERNEL_START_TRIES:
+            print(
+                f"{nb_path.stem}: the kernel did not start ({error}); "
+                f"starting it again (try {attempt + 1} of {KERNEL_START_TRIES})",
+                file=sys.stderr,
+            )
+    return f"{error} (after {KERNEL_START_TRIES} kernel starts)"
+
+
+def _execute_once(
+    nb_path: Path, ipynb: Path, params: dict[str, Any], timeout_s: int
+) -> str | None:
+    """One papermill execution into `ipynb` (atomically); the error text, None when ok."""
     import papermill
 
     error = None
