@@ -9,6 +9,8 @@
 - `lengths` — text length in a named unit (words, chars, tiktoken).
 - `text` — text measures: refusal detection, lexical grounding, token-F1, ROUGE-L,
   `SIMILARITY`.
+- `side_by_side` — two methods' versions of one table and where their conclusions differ
+  (`compare_methods`).
 - `verdicts` — `Parsed` (what every verdict parser returns) and the parsing primitives the
   importers share with the judges (`ce_judgement`).
 
@@ -16,4 +18,4 @@ Import the module you need (`from judgelab.core import schema`); importing one d
 load the others (`stats` pulls in scipy).
 """
 
-__all__ = ["lengths", "paths", "schema", "stats", "tables", "text", "verdicts"]
+__all__ = ["lengths", "paths", "schema", "side_by_side", "stats", "tables", "text", "verdicts"]

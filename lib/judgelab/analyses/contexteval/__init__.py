@@ -13,8 +13,8 @@ generation -> rating chain in `judgelab.judges.chain`. Modules, in reading order
   (Figure 6); `weirdgap`: WEIRD gaps with wild cluster bootstrap tests, Holm/BH across the
   per-attribute and per-rater tests, and missing-as-error sensitivity rows;
 - `resampling`: units, the restricted wild cluster bootstrap (the default) and the pairs
-  cluster bootstrap (the earlier default) the tests share; `compare_methods` puts the two
-  side by side where the choice changes a conclusion;
+  cluster bootstrap (the earlier default) the tests share (`core.side_by_side` puts the two
+  side by side where the choice changes a conclusion);
 - `plots`: the plotters of these tables.
 """
 
@@ -33,7 +33,7 @@ from judgelab.analyses.contexteval.justifications import (
     justification_shares,
     parse_codes,
 )
-from judgelab.analyses.contexteval.resampling import METHODS, compare_methods
+from judgelab.analyses.contexteval.resampling import METHODS
 from judgelab.analyses.contexteval.verdicts import (
     BASELINE,
     EXAMPLE_KEYS,
@@ -98,7 +98,6 @@ __all__ = [
     "agreement",
     "attribute_catalogue",
     "autorater_verdict",
-    "compare_methods",
     "candidates",
     "constraint_subset_agreement",
     "cross_source_agreement",

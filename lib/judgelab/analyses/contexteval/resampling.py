@@ -381,39 +381,3 @@ def effective_clusters(
         "n_eff_clusters": g_eff,
         "few_clusters": bool(g_eff < clusters.FEW_EFFECTIVE),
     }
-
-
-def compare_methods(
-    default: pd.DataFrame,
-    earlier: pd.DataFrame,
-    *,
-    keys: Sequence[str],
-    p_columns: Sequence[str] = ("p_value",),
-    interval: tuple[str, str] | None = None,
-    alpha: float = 0.05,
-) -> pd.DataFrame:
-    """Return two runs of one table side by side: the default and the earlier method.
-
-    Args:
-        default: The table at its default test (e.g. `rank_flips(...)`).
-        earlier: The same table with the earlier test (`test="cluster_bootstrap"`).
-        keys: Columns naming a row in both.
-        p_columns: The p-values compared (each gets an `_earlier` twin).
-        interval: The (low, high) columns of the interval, also shown with `_earlier`.
-        alpha: The level of the conclusions compared.
-
-    Returns:
-        `keys`, each p column and its `_earlier` twin (and the interval's), and
-        `conclusion_changes`: True where some p is below `alpha` under one method only.
-    """
-    cols = list(p_columns) + (list(interval) if interval else [])
-    a = default[[*keys, *cols]]
-    b = earlier[[*keys, *cols]].rename(columns={c: f"{c}_earlier" for c in cols})
-    out = a.merge(b, on=list(keys), how="outer", validate="one_to_one")
-    changes = np.zeros(len(out), dtype=bool)
-    for c in p_columns:
-        now, before = out[c].to_numpy(float) < alpha, out[f"{c}_earlier"].to_numpy(float) < alpha
-        changes |= now != before
-    out["conclusion_changes"] = changes
-    order = list(keys) + [x for c in cols for x in (c, f"{c}_earlier")]
-    return out[[*order, "conclusion_changes"]]
