@@ -289,27 +289,6 @@ def seeded(seed: int, *key: object) -> np.random.Generator:
     return stats.rng_for(seed, "wild", *key)
 
 
-def not_inverted(est: Estimate, level: float) -> str:
-    """Return why an estimate's p-value does not invert its interval (empty when it does).
-
-    The restricted test's acceptance region {r: p(r) ≥ 1 − level} need not be an interval
-    when a few clusters carry the data (p(r) then hovers near the level); the engine reports
-    its hull, and the p-value at the null can then disagree with it. Callers give such a row
-    no test, with this reason.
-    """
-    if not (np.isfinite(est.p_value) and np.isfinite(est.ci_low) and np.isfinite(est.ci_high)):
-        return ""
-    inside = est.ci_low <= est.null <= est.ci_high
-    edge = min(abs(est.null - est.ci_low), abs(est.null - est.ci_high))
-    if edge < 1e-3 * (est.ci_high - est.ci_low) or inside == (est.p_value >= 1.0 - level):
-        return ""
-    return (
-        f"the bootstrap's acceptance region is not an interval here (p = {est.p_value:.3g} "
-        f"at {est.null:g}, interval [{est.ci_low:.3g}, {est.ci_high:.3g}]; "
-        f"{est.n_eff_clusters:.1f} effective clusters)"
-    )
-
-
 __all__ = [
     "FIELDS",
     "Estimate",
@@ -317,7 +296,6 @@ __all__ = [
     "contrast",
     "difference",
     "from_sums",
-    "not_inverted",
     "ratio",
     "seeded",
     "sums",

@@ -16,10 +16,15 @@ CR1 variance, and p = share of replicates with |t*| ≥ |t| (symmetric). Weights
 `WEBB_BELOW` clusters, where Rademacher has too few distinct draws; when all
 distinct draws number at most `n_boot` they are enumerated (an exact randomization p-value).
 
-**The interval** is the set of r the test does not reject at 1 − `level`, found by root
-finding on each side of θ̂ — so the p-value beside an interval always inverts it. Because the
+**The interval** is the set of r the test does not reject at 1 − `level`. Because the
 restricted fit is affine in r, each replicate's numerator is affine and its CR1 variance
 quadratic in r: the bootstrap is computed once (O(B·G·k)) and p(r) then costs O(B) per r.
+With many clusters p(r) falls monotonically away from θ̂ and bisection on each side finds the
+interval. With few (fewer than `EXACT_BELOW` clusters by their share of the information) it
+need not: the accepted set can be two intervals, and the p-value at the null can then
+contradict a first-crossing interval. There `core.wild_hull` computes p(r) exactly (a step
+function) and reports its hull with the hull p-value min(sup_{r ≤ r₀} p, sup_{r ≥ r₀} p) ≥ p(r₀),
+which inverts it at every level; so does any bisection result that would contradict its p.
 
 The CR1 standard error and its t(G − 1) Wald interval are returned too, as the analytic
 companion (`WildResult.se`, `wald_low`, `wald_high`).
@@ -32,8 +37,12 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from judgelab.core import wild_hull
+
 #: Below this many clusters the weights are Webb's six-point distribution (else Rademacher).
 WEBB_BELOW = 12
+#: Below this many information-effective clusters p(r) is computed exactly (`core.wild_hull`).
+EXACT_BELOW = 12
 #: Default bootstrap replicates (α·(B + 1) is an integer at α = 0.05, 0.01).
 N_BOOT = 1999
 #: Weight distributions by name (`"auto"`: Webb below `WEBB_BELOW` clusters, else Rademacher).
@@ -154,6 +163,7 @@ class _Prepared(NamedTuple):
     den2: np.ndarray
     n_clusters: int
     weights: str
+    g_info: float  # 1 / Σ w_g², w_g the clusters' shares of the information about a'β
 
 
 def _prepare(
@@ -179,6 +189,10 @@ def _prepare(
     q_hat = s_hat @ m
     c = G / (G - 1)
     se = float(np.sqrt(c * np.sum(q_hat**2)))
+    # Scores that cancel to rounding (every cluster shows the same effect) carry no variance.
+    size = (np.linalg.norm(b, axis=1) + np.linalg.norm(H @ beta, axis=1)) * np.linalg.norm(m)
+    if se <= 1e-12 * float(np.sqrt(c * np.sum(size**2))):
+        se = 0.0
     Hm = H @ m  # (G × k)
     d = Hm @ M  # rows d_g' = (M H_g m)' (M symmetric)
     mHm = Hm @ m
@@ -198,6 +212,7 @@ def _prepare(
         den2=c * np.sum(E1 * E1, axis=1),
         n_clusters=G,
         weights=kind,
+        g_info=float(kappa**2 / np.sum(mHm**2)) if np.sum(mHm**2) > 0 else float(G),
     )
 
 
@@ -205,16 +220,7 @@ def _p_at(prep: _Prepared, r: np.ndarray) -> np.ndarray:
     """Return the WCR p-value of a'β = r for every r (vectorised over r)."""
     r = np.atleast_1d(np.asarray(r, dtype=np.float64))
     delta = (prep.theta - r) / prep.kappa  # (R,)
-    t2 = (prep.kappa * delta / prep.se) ** 2 if prep.se > 0 else np.full(len(r), np.inf)
-    num = prep.num0[:, None] + delta[None, :] * prep.num1[:, None]
-    den = (
-        prep.den0[:, None]
-        + delta[None, :] * prep.den1[:, None]
-        + delta[None, :] ** 2 * prep.den2[:, None]
-    )
-    with np.errstate(divide="ignore", invalid="ignore"):
-        reject = num**2 >= t2[None, :] * den - 1e-12 * np.abs(num**2)
-    out = reject.mean(axis=0)
+    out = wild_hull.extreme(prep, delta[None, :]).mean(axis=0)
     # r = θ̂ exactly: t = 0, every replicate is at least as extreme
     return np.where(np.isclose(delta, 0.0, atol=0.0, rtol=0.0), 1.0, out)
 
@@ -250,6 +256,38 @@ def _bound(prep: _Prepared, alpha: float, side: int, tol: float, limit: float | 
         else:
             outside = mid
     return float(inside)
+
+
+def _invert(
+    prep: _Prepared,
+    null: float,
+    alpha: float,
+    bounds: tuple[float, float] | None,
+    interval: bool,
+) -> tuple[float, float, float]:
+    """Return (p, low, high): the test of `null` and the interval it inverts (see module doc)."""
+    p = float(_p_at(prep, np.array([null]))[0])
+    low = high = float("nan")
+    exact = prep.se > 0 and prep.g_info < EXACT_BELOW
+    if interval and not exact:
+        tol = max(prep.se, 1e-12) * 1e-4
+        lo_lim, hi_lim = bounds if bounds is not None else (None, None)
+        low = _bound(prep, alpha, -1, tol, lo_lim)
+        high = _bound(prep, alpha, +1, tol, hi_lim)
+        # A null inside a first-crossing interval that its p rejects: p(r) is not monotone.
+        exact = prep.se > 0 and low <= null <= high and p < alpha
+    if exact:
+        lo_lim, hi_lim = bounds if bounds is not None else (-np.inf, np.inf)
+        d_lo, d_hi = (prep.theta - hi_lim) / prep.kappa, (prep.theta - lo_lim) / prep.kappa
+        steps = wild_hull.steps(prep)
+        p = wild_hull.hull_p(steps, (prep.theta - null) / prep.kappa, p, d_lo, d_hi)
+        if interval:
+            d_low, d_high = wild_hull.hull(steps, alpha, d_lo, d_hi)
+            low = max(prep.theta - prep.kappa * d_high, lo_lim)  # exact at a bound
+            high = min(prep.theta - prep.kappa * d_low, hi_lim)
+    if interval and p >= alpha:  # an accepted null lies in its interval (see `_bound`)
+        low, high = np.fmin(low, null), np.fmax(high, null)
+    return p, float(low), float(high)
 
 
 def wild_test(
@@ -293,17 +331,8 @@ def wild_test(
         nan = float("nan")
         est = _point(problem, a)
         return WildResult(est, nan, nan, nan, null, nan, nan, nan, problem.n_clusters, "", 0)
-    p = float(_p_at(prep, np.array([null]))[0])
-    alpha = 1.0 - level
+    p, low, high = _invert(prep, float(null), 1.0 - level, bounds, interval)
     tq = float(sps.t.ppf(0.5 + level / 2.0, prep.n_clusters - 1))
-    low = high = float("nan")
-    if interval:
-        tol = max(prep.se, 1e-12) * 1e-4
-        lo_lim, hi_lim = bounds if bounds is not None else (None, None)
-        low = _bound(prep, alpha, -1, tol, lo_lim)
-        high = _bound(prep, alpha, +1, tol, hi_lim)
-        if p >= alpha:  # the tested null is accepted, so the interval holds it (see `_bound`)
-            low, high = min(low, float(null)), max(high, float(null))
     return WildResult(
         estimate=prep.theta,
         ci_low=low,

@@ -76,14 +76,11 @@ def test_weird_gap_p_values_invert_their_intervals(seed, G, gap):
         assert _agrees(r.p_value, r.ci_low, r.ci_high)
 
 
-ENGINE = "core.wild: p(r) not monotone on each side of the estimate; _bound stops at a crossing"
-
-
-@pytest.mark.xfail(strict=True, reason=ENGINE)
-def test_known_engine_disagreement_with_one_dominant_cluster():
+def test_one_dominant_cluster_p_inverts_the_hull_of_a_split_acceptance_region():
     # 6 clusters holding 13, 1, 1, 1, 1, 1 of rater-3's 18 gaps (Webb, B = 499): p(0) =
     # 0.030 although 0 lies deep inside [-1.07, 1.55] around the gap 0.06; on a grid p(r) is
-    # 0.12 at -0.3, 0.03 at 0, 0.53 at 0.1 — the acceptance region is two intervals.
+    # 0.12 at -0.3, 0.03 at 0, 0.53 at 0.1 — the acceptance region is two intervals, so the
+    # engine reports their hull and the hull p-value (core.wild_hull), which inverts it.
     design = Design(6, 3, 0.5, size_spread=1.5, effect_sd=0.5)
     sim = sc.ratings(np.random.default_rng(4143), design, gaps={"Age Group": 0.0}, tables=False)
     attr = "Geographical / Regional Context"
@@ -98,11 +95,9 @@ def test_known_engine_disagreement_with_one_dominant_cluster():
     assert (r["ci_low"] <= 0.0 <= r["ci_high"]) == (r["p_value"] >= 0.05)
 
 
-@pytest.mark.xfail(strict=True, reason=ENGINE)
-def test_known_engine_disagreement_near_alpha():
-    # 7 clusters, Webb weights, B = 1999: p(0) = 0.047 although 0 lies inside the interval
-    # [-0.33, 1.01] around the gap 0.24: the acceptance region {r: p(r) >= 0.05} is not an
-    # interval here. When the engine searches the first crossing, this passes (remove it).
+def test_a_p_just_below_alpha_inside_a_first_crossing_interval_is_the_hull_p():
+    # 7 clusters, Webb weights, B = 1999: p(0) = 0.047 although 0 lay inside the first-crossing
+    # interval [-0.33, 1.01] around the gap 0.24: {r: p(r) >= 0.05} is not an interval here.
     design = Design(7, 3, 0.5, size_spread=1.5, effect_sd=0.5)
     sim = sc.ratings(np.random.default_rng(22), design, gaps={"Age Group": 0.1}, tables=False)
     g = ce.weird_gap(sim.extra["ratings"], seed=22, missing_as_error=False, per_rater=False)

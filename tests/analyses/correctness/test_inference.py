@@ -168,13 +168,3 @@ def test_the_earlier_default_stays_reachable():
     assert rates["method"].str.startswith("cluster bootstrap").all()
     with pytest.raises(ValueError, match="inference"):
         correctness.self_vs_others(t, inference="normal")
-
-
-def test_a_p_value_that_cannot_invert_its_interval_is_not_reported():
-    """Few clusters carrying the data: p(r) hovers near α and the region is not an interval."""
-    from judgelab.core.estimates import Estimate, not_inverted
-
-    odd = Estimate(0.46, -1.0, 1.0, 0.022, 0.0, 40.0, 6, 1.4, True, "wild")
-    assert "not an interval" in not_inverted(odd, 0.95)
-    fine = Estimate(0.46, 0.1, 0.8, 0.01, 0.0, 40.0, 6, 1.4, True, "wild")
-    assert not_inverted(fine, 0.95) == "" and not_inverted(fine._replace(p_value=0.2), 0.95)
