@@ -241,6 +241,7 @@ def table_html(board: pd.DataFrame) -> str:
         order=[],
         columnDefs=col_defs,
         classes="display compact",
+        text_in_header_can_be_selected=False,  # a click anywhere on a header sorts
     )
 
 
