@@ -298,6 +298,8 @@ __all__ = [
     "COLUMNS",
     "COUNT",
     "Column",
+    "LIGHT_COLUMNS",
+    "MEASURE_COLUMNS",
     "own_cards",
     "read_table",
     "rows",
