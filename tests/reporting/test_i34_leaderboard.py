@@ -9,12 +9,13 @@ notebook on the samples and follows every leaderboard link.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
-from judgelab.reporting import pipeline
+from judgelab.reporting import leaderboard, pipeline
 from judgelab.testing.browser import CDN, CHROMIUM, probe
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -178,8 +179,6 @@ def _resolves(href: str, base: Path) -> bool:
 
 def test_i34_4_leaderboard_rows_read_like_a_leaderboard():
     """Before: the index dumped comparison.csv (78 raw columns, counts as "16.000", blanks)."""
-    from judgelab.reporting import leaderboard
-
     links = {GPT: "own.html"}
     board = leaderboard.rows(_measures(), _lights(), links, "all.html")
     shown = [c for c in board.columns if not c.endswith("(sort key)")]
@@ -241,3 +240,31 @@ def test_i34_4_leaderboard_in_browser_sorts_colours_and_links(home: Path, tmp_pa
     assert r["links"] and all(_resolves(h, index.parent) for h in r["links"]), r["links"]
     assert "14_judge_report_card/llmbar__GPT-4.Vanilla.html#Every-measure" in r["links"]
     assert "14_judge_report_card/default.html#Every-measure" in r["links"]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(CHROMIUM is None, reason="chromium not installed (.ci/run installs it)")
+def test_i34_4_leaderboard_of_real_card_runs(tmp_path: Path, monkeypatch):
+    """The card notebook on the samples (offline): a comparison run and one judge's own card."""
+    monkeypatch.setenv("JUDGELAB_HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("JUDGELAB_MIRROR", raising=False)
+    monkeypatch.setenv("JUDGELAB_OFFLINE", "1")
+    monkeypatch.setenv("MPLBACKEND", "Agg")
+    params = ROOT / "params" / CARD / "default.yaml"
+    two = {"judges": ["llmbar:GPT-4.Vanilla", "llmbar:PaLM2.Vanilla"], "n_boot": 50}
+    assert pipeline.run_notebook(CARD, params_file=params, overrides=two).ok
+    one = {"judges": ["llmbar:GPT-4.Vanilla"], "n_boot": 50}
+    assert pipeline.run_notebook(CARD, params_file=params, overrides=one, run="own").ok
+    index = pipeline.write_index()
+    r = probe(index, PROBE, tmp_path / "profile")
+    assert r["errors"] == [] and [u for u in r["failed"] if not u.startswith(CDN)] == []
+    assert r["heads"][2:5] == [c.name for c in leaderboard.COLUMNS[:3]]
+    # llmbar is not reachable offline: the card fell back to the sample's four judges
+    assert len(r["judges"]) == 4
+    assert all(j.endswith("illustrative sample, not a result") for j in r["judges"])
+    assert all(re.fullmatch(r"\d+", n) for n in r["counts"])
+    assert len(r["lamps"]) == 4 * 8 and {c for _, c in r["lamps"]} & set(RGB.values())
+    assert r["links"] and all(_resolves(h, index.parent) for h in r["links"]), r["links"]
+    # the one judge with its own card links there; the others to the comparison card
+    assert any(h.startswith("14_judge_report_card/own.html#") for h in r["links"])
+    assert any(h.startswith("14_judge_report_card/default.html#") for h in r["links"])
