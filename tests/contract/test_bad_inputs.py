@@ -318,6 +318,11 @@ CASES: list[tuple[str, str, str, list[str]]] = [
      ["finding \"Cohen's kappa\"", "no row with a 'kappa' left"]),
     ("finding_missing_column", "notebook.Outputs.finding", "value='ca' in a long table",
      ["no column(s) ['ca']", "it has ['judge', 'metric', 'value']"]),
+    # --- issue 34 item 4: the card tables the index's leaderboard reads ---
+    ("leaderboard_missing_column", "leaderboard.read_table", "traffic lights without `light`",
+     ["{d}/traffic_lights.csv", "missing column(s) ['light']"]),
+    ("leaderboard_text_in_a_number", "leaderboard.read_table", "value '0.8 [0.7, 0.9]'",
+     ["{d}/measures.csv, row 3, column 'value'", "'0.8 [0.7, 0.9]' is not a number"]),
 ]  # fmt: skip
 
 # What a failure writes on purpose (globs under the output root), by case.
@@ -1114,6 +1119,27 @@ def _finding_missing_column(d: Path):
 
     rates = pd.DataFrame({"judge": ["A"], "metric": ["ca"], "value": [0.5]})
     return lambda: notebook.Outputs("90_bad").finding(rates, measure="ca", value="ca", source="x")
+
+
+@builds("leaderboard_missing_column")
+def _leaderboard_missing_column(d: Path):
+    from judgelab.reporting import leaderboard
+
+    p = d / "traffic_lights.csv"
+    p.write_text("source,judge,bias,note\nllmbar,A,Position bias,\n", encoding="utf-8")
+    return lambda: leaderboard.read_table(p, leaderboard.LIGHT_COLUMNS)
+
+
+@builds("leaderboard_text_in_a_number")
+def _leaderboard_text_in_a_number(d: Path):
+    from judgelab.reporting import leaderboard
+
+    head = ",".join(leaderboard.MEASURE_COLUMNS)
+    rows = ["llmbar:A,llmbar,A,ca,True,0.8,0.7,0.9,40,ok,",
+            'llmbar:A,llmbar,A,kappa_human,True,"0.8 [0.7, 0.9]",,,40,ok,']  # fmt: skip
+    p = d / "measures.csv"
+    p.write_text("\n".join([head, *rows]) + "\n", encoding="utf-8")
+    return lambda: leaderboard.read_table(p, leaderboard.MEASURE_COLUMNS)
 
 
 @builds("plan_negative_deff_floor")

@@ -6,7 +6,8 @@
 - `figures` — save a figure as PNG + SVG under `figures/<notebook>/<run>/`.
 - `params` — params files and `-p` overrides, checked against a notebook's parameters cell.
 - `pipeline` — execute a notebook with papermill, export HTML, `reproduce` every params file.
-- `index` — `reports/index.html` from the run records.
+- `index` — `reports/index.html` from the run records; `leaderboard` — its judge
+  leaderboard, read from the report card's tables (`palette`: the light colours).
 - `reproduction` (with `comparison`, `peers`) — which published numbers judgelab reproduces.
 - `calibration` — coverage, type-I error and power of every estimator on planted truth
   (`make calibrate`, notebook 15).
@@ -26,7 +27,9 @@ __all__ = [
     "figures",
     "findings",
     "index",
+    "leaderboard",
     "notebook",
+    "palette",
     "params",
     "peers",
     "pipeline",

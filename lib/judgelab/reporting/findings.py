@@ -121,6 +121,15 @@ def _count(row: pd.Series, column: str | None) -> int | None:
     return None if v is None else int(v)
 
 
+def is_sample_source(name: str) -> bool:
+    """Whether a source name is an illustrative sample set (`sample:<set>`).
+
+    >>> is_sample_source("sample:nfl_correctness"), is_sample_source("llmbar")
+    (True, False)
+    """
+    return str(name).startswith("sample:")
+
+
 def _source_of(source: Any) -> tuple[str, bool]:
     """Return (name, illustrative) of a source.
 
@@ -134,7 +143,7 @@ def _source_of(source: Any) -> tuple[str, bool]:
     if hasattr(source, "is_sample") and hasattr(source, "source"):
         return str(source.source), bool(source.is_sample)
     name = str(source)
-    return name, name.startswith("sample:")
+    return name, is_sample_source(name)
 
 
 def from_table(
@@ -237,7 +246,7 @@ def sample_sources(record: dict[str, Any]) -> list[str]:
         str(d.get("source"))
         for d in data
         if isinstance(d, dict)
-        and (d.get("sample") is True or str(d.get("source", "")).startswith("sample:"))
+        and (d.get("sample") is True or is_sample_source(d.get("source", "")))
     ]
 
 
@@ -286,6 +295,7 @@ __all__ = [
     "badge_html",
     "from_table",
     "header_html",
+    "is_sample_source",
     "measure_name",
     "reproduced",
     "read",

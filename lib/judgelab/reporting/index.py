@@ -157,7 +157,6 @@ pre {{ margin: 0; font-size: 11px; }}
 {failed_html}
 <h2>Analyses</h2>
 {analyses}
-<h2>Report cards</h2>
 {cards}
 <h2>All runs</h2>
 <table id="jl-runs"><thead><tr><th>notebook</th><th>run</th><th>status</th><th>seconds</th>

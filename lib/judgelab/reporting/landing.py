@@ -4,8 +4,8 @@ Failed runs first; then, per analysis with a `default` run, its title and questi
 notebook's first markdown cell), the one finding the notebook declared (`out.finding`,
 `reporting.findings`: shown exactly, and labelled, never a headline, when it was computed on
 illustrative samples), a badge when the run read sample data, a thumbnail of its first
-figure and links; then the report cards behind their sortable comparison table; then every
-run. A search box filters the page as you type. Everything is inline (no CDN): the page
+figure and links; then the judge leaderboard (`reporting.leaderboard`) and the report cards;
+then every run. A search box filters the page as you type. Everything is inline (no CDN): the page
 works offline and from a file.
 """
 
@@ -17,10 +17,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-
 from judgelab.core import paths
-from judgelab.reporting import findings
+from judgelab.reporting import findings, leaderboard
 
 CARD = "14_judge_report_card"
 
@@ -71,20 +69,18 @@ def analysis_card(rec: dict[str, Any], base: Path) -> str:
 
 
 def cards_table(records: list[dict[str, Any]], base: Path) -> str:
-    """Return the sortable comparison table of the default card run, with links to cards."""
-    default = next((r for r in records if r["notebook"] == CARD and r["run"] == "default"), None)
+    """Return the judge leaderboard (`reporting.leaderboard`) and the links to every card."""
     runs = [r for r in records if r["notebook"] == CARD and r["run"] != "default"]
     links = " ".join(
         f'<a href="{html.escape(_rel(r["html"], base))}">{html.escape(r["run"])}</a>'
         for r in runs
         if r.get("html")
     )
-    table = ""
-    csv = paths.figures() / CARD / "default" / "comparison.csv"
-    if default is not None and csv.is_file():
-        df = pd.read_csv(csv)
-        table = df.to_html(index=False, classes="jl-sortable", na_rep="", float_format="%.3f")
-    return f"{table}<details><summary>{len(runs)} individual cards</summary>{links}</details>"
+    board = leaderboard.section_html(records, base)
+    return (
+        f"{board}<h2>Report cards</h2><details><summary>{len(runs)} individual cards</summary>"
+        f"{links}</details>"
+    )
 
 
 SCRIPT = """<script>
@@ -92,19 +88,6 @@ document.getElementById('jl-search').addEventListener('input', function (e) {
   var q = e.target.value.toLowerCase();
   document.querySelectorAll('.jl-card, #jl-runs tbody tr').forEach(function (el) {
     el.style.display = el.textContent.toLowerCase().indexOf(q) >= 0 ? '' : 'none';
-  });
-});
-document.querySelectorAll('table.jl-sortable th').forEach(function (th, col) {
-  th.style.cursor = 'pointer';
-  th.addEventListener('click', function () {
-    var body = th.closest('table').tBodies[0], asc = th.dataset.dir !== 'asc';
-    th.dataset.dir = asc ? 'asc' : 'desc';
-    var rows = Array.prototype.slice.call(body.rows);
-    var key = function (r) { var t = r.cells[col].textContent, v = parseFloat(t);
-      return isNaN(v) ? t : v; };
-    rows.sort(function (a, b) { var x = key(a), y = key(b);
-      return (x > y ? 1 : x < y ? -1 : 0) * (asc ? 1 : -1); });
-    rows.forEach(function (r) { body.appendChild(r); });
   });
 });
 </script>"""
@@ -115,7 +98,13 @@ STYLE = """
 .jl-card.failed { border-color: #b00; background: #fee; } .jl-card h3 { margin: 4px 0; }
 .jl-failed { border: 2px solid #b00; background: #fee; padding: 8px; }
 #jl-search { font-size: 15px; padding: 4px 8px; width: 320px; }
-table.jl-sortable th { background: #eee; }
+#jl-leaderboard .jl-lamp, .jl-legend .jl-lamp { display: inline-block; width: 12px;
+  height: 12px; border-radius: 6px; border: 1px solid #555; margin-right: 2px;
+  vertical-align: middle; }
+#jl-leaderboard .jl-illustrative { background: #b00; color: #fff; padding: 0 4px;
+  border-radius: 3px; font-size: 11px; } #jl-leaderboard .jl-nm { color: #777; }
+.jl-legend { font-size: 12px; } .jl-legend dt { font-weight: bold; float: left; clear: left;
+  margin-right: 6px; } .jl-legend dd { margin: 0 0 2px 0; }
 """
 
 

@@ -16,6 +16,7 @@ import pandas as pd
 from judgelab.analyses import registry
 from judgelab.core import clusters
 from judgelab.reporting.card.measures import MEASURES, headlines
+from judgelab.reporting.palette import LIGHT_COLOURS as LIGHT_COLOURS
 
 #: Traffic-light rows: bias → (threshold key, headline measure). Order = order on the page.
 LIGHT_ROWS: dict[str, tuple[str, str]] = {
@@ -59,14 +60,6 @@ DEFAULT_THRESHOLDS: dict[str, list[float]] = {
 #: graded by magnitude, at least amber (the point estimate alone never makes a light red).
 TESTED = ("self_gap", "answered_gap")
 
-LIGHT_COLOURS = {
-    "green": "#1a9850",
-    "amber": "#f0a30a",
-    "red": "#d73027",
-    "grey": "#9e9e9e",
-    "uncertain": "#c6dbef",
-    "n/a": "#ffffff",
-}
 _EPS = 1e-9  # rates such as 0.55 − 0.5 carry float noise; a boundary value counts as inside
 
 
