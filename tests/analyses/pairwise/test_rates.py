@@ -185,3 +185,25 @@ def test_i34_5_single_order_rows_say_why():
     )
     k = r[(r["judge"] == "k") & (r["split"] == "s")].set_index("metric")
     assert k.loc["a1", "value"] == 1.0 and k.loc["a1", "reason"] == ""
+
+
+def test_i34_5_one_order_supports_accuracy_invalid_and_tie_shares():
+    verdicts = ["pos"] * 5 + ["neg"] * 2 + ["tie", "invalid"] + ["pos"] * 3
+    rows = [
+        dict(judge="j", benchmark="b", split="s", item_id=f"i{i}", sample=0, order=0,
+             valid=v != "invalid", chosen=None if v == "invalid" else v,
+             correct=v == "pos", cluster=f"c{i % 5}")
+        for i, v in enumerate(verdicts)
+    ]  # fmt: skip
+    rows += [{**rows[0], "item_id": "both", "order": o} for o in (0, 1)]  # one complete item
+    single = pairwise.single_order_rates(pd.DataFrame(rows), n_boot=199).set_index("metric")
+    assert (single["order"] == 0).all() and len(single) == 3  # order 1: nothing judged alone
+    acc = single.loc["accuracy"]
+    assert acc["value"] == pytest.approx(8 / 12) and acc["n"] == 12
+    assert acc["ci_low"] < 8 / 12 < acc["ci_high"] and acc["n_clusters"] == 5
+    assert single.loc["invalid", "value"] == pytest.approx(1 / 12)
+    assert single.loc["ties", "value"] == pytest.approx(1 / 12)
+    assert (single["reason"] == "").all()
+    assert "position bias cannot be told apart from skill" in pairwise.NOT_IDENTIFIED
+    # every item judged in both orders: nothing to add
+    assert pairwise.single_order_rates(pd.DataFrame(rows[-2:]), n_boot=99).empty

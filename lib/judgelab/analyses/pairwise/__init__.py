@@ -16,7 +16,10 @@ the other families build on. Definitions follow ContextualJudgeBench (spec 000 �
 3. `position_preference`, `consistency_categories`, `run_stability` (`position`) and
    `leaderboard`, `compare_judges` (`compare`: paired judge differences, same engine)
    reshape or extend those rates;
-4. `plots` draws them.
+4. `single_order_rates` (`single_order`) gives what items judged in one order only
+   support — accuracy, invalid and tie shares per order — and `NOT_IDENTIFIED` says why the
+   paired measures have none;
+5. `plots` draws them.
 
 Rates are fractions in [0, 1]; notebooks show them in percent.
 """
@@ -54,6 +57,7 @@ from judgelab.analyses.pairwise.rates import (
     rates_for,
     rates_wide,
 )
+from judgelab.analyses.pairwise.single_order import NOT_IDENTIFIED, single_order_rates
 
 __all__ = [
     "AGGREGATIONS",
@@ -66,6 +70,7 @@ __all__ = [
     "MEAN_OF_SPLITS",
     "METRICS",
     "MISSING",
+    "NOT_IDENTIFIED",
     "POOLED",
     "POSITION_TESTS",
     "compare_judges",
@@ -81,4 +86,5 @@ __all__ = [
     "rates_wide",
     "run_stability",
     "select_judges",
+    "single_order_rates",
 ]
