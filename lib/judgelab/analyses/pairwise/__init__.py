@@ -43,6 +43,7 @@ from judgelab.analyses.pairwise.position import (
     consistency_categories,
     position_preference,
     run_stability,
+    stability_reason,
 )
 from judgelab.analyses.pairwise.rates import (
     AGGREGATIONS,
@@ -80,5 +81,6 @@ __all__ = [
     "rates_for",
     "rates_wide",
     "run_stability",
+    "stability_reason",
     "select_judges",
 ]
