@@ -6,6 +6,7 @@
 - `figures` — save a figure as PNG + SVG under `figures/<notebook>/<run>/`.
 - `params` — params files and `-p` overrides, checked against a notebook's parameters cell.
 - `pipeline` — execute a notebook with papermill, export HTML, `reproduce` every params file.
+- `html_export` — the HTML report readers share (code behind a toggle, itables shared once).
 - `index` — `reports/index.html` from the run records; `leaderboard` — its judge
   leaderboard, read from the report card's tables (`palette`: the light colours).
 - `reproduction` (with `comparison`, `peers`) — which published numbers judgelab reproduces.
@@ -26,6 +27,7 @@ __all__ = [
     "explore",
     "figures",
     "findings",
+    "html_export",
     "index",
     "leaderboard",
     "notebook",

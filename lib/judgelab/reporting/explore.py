@@ -58,10 +58,20 @@ def _missing(value: Any) -> bool:
 
 
 def _clip(text: Any, n: int = EXCERPT) -> str:
+    """Return `text` cut to at most `n` characters at a word boundary, "…" marking the cut.
+
+    A single word longer than half the excerpt (a URL, a hash) is cut where it reaches `n`.
+    """
     if _missing(text):
         return ""
     s = str(text)
-    return s if len(s) <= n else s[: n - 1] + "…"
+    if len(s) <= n:
+        return s
+    cut = s[: n - 1]
+    if not s[n - 1].isspace():  # the cut falls inside a word: drop its start
+        space = max(cut.rfind(" "), cut.rfind("\n"), cut.rfind("\t"))
+        cut = cut[: space + 1] if space >= n // 2 else cut
+    return cut + "…"
 
 
 def _wide(judgments: pd.DataFrame) -> pd.DataFrame:

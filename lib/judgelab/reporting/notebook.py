@@ -13,7 +13,7 @@ from matplotlib.figure import Figure
 
 from judgelab.core import paths, tables
 from judgelab.data import catalog
-from judgelab.reporting import figures, findings
+from judgelab.reporting import figures, findings, html_export
 
 SAMPLE_BANNER = "ILLUSTRATIVE SAMPLE DATA — NOT RESULTS"
 
@@ -136,6 +136,28 @@ class Outputs:
             found = findings.Finding(**fields)
         findings.write(self.folder, found)
         return found
+
+    def applies(self, reason: str | None) -> bool:
+        """Return True when a section applies (`reason` is empty); else show why, in one line.
+
+        `reason` comes from the library (e.g. `pairwise.stability_reason(rates)`): None when
+        the section can be computed, else a sentence saying why not. The line is marked in
+        the output's metadata, so the exported HTML shows the section as its heading and this
+        line only (`html_export.collapse_inapplicable`); the `.ipynb` keeps every cell.
+        """
+        if not reason:
+            return True
+        from IPython.display import HTML, display
+
+        why = html.escape(reason.rstrip("."))
+        line = f'<p class="jl-not-applicable"><i>Not applicable here: {why}.</i></p>'
+        display(HTML(line), metadata={"judgelab": {html_export.NOT_APPLICABLE: reason}})
+        return False
+
+    def title(self, text: str) -> str:
+        """Declare the run's title: the exported page's title and first heading."""
+        tables.write_text(self.folder / html_export.TITLE_FILE, text.strip() + "\n")
+        return text
 
     def used(self, source: str, *, sample: bool, requested: str = "", reason: str = "") -> None:
         """Record a data source the run read (once per source), in `DATA_FILE`."""

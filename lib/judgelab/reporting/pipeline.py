@@ -18,7 +18,6 @@ import time
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +27,7 @@ from judgelab.errors import ParamsError as ParamsError
 from judgelab.errors import RunInProgress as RunInProgress
 from judgelab.errors import UnsafeNameError
 from judgelab.reporting import findings, provenance, stopping
+from judgelab.reporting.html_export import declared_title, export_report
 from judgelab.reporting.index import load_records as load_records
 from judgelab.reporting.index import write_index
 from judgelab.reporting.params import NOTEBOOK_RE as NOTEBOOK_RE
@@ -98,34 +98,6 @@ def _kernel_env() -> Iterator[None]:
                 os.environ.pop(key, None)
             else:
                 os.environ[key] = value
-
-
-def _export_html(ipynb: Path, target: Path, footer: str = "", header: str = "") -> None:
-    import nbformat
-    from nbconvert import HTMLExporter
-    from nbconvert.preprocessors import TagRemovePreprocessor
-
-    nb = nbformat.read(ipynb, as_version=4)
-    templates = Path(str(resources.files("judgelab") / "resources" / "nbconvert"))
-    exporter = HTMLExporter(template_name="judgelab", extra_template_basedirs=[str(templates)])
-    # Pages for readers, not coders (the report card): notebook metadata
-    # `judgelab.hide_input` leaves the code out of the HTML (the .ipynb keeps it).
-    if (nb.metadata.get("judgelab") or {}).get("hide_input"):
-        exporter.exclude_input = True
-        exporter.exclude_input_prompt = True
-        exporter.exclude_output_prompt = True
-    # The defaults cell is long and superseded by the injected cell, which shows what ran.
-    exporter.register_preprocessor(
-        TagRemovePreprocessor(remove_input_tags={"parameters"}, enabled=True), enabled=True
-    )
-    body, _ = exporter.from_notebook_node(nb)
-    if header:  # the sample-data badge and the run's finding, before the first cell
-        at = body.find(">", body.find("<body")) + 1 if "<body" in body else 0
-        body = body[:at] + header + body[at:]
-    if footer:
-        at = body.rfind("</body>")
-        body = body[:at] + footer + body[at:] if at >= 0 else body + footer
-    tables.write_text(target, body)
 
 
 def _error_of(exc: Exception) -> str:
@@ -289,11 +261,18 @@ def _run_locked(
     prov["data"] = prov["data"] if read is None else read
     html_out = None
     if html_export:
+        # the parameters cells are left out of the page: every value the run used is here
         footer = provenance.footer_html(
-            {"parameters": params, "provenance": prov, "seconds": seconds}
+            {"parameters": effective, "provenance": prov, "seconds": seconds}
         )
         try:
-            _export_html(ipynb, html_path, footer, findings.header_html(fig_dir, prov))
+            export_report(
+                ipynb,
+                html_path,
+                footer=footer,
+                header=findings.header_html(fig_dir, prov),
+                title=declared_title(fig_dir),
+            )
             html_out = str(html_path)
         except Exception as exc:  # a broken notebook must not stop the pipeline
             error = error or f"HTML export: {type(exc).__name__}: {exc}"

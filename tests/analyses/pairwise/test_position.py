@@ -58,3 +58,17 @@ def test_samples_are_kept_apart_and_run_stability(judgments):
     assert (row["mean"], row["sd"], row["min"], row["max"], row["range"]) == pytest.approx(
         (0.5, 0.5, 0.0, 1.0, 1.0)
     )
+
+
+def test_i34_3_stability_reason_says_why_with_one_run(judgments):
+    one = pairwise.pairwise_rates(
+        pairwise.item_outcomes(judgments([("a", "pos", "pos"), ("b", "neg", "pos")])), n_boot=20
+    )
+    assert pairwise.run_stability(one)["sd"].isna().all()  # what 02 showed: SD NaN, one dot
+    assert "once per item" in pairwise.stability_reason(one)
+    runs = [
+        judgments([("a", "pos", "pos"), ("b", "neg", "neg")], sample=0),
+        judgments([("a", "pos", "pos"), ("b", "pos", "neg")], sample=1),
+    ]
+    two = pairwise.pairwise_rates(pairwise.item_outcomes(pd.concat(runs)), n_boot=20)
+    assert pairwise.stability_reason(two) is None

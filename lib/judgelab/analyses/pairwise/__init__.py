@@ -46,6 +46,7 @@ from judgelab.analyses.pairwise.position import (
     consistency_categories,
     position_preference,
     run_stability,
+    stability_reason,
 )
 from judgelab.analyses.pairwise.rates import (
     AGGREGATIONS,
@@ -85,6 +86,7 @@ __all__ = [
     "rates_for",
     "rates_wide",
     "run_stability",
+    "stability_reason",
     "select_judges",
     "single_order_rates",
 ]

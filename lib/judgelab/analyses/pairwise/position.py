@@ -139,3 +139,18 @@ def run_stability(rates: pd.DataFrame, *, metric: str = "cons") -> pd.DataFrame:
     out["range"] = out["max"] - out["min"]
     out.insert(0, "metric", metric)
     return out.reset_index()
+
+
+def stability_reason(rates: pd.DataFrame, *, metric: str = "cons") -> str | None:
+    """Return why run-to-run stability cannot be shown, None when some judge ran twice.
+
+    Stability needs a judge run at least twice on the same items (`sample` 0..n-1): with one
+    run per judge the SD is undefined (NaN) and the plot would be single dots.
+    """
+    stability = run_stability(rates, metric=metric)
+    if (stability["n_samples"] >= 2).any():
+        return None
+    return (
+        "each judge was run once per item (one sample), so there is no run-to-run spread; "
+        "a judge run with several samples shows it"
+    )

@@ -64,6 +64,7 @@ from judgelab.reporting.card.sources import judges_overview as judges_overview
 from judgelab.reporting.card.sources import load_sources as load_sources
 from judgelab.reporting.card.sources import parse_key as parse_key
 from judgelab.reporting.card.sources import show_banners as show_banners
+from judgelab.reporting.card.sources import title as title
 
 __all__ = [
     "from_card",
@@ -94,6 +95,7 @@ __all__ = [
     "plots",
     "show_banners",
     "threshold_table",
+    "title",
     "traffic_light",
     "traffic_lights",
 ]

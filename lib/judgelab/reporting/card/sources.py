@@ -55,6 +55,18 @@ def parse_key(key: str) -> CardKey:
     return CardKey(":".join(parts[:cut]), ":".join(parts[cut:]))
 
 
+def title(keys: Sequence[str]) -> str:
+    """Return the card's title: the judge's key for one card, the count for a comparison.
+
+    >>> title(["llmbar:GPT-4.Vanilla"])
+    'Judge report card: llmbar:GPT-4.Vanilla'
+    """
+    parsed = [parse_key(k) for k in keys]
+    if len(parsed) == 1:
+        return f"Judge report card: {parsed[0]}"
+    return f"Judge report card: {len(parsed)} judges"
+
+
 def load_sources(
     keys: Sequence[str],
     *,

@@ -1,0 +1,215 @@
+"""Export an executed notebook as the HTML report people read and share.
+
+The page is for readers: code cells are hidden behind one "Show code" toggle (the template
+`resources/nbconvert/judgelab`; the executed `.ipynb` keeps everything), the parameters
+cells are left out (their values are in the provenance footer), a section whose lib call
+said it cannot apply (`notebook.Outputs.applies`) is reduced to its heading and that one
+line, and a run's declared title (`notebook.Outputs.title`) replaces the page's title.
+
+itables' offline bundle (about 1 MB once base64-encoded) is not embedded in every page: it
+is written once to `reports/_shared/` (named by its content hash) and each page loads it by
+a relative link, so the reports still work offline, from file://.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+import re
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from judgelab.core import paths, tables
+
+#: The folder beside the report folders that holds what every page shares.
+SHARED = "_shared"
+#: Output metadata key of the one line that says why a section does not apply.
+NOT_APPLICABLE = "not_applicable"
+#: Where a run's declared title is saved, beside its tables.
+TITLE_FILE = "title.txt"
+_PARAMETER_TAGS = frozenset({"parameters", "injected-parameters"})
+_HEADING = re.compile(r"^(#{1,6})\s+\S")
+
+
+def export_report(
+    ipynb: Path, target: Path, *, footer: str = "", header: str = "", title: str = ""
+) -> None:
+    """Write the HTML report of the executed notebook `ipynb` to `target` (atomically).
+
+    Args:
+        ipynb: The executed notebook.
+        target: The HTML file to write (normally `reports/<nb>/<run>.html`).
+        footer: HTML put before </body> (the provenance footer).
+        header: HTML put first in <body> (the sample-data badge and the finding).
+        title: The run's declared title: the page's <title> and its first heading.
+    """
+    import nbformat
+    from nbconvert import HTMLExporter
+
+    nb = nbformat.read(ipynb, as_version=4)
+    templates = Path(str(resources.files("judgelab") / "resources" / "nbconvert"))
+    exporter = HTMLExporter(template_name="judgelab", extra_template_basedirs=[str(templates)])
+    # Pages for readers, not coders (the report card): notebook metadata
+    # `judgelab.hide_input` leaves the code out of the HTML (the .ipynb keeps it).
+    hide_input = bool((nb.metadata.get("judgelab") or {}).get("hide_input"))
+    if hide_input:
+        exporter.exclude_input = True
+        exporter.exclude_input_prompt = True
+        exporter.exclude_output_prompt = True
+    nb.cells = collapse_inapplicable(
+        [c for c in nb.cells if not _PARAMETER_TAGS & set(c.metadata.get("tags", []))]
+    )
+    if title:
+        nb.metadata["title"] = title
+        _retitle(nb.cells, title)
+    share_itables(nb.cells, target)
+    body, _ = exporter.from_notebook_node(nb, resources={"jl_code_toggle": not hide_input})
+    if header:  # the sample-data badge and the run's finding, before the first cell
+        at = body.find(">", body.find("<body")) + 1 if "<body" in body else 0
+        body = body[:at] + header + body[at:]
+    if footer:
+        at = body.rfind("</body>")
+        body = body[:at] + footer + body[at:] if at >= 0 else body + footer
+    tables.write_text(target, body)
+
+
+def declared_title(folder: Path) -> str:
+    """Return the title a run declared (`notebook.Outputs.title`), "" when none."""
+    try:
+        return (folder / TITLE_FILE).read_text(encoding="utf-8").strip()
+    except OSError:
+        return ""
+
+
+def _level(cell: Any) -> int:
+    """Return the heading level a markdown cell opens with (0: no heading)."""
+    if cell.cell_type != "markdown":
+        return 0
+    found = _HEADING.match(cell.source.lstrip())
+    return len(found.group(1)) if found else 0
+
+
+def _reason_outputs(cell: Any) -> list[Any]:
+    return [
+        o
+        for o in cell.get("outputs", [])
+        if NOT_APPLICABLE in ((o.get("metadata") or {}).get("judgelab") or {})
+    ]
+
+
+def collapse_inapplicable(cells: list[Any]) -> list[Any]:
+    """Reduce every section holding a not-applicable line to its heading and that line.
+
+    A section opens with a markdown heading of level 2 or deeper and runs to the next heading
+    of the same or a higher level. Its heading cell keeps its heading line only; the cell
+    that displayed the reason keeps only that output; every other cell of it is left out.
+    """
+    keep = list(cells)
+    for i, cell in enumerate(cells):
+        if cell.cell_type != "code" or not _reason_outputs(cell):
+            continue
+        start = next((k for k in range(i - 1, -1, -1) if _level(cells[k])), None)
+        if start is None or _level(cells[start]) < 2:
+            continue  # outside any section: the line stays where it is
+        level = _level(cells[start])
+        end = next((k for k in range(i + 1, len(cells)) if 0 < _level(cells[k]) <= level), None)
+        for k in range(start, len(cells) if end is None else end):
+            keep[k] = None
+        heading = cells[start].copy()
+        heading.source = heading.source.lstrip().splitlines()[0]
+        line = cell.copy()
+        line.outputs = _reason_outputs(cell)
+        keep[start], keep[i] = heading, line
+    return [c for c in keep if c is not None]
+
+
+def _retitle(cells: list[Any], title: str) -> None:
+    """Replace the first level-1 heading of the page with `title`."""
+    for cell in cells:
+        if _level(cell) == 1:
+            lines = cell.source.lstrip().splitlines()
+            cell.source = "\n".join([f"# {title}", *lines[1:]])
+            return
+
+
+@functools.cache
+def _itables_offline() -> tuple[str, str, str, str]:
+    """Return itables' offline init HTML, its version variable, its JS and its CSS."""
+    from itables import javascript, options
+
+    bundle = Path(options.dt_bundle)
+    init = javascript.generate_init_offline_itables_html(bundle)
+    version = re.search(r"window\.(_itables_\w+)", init)
+    if version is None:
+        raise RuntimeError("itables' offline init no longer names its version variable")
+    css = bundle.with_suffix(".css").read_text(encoding="utf-8")
+    return init, version.group(1), bundle.read_text(encoding="utf-8"), css
+
+
+def _write_shared(js: str, css: str) -> tuple[Path, Path]:
+    """Write itables' bundle once into `reports/_shared/` (named by content); return both."""
+    digest = hashlib.sha256((js + css).encode("utf-8")).hexdigest()[:12]
+    folder = paths.reports() / SHARED
+    script = folder / f"itables-{digest}.js"
+    sheet = folder / f"itables-{digest}.css"
+    if not script.exists():  # a classic script (file:// refuses ES module scripts)
+        tables.write_text(script, f"window.__jlItablesSource = {json.dumps(js)};\n")
+    if not sheet.exists():
+        tables.write_text(sheet, css)
+    return script, sheet
+
+
+_LOADER = """<link rel="stylesheet" href="{css}">
+<script src="{js}"></script>
+<script>
+if (!window.{var}) {{
+  if (window.__jlItablesSource) {{
+    var jlBlob = new Blob([window.__jlItablesSource], {{type: "application/javascript"}});
+    window.{var} = import(URL.createObjectURL(jlBlob));
+    window.{var}.then(function () {{ window.dispatchEvent(new Event("itables-version-ready")); }});
+  }} else {{
+    document.write("<p class='jl-missing'>Interactive tables need {js} beside this page.</p>");
+  }}
+}}
+</script>"""
+
+
+def share_itables(cells: list[Any], target: Path) -> bool:
+    """Replace itables' embedded offline bundle with links to the shared copy.
+
+    Returns True when a page embedded it (and the shared files were written).
+    """
+    outputs = [
+        o
+        for c in cells
+        for o in c.get("outputs", [])
+        if "injectModule(" in (o.get("data") or {}).get("text/html", "")
+    ]
+    if not outputs:
+        return False
+    init, var, js, css = _itables_offline()
+    script, sheet = _write_shared(js, css)
+    here = target.parent
+
+    def rel(p: Path) -> str:
+        return Path(os.path.relpath(p, here)).as_posix()
+
+    loader = _LOADER.format(js=rel(script), css=rel(sheet), var=var)
+    for output in outputs:
+        if output["data"]["text/html"] == init:  # another itables build stays embedded
+            output["data"]["text/html"] = loader
+    return True
+
+
+__all__ = [
+    "NOT_APPLICABLE",
+    "SHARED",
+    "TITLE_FILE",
+    "collapse_inapplicable",
+    "declared_title",
+    "export_report",
+    "share_itables",
+]
