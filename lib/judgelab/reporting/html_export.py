@@ -190,18 +190,23 @@ def share_itables(cells: list[Any], target: Path) -> bool:
     ]
     if not outputs:
         return False
-    init, var, js, css = _itables_offline()
-    script, sheet = _write_shared(js, css)
-    here = target.parent
-
-    def rel(p: Path) -> str:
-        return Path(os.path.relpath(p, here)).as_posix()
-
-    loader = _LOADER.format(js=rel(script), css=rel(sheet), var=var)
+    init = _itables_offline()[0]
+    loader = itables_loader(target)
     for output in outputs:
         if output["data"]["text/html"] == init:  # another itables build stays embedded
             output["data"]["text/html"] = loader
     return True
+
+
+def itables_loader(page: Path) -> str:
+    """Return the HTML that loads itables' shared bundle into `page` (writing it once)."""
+    _, var, js, css = _itables_offline()
+    script, sheet = _write_shared(js, css)
+
+    def rel(p: Path) -> str:
+        return Path(os.path.relpath(p, page.parent)).as_posix()
+
+    return _LOADER.format(js=rel(script), css=rel(sheet), var=var)
 
 
 __all__ = [
@@ -211,5 +216,6 @@ __all__ = [
     "collapse_inapplicable",
     "declared_title",
     "export_report",
+    "itables_loader",
     "share_itables",
 ]

@@ -7,8 +7,8 @@ traffic lights (coloured, each with its words), four headline numbers with their
 intervals and n, and how many judgments the card read. A measure that does not apply reads
 "not measured" with the card's reason. Each number links to the judge's own card (a
 `judgelab card` run) where one exists, else to the comparison card, at the section listing
-that judge's measures per scope with n. The table is itables' (offline DataTables bundle,
-inline): headers sort, on the numbers behind the text.
+that judge's measures per scope with n. The table is itables' (its offline DataTables bundle
+shared with the reports in `reports/_shared/`): headers sort, on the numbers behind the text.
 """
 
 from __future__ import annotations
@@ -216,10 +216,11 @@ def rows(
     return df.drop(columns="_sample").reset_index(drop=True)
 
 
-def table_html(board: pd.DataFrame) -> str:
-    """Return the rows as an itables table, its DataTables bundle inline (offline, no CDN)."""
+def table_html(board: pd.DataFrame, page: Path) -> str:
+    """Return the rows as an itables table for `page`, loading the shared offline bundle."""
     import itables  # deferred: only an index with a card pays for it
-    from itables.javascript import generate_init_offline_itables_html
+
+    from judgelab.reporting import html_export
 
     visible = [c for c in board.columns if not c.endswith(" (sort key)")]
     frame = board[visible + [c for c in board.columns if c not in visible]]
@@ -230,8 +231,7 @@ def table_html(board: pd.DataFrame) -> str:
     for i, name in enumerate(visible):
         if sort_key(name) in frame.columns:
             col_defs.append({"targets": i, "orderData": [frame.columns.get_loc(sort_key(name))]})
-    bundle = generate_init_offline_itables_html(itables.options.dt_bundle)
-    return bundle + itables.to_html_datatable(
+    return html_export.itables_loader(page) + itables.to_html_datatable(
         frame,
         table_id="jl-leaderboard-table",
         connected=False,
@@ -284,11 +284,12 @@ def section_html(records: list[dict[str, Any]], base: Path) -> str:
         if n_sample
         else ""
     )
+    table = table_html(board, base / "index.html")
     return (
         '<section id="jl-leaderboard"><h2>Judge leaderboard</h2>'
         f"<p>{len(board)} judges from the report card, one row each: values are the card's "
         "headline estimates with 95% intervals and n; click a header to sort, a number for "
-        f"the measures behind it.{sample}</p>{_legend()}{table_html(board)}</section>"
+        f"the measures behind it.{sample}</p>{_legend()}{table}</section>"
     )
 
 
