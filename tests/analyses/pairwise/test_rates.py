@@ -206,4 +206,6 @@ def test_i34_5_one_order_supports_accuracy_invalid_and_tie_shares():
     assert (single["reason"] == "").all()
     assert "position bias cannot be told apart from skill" in pairwise.NOT_IDENTIFIED
     # every item judged in both orders: nothing to add
-    assert pairwise.single_order_rates(pd.DataFrame(rows[-2:]), n_boot=99).empty
+    none = pairwise.single_order_rates(pd.DataFrame(rows[-2:]), n_boot=99)
+    assert none.empty and "both presentation orders" in pairwise.single_order_reason(none)
+    assert pairwise.single_order_reason(single) is None

@@ -58,7 +58,11 @@ from judgelab.analyses.pairwise.rates import (
     rates_for,
     rates_wide,
 )
-from judgelab.analyses.pairwise.single_order import NOT_IDENTIFIED, single_order_rates
+from judgelab.analyses.pairwise.single_order import (
+    NOT_IDENTIFIED,
+    single_order_rates,
+    single_order_reason,
+)
 
 __all__ = [
     "AGGREGATIONS",
@@ -89,4 +93,5 @@ __all__ = [
     "stability_reason",
     "select_judges",
     "single_order_rates",
+    "single_order_reason",
 ]

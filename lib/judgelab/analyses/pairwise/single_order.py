@@ -117,4 +117,11 @@ def single_order_rates(
     return pd.DataFrame(rows, columns=cols).drop(columns="p_value")
 
 
-__all__ = ["METRICS", "NOT_IDENTIFIED", "single_order_rates"]
+def single_order_reason(single: pd.DataFrame) -> str | None:
+    """Return why a single-order section has nothing to show (None when it has rows)."""
+    if len(single):
+        return None
+    return "every item was judged in both presentation orders, so every rate above uses both"
+
+
+__all__ = ["METRICS", "NOT_IDENTIFIED", "single_order_rates", "single_order_reason"]
