@@ -8,6 +8,7 @@ accuracy and its AVG get the same construction; every row reports its effective 
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -59,3 +60,25 @@ def test_inf2_2_faitheval_accuracy_rows_carry_effective_clusters():
     assert old["accuracy"].tolist() == acc["accuracy"].tolist()
     assert old["method"].str.startswith("percentile").all()
     assert fa.accuracy(graded, by=("label",), cluster=None)["method"].eq("Wilson, items").all()
+
+
+def test_inf2_2_a_margin_whose_decided_pairs_sit_in_one_cluster_says_why_it_has_no_test():
+    """Calibration draws at ~1 effective cluster: every decided pair in one cluster gave
+    [0, 1] with no p-value and no reason; the row's method now says why."""
+    rows = [("c0", "pos"), ("c0", "neg"), ("c0", "pos")] + [(f"c{g}", "tie") for g in (1, 2, 3)]
+    prefs = pd.DataFrame(
+        {
+            "pair_id": [f"p{i}" for i in range(len(rows))],
+            "group": 1,
+            "metric": "faithfulness",
+            "judge": "j",
+            "method": "Baseline",
+            "score_pos": 1.0,
+            "score_neg": 1.0,
+            "pref": [p for _, p in rows],
+            "cluster": [c for c, _ in rows],
+        }
+    )
+    row = fa.alignment(prefs, tie_policy="miss", seed=0).iloc[0]
+    assert row["n_clusters"] == 4 and np.isnan(row["p_value"])
+    assert row["method"].endswith("; margin: no test (no interval: fewer than 2 clusters)")

@@ -198,12 +198,15 @@ def _wild_alignment(
         rng=estimates.seeded(seed, "margin", *key),
     )
     p = inference.PValue(margin.p_value, wild.N_BOOT, math.nan, False)
+    method = aligned.method
+    if not np.isfinite(margin.p_value):  # e.g. every decided pair in one cluster
+        method += f"; margin: no test ({margin.method})"
     extra = {
         "margin_low": margin.ci_low,
         "margin_high": margin.ci_high,
         "n_eff_clusters": aligned.n_eff_clusters,
         "few_clusters": aligned.few_clusters,
-        "method": aligned.method,
+        "method": method,
     }
     return p, aligned.ci_low, aligned.ci_high, extra
 

@@ -76,6 +76,8 @@ def estimate_alignment(sim: Simulation, options: Mapping[str, Any]) -> Outcome:
         return Outcome(float("nan"), declined="no decisive pair")
     row = table.iloc[0]
     few = "" if row["n_clusters"] >= 2 else "one cluster: no interval or test"
+    if not few and not np.isfinite(row["p_value"]):  # the decided pairs sit in one cluster
+        few = row["method"].partition("; margin: ")[2] or "no test of the margin"
     return Outcome(
         row["alignment"],
         row["ci_low"],
