@@ -12,8 +12,8 @@ ROOT = pipeline.paths.project() if hasattr(pipeline, "paths") else None
 @pytest.mark.realdata
 @pytest.mark.parametrize("nb", ["05_self_preference", "06_reference_quality"])
 def test_notebook_on_real_defaults(nb, mirror):
-    result = pipeline.run_notebook(
-        nb, params_file=paths.project() / "params" / nb / "default.yaml"
+    result = pipeline.run_notebook(  # 200 bootstrap draws: `make figures` runs the default
+        nb, params_file=paths.project() / "params" / nb / "default.yaml", overrides={"n_boot": 200}
     )
     assert result.ok, result.error
     html = open(result.html, encoding="utf-8").read()

@@ -12,7 +12,10 @@ NB10 = "10_prompting_and_criteria"
 
 def run(nb: str, params: str, overrides: dict | None = None) -> str:
     file = paths.project() / "params" / nb / params
-    result = pipeline.run_notebook(nb, params_file=file, overrides=overrides)
+    # 200 bootstrap draws unless a test says otherwise: `make figures` runs the default.
+    result = pipeline.run_notebook(
+        nb, params_file=file, overrides={"n_boot": 200, **(overrides or {})}
+    )
     assert result.ok, result.error
     html = open(result.html, encoding="utf-8").read()
     return html

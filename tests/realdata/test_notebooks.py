@@ -20,8 +20,14 @@ LLMBAR_SETS = {
 }
 
 
-def run(nb: str, params: str) -> pipeline.RunResult:
-    result = pipeline.run_notebook(nb, params_file=ROOT / "params" / nb / f"{params}.yaml")
+#: The params file but 200 bootstrap draws (`make figures` runs the full defaults).
+FEWER_DRAWS = {"n_boot": 200}
+
+
+def run(nb: str, params: str, overrides: dict | None = None) -> pipeline.RunResult:
+    result = pipeline.run_notebook(
+        nb, params_file=ROOT / "params" / nb / f"{params}.yaml", overrides=overrides
+    )
     assert result.ok, result.error
     html = Path(result.html).read_text(encoding="utf-8")
     assert notebook.SAMPLE_BANNER not in html, "the real source was not used"
@@ -50,7 +56,7 @@ def test_data_overview_on_every_corpus(mirror, corpus):
 
 
 def test_judge_leaderboard_on_llmbar(mirror):
-    result = run("01_judge_leaderboard", "default")
+    result = run("01_judge_leaderboard", "default", FEWER_DRAWS)
     board = table(result, "leaderboard")
     assert len(board) == 12  # 6 judges x (Vanilla, CoT)
     assert (board["n"] == sum(LLMBAR_SETS.values())).all()  # every judge saw all 419 items
@@ -67,7 +73,7 @@ def test_judge_leaderboard_on_llmbar(mirror):
 
 @pytest.mark.parametrize("params", ["default", "position_bias_analyzer"])
 def test_positional_bias_on_real_judges(mirror, params):
-    result = run("02_positional_bias", params)
+    result = run("02_positional_bias", params, FEWER_DRAWS)
     pref = table(result, "position_preference")
     assert pref["pos_a_rate"].between(0, 1).all()
     assert pref["p_value"].between(0, 1).all()
