@@ -148,3 +148,30 @@ def test_scale_runner_smoke_measures_clients_and_workers_and_start_up(capsys):
         scale_runner.main(["--smoke", "--configs", "aiohttp:1:-streams"])
     s = res["startup"]
     assert s["help_s"]["n"] == 1 and s["cached_s"]["median"] > 0
+
+
+@pytest.mark.slow
+def test_i34_6_bench_rerun_skips_unchanged_and_reruns_one_changed(tmp_path):
+    """Issue 34 item 6 in `make bench`, on two tiny notebooks (real kernels, real CLI)."""
+    from bench import rerun
+
+    from judgelab.testing.notebooks import write_notebook
+
+    source = tmp_path / "src"
+    for nb in ("90_a", "91_b"):
+        write_notebook(
+            source / "notebooks" / f"{nb}.ipynb", 'seed: int = 0\nrun: str = "x"', ["1"]
+        )
+        (source / "params" / nb).mkdir(parents=True)
+        (source / "params" / nb / "default.yaml").write_text("seed: 0\n")
+    res = rerun.measure(source, timeout_s=300, read=bench.read_records)
+    assert res["fresh"]["returncode"] == 0, res["fresh"]["stderr_tail"]
+    assert [r["notebook"] for r in res["fresh"]["notebooks"]] == ["90_a", "91_b"]
+    assert res["unchanged"]["executed"] == [] and res["unchanged"]["returncode"] == 0
+    one = res["one_params_change"]
+    assert one["changed"] == {"file": "params/90_a/default.yaml", "key": "seed"}
+    assert one["executed"] == ["90_a [default]"]
+    assert "(ran: parameters changed: seed 0 → 1)" in one["stderr_tail"]
+    rows = rerun.table_rows(res)
+    assert rows[0][0] == "5 reproduce again, nothing changed" and rows[0][-1].endswith("(0 ran)")
+    assert rows[1][-1] == "PASS (ran: 90_a [default])"
