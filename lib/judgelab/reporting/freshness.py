@@ -15,16 +15,18 @@ record (`reports/<nb>/<run>.json`, key `inputs`):
   file a load of it reads (imported tables and their manifest, the judgments tables of its
   benchmarks judge runs add to, a sample's files), each with size, mtime and sha256.
 
-A check hashes only what is cheap or changed: the notebook, the library (about 3 MB) and the
-lock, and a data file only when its size or mtime differ from the record's (gigabytes of
-tables are never re-read to find them unchanged). A failed or missing last run, a run from
-before fingerprints, or a missing report always reruns.
+A check hashes only what is cheap or changed: the notebook and the lock, the library (about
+3 MB) once per process while its files' sizes and mtimes stay, and a data file only when its
+size or mtime differ from the record's (gigabytes of tables are never re-read to find them
+unchanged); the source registry is parsed once per process while its files stay. A failed or
+missing last run, a run from before fingerprints, or a missing report always reruns.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,6 +38,10 @@ from judgelab.reporting import provenance
 INPUTS = "inputs"  # the record's key
 LIBRARY = Path(judgelab.__file__).parent  # judgelab's own files: code, templates, registry
 _IGNORED_PARTS = ("__pycache__",)
+#: Per process: a folder's hash under the sizes and mtimes of its files; registry entries
+#: under the registry's and the data lock's (a reproduce checks dozens of runs).
+_TREES: dict[Path, tuple[Any, str]] = {}
+_REGISTRY: dict[str, Any] = {}
 
 
 @dataclass(frozen=True)
@@ -46,16 +52,57 @@ class Verdict:
     why: str
 
 
+def _stat(path: Path) -> tuple[str, int, int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return str(path), st.st_size, st.st_mtime_ns
+
+
 def tree_hash(root: Path) -> str | None:
-    """Return one sha256 over the files under `root` (names and bytes); None if it is absent."""
+    """Return one sha256 over the files under `root` (names and bytes); None if it is absent.
+
+    Memoised in this process while every file keeps its size and mtime.
+    """
     if not root.is_dir():
         return None
+    files = sorted(
+        p
+        for p in root.rglob("*")
+        if p.is_file() and not any(part in _IGNORED_PARTS for part in p.parts)
+    )
+    key = [_stat(p) for p in files]
+    if root in _TREES and _TREES[root][0] == key:
+        return _TREES[root][1]
     h = hashlib.sha256()
-    for p in sorted(root.rglob("*")):
-        if p.is_file() and not any(part in _IGNORED_PARTS for part in p.parts):
-            h.update(p.relative_to(root).as_posix().encode() + b"\0")
-            h.update(hashlib.sha256(p.read_bytes()).digest())
-    return h.hexdigest()
+    for p in files:
+        h.update(p.relative_to(root).as_posix().encode() + b"\0")
+        h.update(hashlib.sha256(p.read_bytes()).digest())
+    _TREES[root] = (key, h.hexdigest())
+    return _TREES[root][1]
+
+
+def _registry_entries(names: list[str]) -> dict[str, Any]:
+    """Return `provenance.data_sources`' entry of each name (None: not a registry source).
+
+    Parsed once per process while the registry files, the data lock and the mirror stay.
+    """
+    from judgelab.data import lockfile, sources
+
+    extra = os.environ.get("JUDGELAB_SOURCES", "")
+    dirs = [sources.registry_dir(), *(Path(p) for p in extra.split(os.pathsep) if p)]
+    files = [f for d in dirs if d.is_dir() for f in sorted(d.glob("*.yaml"))]
+    key = [os.environ.get("JUDGELAB_MIRROR"), extra, *map(_stat, [*files, lockfile.lock_path()])]
+    if _REGISTRY.get("key") != key:
+        _REGISTRY.clear()
+        _REGISTRY.update(key=key, entries={})
+    entries = _REGISTRY["entries"]
+    missing = [n for n in names if n not in entries]
+    if missing:
+        found = {e["source"]: e for e in provenance.data_sources({"sources": missing})}
+        entries.update({n: _jsonable(found[n]) if n in found else None for n in missing})
+    return {n: entries[n] for n in names}
 
 
 def _file_sha(path: Path) -> str | None:
@@ -82,6 +129,7 @@ def static_inputs(notebook: Path, effective: dict[str, Any]) -> dict[str, Any]:
 def _source_files(name: str) -> list[Path]:
     """Every local file a load of source `name` reads (existing ones), for change detection."""
     from judgelab.data import catalog, ingest, manifests
+    from judgelab.data.catalog.core import benchmark_judgments
 
     if catalog.is_sample(name):
         folder = catalog.items_path(name).parent
@@ -94,7 +142,7 @@ def _source_files(name: str) -> list[Path]:
     benches = {f.stem for f in imported if f.parent == paths.items()}
     benches |= {f.parent.name for f in imported if f.parent.parent == paths.judgments()}
     files: list[Path] = []
-    for p in [*where, *imported, *catalog.benchmark_judgments(sorted(benches))]:
+    for p in [*where, *imported, *benchmark_judgments(sorted(benches))]:
         found = sorted(p.glob("*.parquet")) if p.is_dir() else [p]
         files += [f for f in found if f.is_file() and f not in files]
     return files
@@ -133,11 +181,11 @@ def data_inputs(names: list[str], known: dict[str, Any] | None = None) -> dict[s
     not hashed again.
     """
     known = known or {}
+    registry = _registry_entries(names)
     out = {}
     for name in names:
-        registry = provenance.data_sources({"source": name})
         files = _file_state(_source_files(name), (known.get(name) or {}).get("files") or {})
-        out[name] = {"registry": _jsonable(registry[0]) if registry else None, "files": files}
+        out[name] = {"registry": registry[name], "files": files}
     return out
 
 
