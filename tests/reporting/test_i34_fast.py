@@ -22,6 +22,8 @@ from judgelab.cli import main as cli
 from judgelab.reporting import freshness, pipeline, progress
 from judgelab.testing.notebooks import write_notebook
 
+#: The sources each notebook records reading (what `notebook.record_source` writes).
+READS: dict[str, list[str]] = {"90_reads": ["sample:tiny"]}
 SAMPLE_ITEMS = '{"item_id": "1", "benchmark": "tiny", "question": "q", "answer_a": "a"}\n'
 
 
@@ -52,7 +54,7 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, judgelab_home: Path
 def executed(monkeypatch: pytest.MonkeyPatch, judgelab_home: Path) -> list[str]:
     """Stand in for the kernel: record each execution as `<nb> [<run>]`; 91 fails on x == 2.
 
-    Notebook 90 records reading `sample:tiny` (what `notebook.record_source` writes).
+    Each notebook records reading the sources `READS` names.
     """
     calls: list[str] = []
 
@@ -63,11 +65,14 @@ def executed(monkeypatch: pytest.MonkeyPatch, judgelab_home: Path) -> list[str]:
         calls.append(f"{nb_path.stem} [{run}]")
         ipynb.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(nb_path, ipynb)
-        if nb_path.stem == "90_reads":
+        if READS.get(nb_path.stem):
             folder = judgelab_home / "figures" / nb_path.stem / run
             folder.mkdir(parents=True, exist_ok=True)
-            entry = {"source": "sample:tiny", "requested": "sample:tiny", "sample": True}
-            (folder / "data_read.json").write_text(json.dumps({"sources": [entry]}))
+            read = [
+                {"source": s, "requested": s, "sample": "sample:" in s}
+                for s in READS[nb_path.stem]
+            ]
+            (folder / "data_read.json").write_text(json.dumps({"sources": read}))
         if nb_path.stem == "91_flaky" and params.get("x") == 2:
             return "cell 2 of the executed notebook: RuntimeError: flaky"
         return None
@@ -158,6 +163,48 @@ def test_i34_6_data_and_library_changes_rerun_the_runs_they_affect(project, exec
     assert _reproduce(notebooks=["92_plain"])[0][0].why == "the notebook changed"
     (project / "uv.lock").write_text("version = 1\n")
     assert _reproduce(notebooks=["92_plain"])[0][0].why == "the environment lock (uv.lock) changed"
+
+
+def test_i34_6_a_judge_run_adding_a_table_reruns_the_runs_that_read_its_benchmark(
+    project, executed, judgelab_home, monkeypatch
+):
+    """Tables on disk (items, every judgments table of the benchmark) are the data read."""
+    data = judgelab_home / "data"
+    (data / "items").mkdir(parents=True)
+    (data / "items" / "mybench.parquet").write_bytes(b"items v1")
+    (data / "judgments" / "mybench").mkdir(parents=True)
+    (data / "judgments" / "mybench" / "judge1.parquet").write_bytes(b"judge 1")
+    monkeypatch.setitem(READS, "92_plain", ["mybench"])
+    first, _ = _reproduce(notebooks=["92_plain", "90_reads"])
+    files = first[-1].provenance["data"][0]["files"]
+    assert [f["path"] for f in files] == [
+        "$JUDGELAB_DATA/items/mybench.parquet",
+        "$JUDGELAB_DATA/judgments/mybench/judge1.parquet",
+    ]
+    executed.clear()
+    (data / "judgments" / "mybench" / "judge2.parquet").write_bytes(b"judge 2")
+    results, _ = _reproduce(notebooks=["92_plain", "90_reads"])
+    assert executed == ["92_plain [default]"]
+    assert results[-1].why == (
+        "data changed: $JUDGELAB_DATA/judgments/mybench/judge2.parquet is new"
+    )
+    executed.clear()
+    (data / "items" / "mybench.parquet").write_bytes(b"items v2")
+    results, _ = _reproduce(notebooks=["92_plain"])
+    assert results[0].why == "data changed: $JUDGELAB_DATA/items/mybench.parquet"
+    assert _reproduce(notebooks=["92_plain"])[0][0].skipped
+
+    # Data that cannot be looked at now runs the notebook (and never fails it).
+    def unreadable(name):
+        raise OSError("disk gone")
+
+    real = freshness._source_files
+    monkeypatch.setattr(freshness, "_source_files", unreadable)
+    results, _ = _reproduce(notebooks=["92_plain"])
+    assert results[0].ok and results[0].why == "its data could not be checked (OSError: disk gone)"
+    monkeypatch.setattr(freshness, "_source_files", real)
+    results, _ = _reproduce(notebooks=["92_plain"])
+    assert results[0].why == "the last run's data was not fingerprinted"
 
 
 def test_i34_6_force_and_failed_or_missing_runs_always_rerun(project, executed, judgelab_home):

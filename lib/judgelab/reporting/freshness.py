@@ -237,13 +237,17 @@ def _last_run(record: dict[str, Any] | None, notebook: str, run: str) -> str | N
     return None
 
 
-def data_after_run(notebook: str, run: str, data: list[dict[str, Any]]) -> dict[str, Any]:
+def data_after_run(notebook: str, run: str, data: list[dict[str, Any]]) -> dict[str, Any] | None:
     """Return the data fingerprint of a run that just read `data` (its provenance's list).
 
     Files the run's previous record fingerprinted with the same size and mtime keep their hash.
+    None when it cannot be taken (the run is then never skipped): it must not fail the run.
     """
     known = ((read_record(notebook, run) or {}).get(INPUTS) or {}).get("data")
-    return data_inputs(source_names(data), known if isinstance(known, dict) else None)
+    try:
+        return data_inputs(source_names(data), known if isinstance(known, dict) else None)
+    except Exception:  # noqa: BLE001 - a registry or manifest that cannot be read
+        return None
 
 
 def read_record(notebook: str, run: str) -> dict[str, Any] | None:
@@ -268,8 +272,13 @@ def check(notebook: Path, run: str, effective: dict[str, Any]) -> Verdict:
     for key, what in _STATIC:
         if old.get(key) != now[key]:
             return Verdict(False, what)
-    recorded = old.get("data") or {}
-    changed = _data_change(recorded, data_inputs(list(recorded), recorded))
+    recorded = old.get("data")
+    if not isinstance(recorded, dict):
+        return Verdict(False, "the last run's data was not fingerprinted")
+    try:
+        changed = _data_change(recorded, data_inputs(list(recorded), recorded))
+    except Exception as exc:  # noqa: BLE001 - unreadable now: run it, and say why
+        return Verdict(False, f"its data could not be checked ({type(exc).__name__}: {exc})")
     if changed:
         return Verdict(False, changed)
     return Verdict(True, f"unchanged since {record.get('started_at')}")
