@@ -5,7 +5,9 @@
 - `findings` — the one named finding a notebook declares (`out.finding`), read by the index.
 - `figures` — save a figure as PNG + SVG under `figures/<notebook>/<run>/`.
 - `params` — params files and `-p` overrides, checked against a notebook's parameters cell.
-- `pipeline` — execute a notebook with papermill, export HTML, `reproduce` every params file.
+- `pipeline` — execute a notebook with papermill (`execution`), export HTML, `reproduce`
+  every params file; `freshness` — which runs' inputs are unchanged (skipped); `progress` —
+  N of M, elapsed and ETA on stderr.
 - `index` — `reports/index.html` from the run records.
 - `reproduction` (with `comparison`, `peers`) — which published numbers judgelab reproduces.
 - `calibration` — coverage, type-I error and power of every estimator on planted truth
@@ -22,14 +24,17 @@ __all__ = [
     "card",
     "comparison",
     "design_check",
+    "execution",
     "explore",
     "figures",
     "findings",
+    "freshness",
     "index",
     "notebook",
     "params",
     "peers",
     "pipeline",
+    "progress",
     "provenance",
     "reproduction",
     "runs_diff",

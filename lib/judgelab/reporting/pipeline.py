@@ -2,8 +2,10 @@
 
 `run_notebook` executes `notebooks/<nb>.ipynb` with a params file (and `-p` overrides) into
 `reports/<nb>/<run>.ipynb` and `.html`; figures land in `figures/<nb>/<run>/`. A JSON record
-of each run (parameters, status, failing cell, seconds, figures) sits beside it, and
-`write_index` turns all records into `reports/index.html`.
+of each run (parameters, status, failing cell, seconds, figures, fingerprinted inputs) sits
+beside it, and `write_index` turns all records into `reports/index.html`. `reproduce` runs
+every params file whose inputs changed since its last successful run (`freshness`), with
+progress on stderr (`progress`); the kernel side is `execution`.
 """
 
 from __future__ import annotations

@@ -106,16 +106,17 @@ class Progress:
 
 
 class _Lines:
-    """A stream for tqdm off a terminal: each redraw that says something new is one line."""
+    """A stream for tqdm off a terminal: each redraw with a new count ("cell 3 of 9") is a line."""
 
     def __init__(self, inner: TextIO) -> None:
         self.inner, self.last = inner, ""
 
     def write(self, text: str) -> int:
         line = text.replace("\r", "").strip()
-        if line and line != self.last:
+        count = line.split(" · ")[0]
+        if line and count != self.last:
             self.inner.write(line + "\n")
-            self.last = line
+            self.last = count
         return len(text)
 
     def flush(self) -> None:
