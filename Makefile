@@ -43,8 +43,8 @@ env: $(STAMP) ## Create .venv and install judgelab with its dev extras
 lock: | $(BIN)/python $(if $(filter $(BIN)/uv,$(UV)),$(BIN)/uv) ## Refresh uv.lock after a pyproject.toml change (LOCK_ARGS=--upgrade: newest allowed versions)
 	$(UV) lock $(LOCK_ARGS)
 
-figures: $(STAMP) ## Execute every notebook with params/<nb>/default.yaml; writes reports/index.html
-	$(BIN)/judgelab reproduce --runs default
+figures: $(STAMP) ## Execute every notebook with params/<nb>/default.yaml whose inputs changed (FORCE=1: all); writes reports/index.html
+	$(BIN)/judgelab reproduce --runs default $(if $(FORCE),--force,)
 
 test: $(STAMP) ## Lint (ruff, import contracts) and run the test suite (pytest)
 	$(BIN)/ruff check .
@@ -57,7 +57,7 @@ lint: $(STAMP) ## Lint only (ruff + import contracts)
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports
 
-bench: $(STAMP) ## Benchmarks of issue 12 (offline): table of median/min/max + reports/bench.json
+bench: $(STAMP) ## Benchmarks of issues 12 and 34 (offline): table of median/min/max + reports/bench.json
 	$(BIN)/python -m bench.run $(BENCH_ARGS)
 	$(BIN)/python -m bench.scale_runner
 	$(BIN)/python -m bench.tables $(BENCH_TABLES_ARGS)

@@ -148,3 +148,55 @@ def test_scale_runner_smoke_measures_clients_and_workers_and_start_up(capsys):
         scale_runner.main(["--smoke", "--configs", "aiohttp:1:-streams"])
     s = res["startup"]
     assert s["help_s"]["n"] == 1 and s["cached_s"]["median"] > 0
+
+
+@pytest.mark.slow
+def test_i34_6_bench_rerun_skips_unchanged_and_reruns_one_changed(tmp_path):
+    """Issue 34 item 6 in `make bench`, on two tiny notebooks (real kernels, real CLI)."""
+    from bench import rerun
+
+    from judgelab.testing.notebooks import write_notebook
+
+    source = tmp_path / "src"
+    for nb in ("90_a", "91_b"):
+        write_notebook(
+            source / "notebooks" / f"{nb}.ipynb", 'seed: int = 0\nrun: str = "x"', ["1"]
+        )
+        (source / "params" / nb).mkdir(parents=True)
+        (source / "params" / nb / "default.yaml").write_text("seed: 0\n")
+    res = rerun.measure(source, timeout_s=300, read=bench.read_records)
+    assert res["fresh"]["returncode"] == 0, res["fresh"]["stderr_tail"]
+    assert [r["notebook"] for r in res["fresh"]["notebooks"]] == ["90_a", "91_b"]
+    assert res["unchanged"]["executed"] == [] and res["unchanged"]["returncode"] == 0
+    one = res["one_params_change"]
+    assert one["changed"] == {"file": "params/90_a/default.yaml", "key": "seed"}
+    assert one["executed"] == ["90_a [default]"]
+    assert "(ran: parameters changed: seed 0 → 1)" in one["stderr_tail"]
+    rows = rerun.table_rows(res)
+    assert rows[0][0] == "5 reproduce again, nothing changed" and rows[0][-1].endswith("(0 ran)")
+    assert rows[1][-1] == "PASS (ran: 90_a [default])"
+
+
+def test_i34_6_bench_table_shows_the_reruns_beside_the_fresh_run():
+    fresh = {"mode": "run", "wall_s": 250.0, "sum_seconds": 240.0, "failed": []}
+    fresh["notebooks"] = [{"notebook": "01_a", "status": "ok", "seconds": 240.0}]
+    fresh["rerun"] = {
+        "unchanged": {"wall_s": 9.5, "executed": [], "returncode": 0},
+        "one_params_change": {
+            "wall_s": 30.0,
+            "executed": ["01_a [default]"],
+            "returncode": 0,
+            "changed": {"file": "params/01_a/default.yaml", "key": "seed"},
+        },
+    }
+    rows = bench.table_rows({"figures": fresh})
+    assert [r[0] for r in rows] == [
+        "5   01_a (ok)",
+        "5 make figures wall",
+        "5 reproduce again, nothing changed",
+        "5 params/01_a/default.yaml (seed+1)",
+    ]
+    assert rows[2][2] == "9.500" and rows[2][-1] == "PASS (0 ran)"
+    assert rows[3][-1] == "PASS (ran: 01_a [default])"
+    fresh["rerun"]["unchanged"].update(wall_s=16.0, executed=["01_a [default]"])
+    assert bench.table_rows({"figures": fresh})[2][-1] == "MISS (1 ran)"

@@ -37,6 +37,7 @@ def _cmd_card(args: argparse.Namespace) -> int:
         params_file=params_file,
         overrides=overrides,
         run=args.run or run_name(args.judge),
+        progress=True,  # cells N of M, elapsed and ETA on stderr
     )
     pipeline.write_index()
     if not result.ok:

@@ -55,11 +55,14 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
         args.jobs = pipeline.default_jobs()
     runs = args.runs.split(",") if args.runs else None
     notebooks = args.notebooks.split(",") if args.notebooks else None
-    results = pipeline.reproduce(runs=runs, notebooks=notebooks, echo=print, jobs=args.jobs)
+    results = pipeline.reproduce(
+        runs=runs, notebooks=notebooks, jobs=args.jobs, force=args.force, progress=sys.stderr
+    )
     failed = [r for r in results if not r.ok]
+    skipped = sum(r.skipped for r in results)
     print(
-        f"{len(results) - len(failed)} ok, {len(failed)} failed; "
-        f"index: {pipeline.paths.reports() / 'index.html'}"
+        f"{len(results) - len(failed)} ok ({skipped} of them skipped, unchanged), "
+        f"{len(failed)} failed; index: {pipeline.paths.reports() / 'index.html'}"
     )
     for r in failed:
         print(f"FAILED {r.notebook} [{r.run}]: {r.error}", file=sys.stderr)
@@ -107,7 +110,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--run", help="run name (default: the params file stem, else `default`)")
     p.set_defaults(func=_cmd_run)
 
-    p = sub.add_parser("reproduce", help="execute every params/*/*.yaml and write the index")
+    p = sub.add_parser(
+        "reproduce",
+        help="execute every params/*/*.yaml whose inputs changed and write the index",
+        description="Execute every params file params/<nb>/<run>.yaml, then write the index. A "
+        "run whose inputs (notebook, parameters, library code, uv.lock, the data it read) are "
+        "unchanged since its last successful run is skipped and keeps its report; --force "
+        "runs everything. Progress (N of M, elapsed, ETA) and why each run ran or was skipped "
+        "go to stderr.",
+    )
     p.add_argument("--runs", help="comma-separated run names to keep (e.g. default)")
     p.add_argument("--notebooks", help="comma-separated notebook stems to keep")
     p.add_argument(
@@ -116,6 +127,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="notebooks executed at once (default: one per CPU core, at most 4)",
     )
+    p.add_argument("--force", action="store_true", help="run even the unchanged runs")
     p.set_defaults(func=_cmd_reproduce)
 
     p = sub.add_parser("index", help="rewrite reports/index.html from the run records")

@@ -5,7 +5,9 @@
 - `findings` — the one named finding a notebook declares (`out.finding`), read by the index.
 - `figures` — save a figure as PNG + SVG under `figures/<notebook>/<run>/`.
 - `params` — params files and `-p` overrides, checked against a notebook's parameters cell.
-- `pipeline` — execute a notebook with papermill, export HTML, `reproduce` every params file.
+- `pipeline` — execute a notebook with papermill (`execution`), export HTML, `reproduce`
+  every params file; `freshness` — which runs' inputs are unchanged (skipped); `progress` —
+  N of M, elapsed and ETA on stderr.
 - `html_export` — the HTML report readers share (code behind a toggle, itables shared once).
 - `index` — `reports/index.html` from the run records; `leaderboard` — its judge
   leaderboard, read from the report card's tables (`palette`: the light colours).
@@ -24,9 +26,11 @@ __all__ = [
     "card",
     "comparison",
     "design_check",
+    "execution",
     "explore",
     "figures",
     "findings",
+    "freshness",
     "html_export",
     "index",
     "leaderboard",
@@ -35,6 +39,7 @@ __all__ = [
     "params",
     "peers",
     "pipeline",
+    "progress",
     "provenance",
     "reproduction",
     "runs_diff",

@@ -2,8 +2,10 @@
 
 `run_notebook` executes `notebooks/<nb>.ipynb` with a params file (and `-p` overrides) into
 `reports/<nb>/<run>.ipynb` and `.html`; figures land in `figures/<nb>/<run>/`. A JSON record
-of each run (parameters, status, failing cell, seconds, figures) sits beside it, and
-`write_index` turns all records into `reports/index.html`.
+of each run (parameters, status, failing cell, seconds, figures, fingerprinted inputs) sits
+beside it, and `write_index` turns all records into `reports/index.html`. `reproduce` runs
+every params file whose inputs changed since its last successful run (`freshness`), with
+progress on stderr (`progress`); the kernel side is `execution`.
 """
 
 from __future__ import annotations
@@ -13,10 +15,8 @@ import contextlib
 import json
 import os
 import shutil
-import sys
 import time
-from collections.abc import Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -26,7 +26,11 @@ from judgelab.core.names import check_inside, safe_name
 from judgelab.errors import ParamsError as ParamsError
 from judgelab.errors import RunInProgress as RunInProgress
 from judgelab.errors import UnsafeNameError
-from judgelab.reporting import findings, provenance, stopping
+from judgelab.reporting import findings, freshness, provenance, stopping
+from judgelab.reporting import progress as progress_
+from judgelab.reporting.execution import _KERNEL_VARS as _KERNEL_VARS
+from judgelab.reporting.execution import KERNEL_START_TRIES as KERNEL_START_TRIES
+from judgelab.reporting.execution import execute as _execute
 from judgelab.reporting.html_export import declared_title, export_report
 from judgelab.reporting.index import load_records as load_records
 from judgelab.reporting.index import write_index
@@ -62,56 +66,22 @@ class RunResult:
     provenance: dict[str, Any] = field(default_factory=dict)
     #: Every parameter's value in the run: the notebook's defaults overridden by `parameters`.
     effective_parameters: dict[str, Any] = field(default_factory=dict)
+    #: What the run read, fingerprinted (`reporting.freshness`): `reproduce` skips it unchanged.
+    inputs: dict[str, Any] = field(default_factory=dict)
+    #: Why `reproduce` ran it ("parameters changed: …") or skipped it ("unchanged since …").
+    why: str = ""
+    skipped: bool = False
 
     @property
     def ok(self) -> bool:
         """Return True when the notebook executed without error."""
         return self.status == "ok"
 
-
-# A headless run says so (JUDGELAB_HEADLESS): widgets that need a live kernel show a note.
-_KERNEL_VARS = {
-    "MPLBACKEND": "module://matplotlib_inline.backend_inline",
-    "PYDEVD_DISABLE_FILE_VALIDATION": "1",
-    "JUDGELAB_HEADLESS": "1",
-}
-
-
-@contextlib.contextmanager
-def _kernel_env() -> Iterator[None]:
-    """Environment for the kernel: this interpreter first on PATH, inline figures.
-
-    The kernel inherits the environment; a venv need not be activated, and an `MPLBACKEND=Agg`
-    set for headless runs must not stop figures from showing in the executed notebook.
-    """
-    saved = {k: os.environ.get(k) for k in (*_KERNEL_VARS, "PATH")}
-    bindir = str(Path(sys.executable).parent)
-    path = os.environ.get("PATH", "")
-    if bindir not in path.split(os.pathsep):
-        os.environ["PATH"] = bindir + os.pathsep + path
-    os.environ.update(_KERNEL_VARS)
-    try:
-        yield
-    finally:
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
-
-
-def _error_of(exc: Exception) -> str:
-    cell = getattr(exc, "cell_index", None)
-    count = getattr(exc, "exec_count", None)
-    ename = getattr(exc, "ename", type(exc).__name__)
-    evalue = getattr(exc, "evalue", str(exc))
-    where = f"cell {cell} of the executed notebook" if cell is not None else "notebook"
-    if count is not None:
-        where += f" (execution count {count})"
-    first_line = (getattr(exc, "source", "") or "").strip().splitlines()[:1]
-    if first_line:
-        where += f" `{first_line[0][:80]}`"
-    return f"{where}: {ename}: {evalue}"
+    @classmethod
+    def from_record(cls, record: dict[str, Any], **changes: Any) -> RunResult:
+        """Return the result a run record `reports/<nb>/<run>.json` holds (with `changes`)."""
+        known = {f.name for f in fields(cls)}
+        return cls(**{**{k: v for k, v in record.items() if k in known}, **changes})
 
 
 def _resolve_run(
@@ -143,62 +113,6 @@ def _resolve_run(
     return params, run_name
 
 
-# A kernel that dies before its first reply never ran a cell: jupyter_client picks free ports,
-# then the kernel binds them, and another process (a second kernel, a loopback server) can take
-# one in between ("Address already in use"). Such a start is tried again, a cell error never is.
-KERNEL_START_TRIES = 3
-_KERNEL_START_FAILURE = "Kernel died before replying to kernel_info"
-
-
-def _execute(nb_path: Path, ipynb: Path, params: dict[str, Any], timeout_s: int) -> str | None:
-    """Execute a notebook into `ipynb` (atomically); return the error text, None when ok."""
-    for attempt in range(1, KERNEL_START_TRIES + 1):
-        error = _execute_once(nb_path, ipynb, params, timeout_s)
-        if error is None or _KERNEL_START_FAILURE not in error:
-            return error
-        if attempt < KERNEL_START_TRIES:
-            print(
-                f"{nb_path.stem}: the kernel did not start ({error}); "
-                f"starting it again (try {attempt + 1} of {KERNEL_START_TRIES})",
-                file=sys.stderr,
-            )
-    return f"{error} (after {KERNEL_START_TRIES} kernel starts)"
-
-
-def _execute_once(
-    nb_path: Path, ipynb: Path, params: dict[str, Any], timeout_s: int
-) -> str | None:
-    """One papermill execution into `ipynb` (atomically); the error text, None when ok."""
-    import papermill
-
-    error = None
-    with tables.atomic_path(ipynb, suffix=".ipynb") as tmp, _kernel_env():
-        try:
-            papermill.execute_notebook(
-                str(nb_path),
-                str(tmp),
-                parameters=params,
-                cwd=str(paths.project()),
-                kernel_name="python3",
-                progress_bar=False,
-                log_output=False,
-                execution_timeout=timeout_s,
-                # `run: str = ...` on a cell's first line would otherwise be read as %run.
-                extra_arguments=[
-                    "--InteractiveShell.automagic=False",
-                    # A stopped run closes the kernel's sockets mid-reply; its log would then
-                    # print a traceback after the one-line "interrupted" (cell errors go to
-                    # the notebook, not this log).
-                    "--IPKernelApp.log_level=CRITICAL",
-                ],
-            )
-        except Exception as exc:  # papermill raises after writing the executed notebook
-            error = _error_of(exc)
-            if not tmp.exists() or tmp.stat().st_size == 0:
-                tmp.write_text(json.dumps({"error": error}), encoding="utf-8")
-    return error
-
-
 def _clear_figures(stem: str, run_name: str) -> Path:
     """Remove the figures of an earlier run `figures/<nb>/<run>/` and return that folder.
 
@@ -222,18 +136,38 @@ def run_notebook(
     run: str | None = None,
     html_export: bool = True,
     timeout_s: int = 1200,
+    skip_unchanged: bool = False,
+    progress: bool = False,
 ) -> RunResult:
     """Execute one notebook with papermill and export it; never raises on a cell error.
 
     The run name is `run`, else the params file stem, else "default". The notebook receives
     its params plus `run`. A cell error marks the result `failed` (with the failing cell) and
-    still writes the executed notebook and its HTML, so the error can be read.
+    still writes the executed notebook and its HTML, so the error can be read. With
+    `skip_unchanged` (`reproduce`), a run whose inputs are unchanged since its last successful
+    run is not executed (`skipped`, its record kept), and one of the same name running in
+    another process is waited for, then checked. With `progress`, cells are counted on stderr.
     """
     nb_path = notebook_path(notebook)
     stem = nb_path.stem
     params, run_name = _resolve_run(stem, params_file, overrides, run)
-    with stopping.run_lock(stem, run_name):  # a second run of the same name is refused
-        return _run_locked(nb_path, params, run_name, params_file, html_export, timeout_s)
+    # a second run of the same name is refused (or, within `reproduce`, waited for)
+    with stopping.run_lock(stem, run_name, wait=skip_unchanged):
+        why = ""
+        if skip_unchanged:
+            verdict = freshness.check(nb_path, run_name, effective_parameters(stem, params))
+            if verdict.fresh:
+                return skipped_result(stem, run_name, verdict.why)
+            why = verdict.why
+        return _run_locked(
+            nb_path, params, run_name, params_file, html_export, timeout_s, progress, why
+        )
+
+
+def skipped_result(notebook: str, run: str, why: str) -> RunResult:
+    """Return the recorded result of a run `reproduce` skips (`why`: unchanged since when)."""
+    record = freshness.read_record(notebook, run) or {}
+    return RunResult.from_record(record, why=why, skipped=True)
 
 
 def _run_locked(
@@ -243,6 +177,8 @@ def _run_locked(
     params_file: str | os.PathLike[str] | None,
     html_export: bool,
     timeout_s: int,
+    progress: bool = False,
+    why: str = "",
 ) -> RunResult:
     """The body of `run_notebook`, run while holding the lock of (notebook, run)."""
     stem = nb_path.stem
@@ -254,11 +190,13 @@ def _run_locked(
     started = datetime.now(UTC)
     effective = effective_parameters(stem, params)
     prov = provenance.collect(effective)
+    inputs = freshness.static_inputs(nb_path, effective)  # as the run starts
     t0 = time.perf_counter()
-    error = _execute(nb_path, ipynb, params, timeout_s)
+    error = _execute(nb_path, ipynb, params, timeout_s, progress)
     seconds = time.perf_counter() - t0
     read = provenance.data_read(fig_dir)  # what the notebook really read, fallbacks included
     prov["data"] = prov["data"] if read is None else read
+    inputs["data"] = freshness.data_after_run(stem, run_name, prov["data"])
     html_out = None
     if html_export:
         # the parameters cells are left out of the page: every value the run used is here
@@ -290,6 +228,8 @@ def _run_locked(
         error=error,
         provenance=prov,
         effective_parameters=effective,
+        inputs=inputs,
+        why=why,
     )
     _write_record(result)
     return result
@@ -316,10 +256,13 @@ def _write_record(result: RunResult) -> None:
     )
 
 
-def _run_params_file(f: Path) -> RunResult:
-    """Run one params file; a rejected file becomes a failed run record, never an exception."""
+def _run_params_file(f: Path, force: bool = False) -> RunResult:
+    """Run one params file (unless unchanged); a rejected file becomes a failed run record."""
     try:
-        return run_notebook(f.parent.name, params_file=f)
+        result = run_notebook(f.parent.name, params_file=f, skip_unchanged=not force)
+        if force:
+            result.why = "forced (--force)"
+        return result
     except (ParamsError, UnsafeNameError, FileNotFoundError, RunInProgress) as exc:
         result = RunResult(
             notebook=f.parent.name,
@@ -343,19 +286,46 @@ def default_jobs() -> int:
     return max(1, min(4, os.cpu_count() or 1))
 
 
+def _unchanged(f: Path) -> RunResult | None:
+    """Return the recorded result of params file `f`'s run when its inputs are unchanged."""
+    stem = f.parent.name
+    try:
+        nb_path = notebook_path(stem)
+        params, run_name = _resolve_run(stem, f, None, None)
+    except (ParamsError, UnsafeNameError, FileNotFoundError):
+        return None  # running it records why
+    verdict = freshness.check(nb_path, run_name, effective_parameters(stem, params))
+    return skipped_result(stem, run_name, verdict.why) if verdict.fresh else None
+
+
+def _line(result: RunResult) -> str:
+    """Return the line `reproduce` prints for one result: what happened, and why."""
+    name = f"{result.notebook} [{result.run}]"
+    if result.skipped:
+        return f"{name}: skipped, {result.why}"
+    tail = "" if result.ok else f" — {result.error}"
+    why = f" (ran: {result.why})" if result.why else ""
+    return f"{name}: {result.status} in {result.seconds:.1f}s{why}{tail}"
+
+
 def reproduce(
     *,
     runs: list[str] | None = None,
     notebooks: list[str] | None = None,
     echo: Any = None,
     jobs: int = 1,
+    force: bool = False,
+    progress: Any = None,
 ) -> list[RunResult]:
     """Run every params file (optionally only some runs / notebooks), then write the index.
 
     A run name in `runs` also selects its dotted variants: "default" runs `default.yaml` and
-    every `default.<name>.yaml` (e.g. one report card per default judge). With `jobs > 1`,
-    that many notebooks execute at once, each in its own worker process and kernel; results
-    come back in params-file order whatever order they finish in.
+    every `default.<name>.yaml` (e.g. one report card per default judge). A run whose inputs
+    are unchanged since its last successful run is skipped, its record and index row kept
+    (`reporting.freshness`); `force` runs everything. With `jobs > 1`, that many notebooks
+    execute at once, each in its own worker process and kernel; results come back in
+    params-file order whatever order they finish in. Each result's line goes to `echo`, and,
+    with N of M, elapsed and ETA, to the `progress` stream (e.g. `sys.stderr`).
     """
     if jobs < 1:
         raise ValueError(f"jobs must be at least 1, got {jobs}")
@@ -365,28 +335,37 @@ def reproduce(
         if (runs is None or any(f.stem == r or f.stem.startswith(r + ".") for r in runs))
         and (notebooks is None or f.parent.name in notebooks)
     ]
-
-    def report(result: RunResult) -> None:
+    done = {} if force else {f: r for f in files if (r := _unchanged(f)) is not None}
+    todo = [f for f in files if f not in done]
+    for result in done.values():
         if echo:
-            tail = "" if result.ok else f" — {result.error}"
-            echo(
-                f"{result.notebook} [{result.run}]: {result.status} in {result.seconds:.1f}s{tail}"
-            )
+            echo(_line(result))
+        if progress:
+            print(_line(result), file=progress, flush=True)
+    expected = {
+        str(f): (freshness.read_record(f.parent.name, f.stem) or {}).get("seconds") for f in todo
+    }
+    bar = progress_.Progress(expected, jobs=jobs, stream=progress)
 
-    results: list[RunResult] = []
+    def report(f: Path, result: RunResult) -> None:
+        line = bar.step(str(f), _line(result))
+        if echo:
+            echo(line)
+
     try:
-        if jobs == 1 or len(files) < 2:
-            for f in files:
-                results.append(_run_params_file(f))
-                report(results[-1])
+        if jobs == 1 or len(todo) < 2:
+            for f in todo:
+                done[f] = _run_params_file(f, force)
+                report(f, done[f])
         else:
-            results = _run_parallel(files, jobs, report)
+            done.update(_run_parallel(todo, jobs, report, force))
     finally:  # a signal stops the runs; the index still shows every run that finished
+        bar.close()
         write_index()
-    return results
+    return [done[f] for f in files]
 
 
-def _run_parallel(files: list[Path], jobs: int, report: Any) -> list[RunResult]:
+def _run_parallel(files: list[Path], jobs: int, report: Any, force: bool) -> dict[Path, RunResult]:
     """Run params files in `jobs` worker processes (each with its own kernel).
 
     Workers die with this process, even on kill -9; on a signal or an error here, running
@@ -400,10 +379,10 @@ def _run_parallel(files: list[Path], jobs: int, report: Any) -> list[RunResult]:
         jobs, mp_context=context, initializer=stopping.worker_init, initargs=(os.getpid(),)
     )
     try:
-        futures = [pool.submit(stopping.in_worker, _run_params_file, f) for f in files]
+        futures = {pool.submit(stopping.in_worker, _run_params_file, f, force): f for f in files}
         for future in concurrent.futures.as_completed(futures):
-            report(future.result())
-        return [future.result() for future in futures]
+            report(futures[future], future.result())
+        return {f: future.result() for future, f in futures.items()}
     except BaseException:
         stopping.stop_workers(pool)
         raise

@@ -31,21 +31,27 @@ _in_job = False  # a worker is executing a notebook (else a signal just ends it)
 
 
 @contextlib.contextmanager
-def run_lock(notebook: str, run: str) -> Iterator[None]:
+def run_lock(notebook: str, run: str, *, wait: bool = False) -> Iterator[None]:
     """Hold the lock of one (notebook, run); raise `RunInProgress` when another holds it.
 
-    The lock file stays (an empty hidden file); the lock dies with the process that holds it,
-    so a killed run never blocks the next one.
+    With `wait` (`reproduce`), a lock another process holds is waited for, saying so on
+    stderr; one this process holds is still refused (waiting for it would never end). The
+    lock file stays (an empty hidden file); the lock dies with the process that holds it, so
+    a killed run never blocks the next one.
     """
     lock = paths.reports() / notebook / f".{run}.lock"
-    try:
-        with locks.file_lock(lock, wait=False):
-            yield
-    except locks.LockBusy as busy:
-        raise RunInProgress(
-            f"{notebook} [{run}] is already running (process {busy.holder}); wait for it to "
-            f"finish, or give this run another name with --run"
-        ) from None
+    with contextlib.ExitStack() as held:
+        try:
+            held.enter_context(locks.file_lock(lock, wait=False))
+        except locks.LockBusy as busy:
+            if not wait or busy.holder == str(os.getpid()):
+                raise RunInProgress(
+                    f"{notebook} [{run}] is already running (process {busy.holder}); wait for "
+                    f"it to finish, or give this run another name with --run"
+                ) from None
+            print(f"{notebook} [{run}]: waiting for process {busy.holder}", file=sys.stderr)
+            held.enter_context(locks.file_lock(lock, wait=True))
+        yield
 
 
 def _interrupt(signum: int, frame: Any) -> None:

@@ -1,0 +1,125 @@
+"""Execute one notebook with papermill in a kernel of this interpreter (used by `pipeline`).
+
+`execute` writes the executed notebook atomically and returns the error text (None when ok):
+the failing cell, its execution count and first line. A kernel that dies before its first
+reply is started again (`KERNEL_START_TRIES`); a cell error never is.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from judgelab.core import paths, tables
+from judgelab.reporting import progress as progress_
+
+# A headless run says so (JUDGELAB_HEADLESS): widgets that need a live kernel show a note.
+_KERNEL_VARS = {
+    "MPLBACKEND": "module://matplotlib_inline.backend_inline",
+    "PYDEVD_DISABLE_FILE_VALIDATION": "1",
+    "JUDGELAB_HEADLESS": "1",
+}
+
+
+@contextlib.contextmanager
+def _kernel_env() -> Iterator[None]:
+    """Environment for the kernel: this interpreter first on PATH, inline figures.
+
+    The kernel inherits the environment; a venv need not be activated, and an `MPLBACKEND=Agg`
+    set for headless runs must not stop figures from showing in the executed notebook.
+    """
+    saved = {k: os.environ.get(k) for k in (*_KERNEL_VARS, "PATH")}
+    bindir = str(Path(sys.executable).parent)
+    path = os.environ.get("PATH", "")
+    if bindir not in path.split(os.pathsep):
+        os.environ["PATH"] = bindir + os.pathsep + path
+    os.environ.update(_KERNEL_VARS)
+    try:
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+def error_of(exc: Exception) -> str:
+    """Return where a failed execution stopped: cell, execution count, first line, error."""
+    cell = getattr(exc, "cell_index", None)
+    count = getattr(exc, "exec_count", None)
+    ename = getattr(exc, "ename", type(exc).__name__)
+    evalue = getattr(exc, "evalue", str(exc))
+    where = f"cell {cell} of the executed notebook" if cell is not None else "notebook"
+    if count is not None:
+        where += f" (execution count {count})"
+    first_line = (getattr(exc, "source", "") or "").strip().splitlines()[:1]
+    if first_line:
+        where += f" `{first_line[0][:80]}`"
+    return f"{where}: {ename}: {evalue}"
+
+
+# A kernel that dies before its first reply never ran a cell: jupyter_client picks free ports,
+# then the kernel binds them, and another process (a second kernel, a loopback server) can take
+# one in between ("Address already in use"). Such a start is tried again, a cell error never is.
+KERNEL_START_TRIES = 3
+_KERNEL_START_FAILURE = "Kernel died before replying to kernel_info"
+
+
+def execute(
+    nb_path: Path, ipynb: Path, params: dict[str, Any], timeout_s: int, progress: bool = False
+) -> str | None:
+    """Execute a notebook into `ipynb` (atomically); return the error text, None when ok.
+
+    With `progress`, its cells are counted on stderr (N of M, elapsed, ETA).
+    """
+    for attempt in range(1, KERNEL_START_TRIES + 1):
+        error = _execute_once(nb_path, ipynb, params, timeout_s, progress)
+        if error is None or _KERNEL_START_FAILURE not in error:
+            return error
+        if attempt < KERNEL_START_TRIES:
+            print(
+                f"{nb_path.stem}: the kernel did not start ({error}); "
+                f"starting it again (try {attempt + 1} of {KERNEL_START_TRIES})",
+                file=sys.stderr,
+            )
+    return f"{error} (after {KERNEL_START_TRIES} kernel starts)"
+
+
+def _execute_once(
+    nb_path: Path, ipynb: Path, params: dict[str, Any], timeout_s: int, progress: bool
+) -> str | None:
+    """One papermill execution into `ipynb` (atomically); the error text, None when ok."""
+    import papermill
+
+    error = None
+    with tables.atomic_path(ipynb, suffix=".ipynb") as tmp, _kernel_env():
+        try:
+            papermill.execute_notebook(
+                str(nb_path),
+                str(tmp),
+                parameters=params,
+                cwd=str(paths.project()),
+                kernel_name="python3",
+                progress_bar=progress_.cell_bar(nb_path.stem) if progress else False,
+                log_output=False,
+                execution_timeout=timeout_s,
+                # `run: str = ...` on a cell's first line would otherwise be read as %run.
+                extra_arguments=[
+                    "--InteractiveShell.automagic=False",
+                    # A stopped run closes the kernel's sockets mid-reply; its log would then
+                    # print a traceback after the one-line "interrupted" (cell errors go to
+                    # the notebook, not this log).
+                    "--IPKernelApp.log_level=CRITICAL",
+                ],
+            )
+        except Exception as exc:  # papermill raises after writing the executed notebook
+            error = error_of(exc)
+            if not tmp.exists() or tmp.stat().st_size == 0:
+                tmp.write_text(json.dumps({"error": error}), encoding="utf-8")
+    return error
