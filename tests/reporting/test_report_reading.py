@@ -218,3 +218,26 @@ def test_i34_3_declared_title_replaces_page_title(report: pipeline.RunResult, tm
     assert re.search(r"<h1[^>]*>Judge report card: src:judge-1", page)
     assert "Reading test" not in page
     assert json.loads(json.dumps(nb.metadata)).get("title") is None  # the .ipynb is unchanged
+
+
+AWAY = """<script>
+window.addEventListener('load', function () { setTimeout(function () {
+  var r = window.__jl, note = document.querySelector('.jl-missing');
+  r.note = note ? note.textContent : '';
+  var pre = document.createElement('pre'); pre.id = 'jl-probe';
+  pre.textContent = JSON.stringify(r); document.body.appendChild(pre);
+}, 1500); });
+</script>"""
+
+
+@needs_chromium
+def test_i34_6_html_a_report_copied_away_from_its_shared_bundle_says_so_without_errors(
+    report: pipeline.RunResult, tmp_path: Path
+):
+    """CI caught it on the card: copied away, itables' init awaited an undefined bundle."""
+    away = tmp_path / "away" / "report.html"
+    away.parent.mkdir()
+    away.write_text(_page(report), encoding="utf-8")
+    r = probe(away, AWAY, tmp_path / "profile")
+    assert r["errors"] == [], r["errors"]
+    assert "Interactive tables need ../_shared/itables-" in r["note"]

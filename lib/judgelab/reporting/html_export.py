@@ -136,8 +136,8 @@ def _retitle(cells: list[Any], title: str) -> None:
 
 
 @functools.cache
-def _itables_offline() -> tuple[str, str, str, str]:
-    """Return itables' offline init HTML, its version variable, its JS and its CSS."""
+def _itables_offline() -> tuple[str, str, str, str, str]:
+    """Return itables' offline init HTML, its version variable, ready event, JS and CSS."""
     from itables import javascript, options
 
     bundle = Path(options.dt_bundle)
@@ -145,8 +145,11 @@ def _itables_offline() -> tuple[str, str, str, str]:
     version = re.search(r"window\.(_itables_\w+)", init)
     if version is None:
         raise RuntimeError("itables' offline init no longer names its version variable")
+    event = re.search(r'new Event\("([^"]+)"\)', init)
+    if event is None:
+        raise RuntimeError("itables' offline init no longer names its ready event")
     css = bundle.with_suffix(".css").read_text(encoding="utf-8")
-    return init, version.group(1), bundle.read_text(encoding="utf-8"), css
+    return init, version.group(1), event.group(1), bundle.read_text(encoding="utf-8"), css
 
 
 def _write_shared(js: str, css: str) -> tuple[Path, Path]:
@@ -169,8 +172,9 @@ if (!window.{var}) {{
   if (window.__jlItablesSource) {{
     var jlBlob = new Blob([window.__jlItablesSource], {{type: "application/javascript"}});
     window.{var} = import(URL.createObjectURL(jlBlob));
-    window.{var}.then(function () {{ window.dispatchEvent(new Event("itables-version-ready")); }});
+    window.{var}.then(function () {{ window.dispatchEvent(new Event("{event}")); }});
   }} else {{
+    window.{var} = new Promise(function () {{}});  // the tables wait: no error, the note says why
     document.write("<p class='jl-missing'>Interactive tables need {js} beside this page.</p>");
   }}
 }}
@@ -200,13 +204,13 @@ def share_itables(cells: list[Any], target: Path) -> bool:
 
 def itables_loader(page: Path) -> str:
     """Return the HTML that loads itables' shared bundle into `page` (writing it once)."""
-    _, var, js, css = _itables_offline()
+    _, var, event, js, css = _itables_offline()
     script, sheet = _write_shared(js, css)
 
     def rel(p: Path) -> str:
         return Path(os.path.relpath(p, page.parent)).as_posix()
 
-    return _LOADER.format(js=rel(script), css=rel(sheet), var=var)
+    return _LOADER.format(js=rel(script), css=rel(sheet), var=var, event=event)
 
 
 __all__ = [

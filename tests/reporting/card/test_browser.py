@@ -90,7 +90,8 @@ def _probe(html_path: Path, tmp_path: Path) -> dict:
     page = html_path.read_text(encoding="utf-8")
     page = re.sub(r"<head>", "<head>" + PROBE_HEAD, page, count=1)
     page = page.replace("</body>", PROBE_BODY + "</body>", 1)
-    target = tmp_path / "page.html"
+    # Beside the report: its links (the shared itables bundle in ../_shared/) must resolve.
+    target = html_path.parent / "probe-page.html"
     target.write_text(page, encoding="utf-8")
     profile = tmp_path / "profile"
     cmd = [
