@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from judgelab.core import schema
-from judgelab.reporting import explore
+from judgelab.reporting import execution, explore
 
 
 def _pairwise():
@@ -106,6 +106,5 @@ def test_view_html_counts_and_shows_the_chosen_cases():
 
 
 def test_pipeline_marks_kernels_headless():
-    from judgelab.reporting import pipeline
 
-    assert pipeline._KERNEL_VARS["JUDGELAB_HEADLESS"] == "1"
+    assert execution._KERNEL_VARS["JUDGELAB_HEADLESS"] == "1"

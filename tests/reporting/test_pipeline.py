@@ -6,7 +6,7 @@ import nbformat
 import pytest
 
 from judgelab.cli import main as cli
-from judgelab.reporting import pipeline
+from judgelab.reporting import execution, pipeline
 from judgelab.testing.notebooks import write_notebook
 
 
@@ -237,8 +237,8 @@ def test_a_kernel_that_never_starts_fails_the_run_and_a_cell_error_is_not_retrie
 
     monkeypatch.setattr(papermill, "execute_notebook", never_starts)
     res = pipeline.run_notebook("90_ok")
-    assert res.status == "failed" and len(calls) == pipeline.KERNEL_START_TRIES
-    assert f"after {pipeline.KERNEL_START_TRIES} kernel starts" in res.error
+    assert res.status == "failed" and len(calls) == execution.KERNEL_START_TRIES
+    assert f"after {execution.KERNEL_START_TRIES} kernel starts" in res.error
 
     calls.clear()
 

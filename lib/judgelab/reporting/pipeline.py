@@ -28,8 +28,6 @@ from judgelab.errors import RunInProgress as RunInProgress
 from judgelab.errors import UnsafeNameError
 from judgelab.reporting import findings, freshness, provenance, stopping
 from judgelab.reporting import progress as progress_
-from judgelab.reporting.execution import _KERNEL_VARS as _KERNEL_VARS
-from judgelab.reporting.execution import KERNEL_START_TRIES as KERNEL_START_TRIES
 from judgelab.reporting.execution import execute as _execute
 from judgelab.reporting.html_export import declared_title, export_report
 from judgelab.reporting.index import load_records as load_records
