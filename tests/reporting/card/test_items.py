@@ -7,6 +7,8 @@ items (or judgments) the measure counted, and how each counted.
 
 from __future__ import annotations
 
+import re
+
 import pandas as pd
 
 from judgelab.reporting import card, leaderboard
@@ -85,3 +87,19 @@ def test_i34_4_leaderboard_numbers_link_to_the_items_behind_them():
 def test_i34_4_leaderboard_legend_says_where_numbers_link():
     legend = leaderboard.legend_html()
     assert "items behind it" in legend and "comparison card" in legend
+
+
+def test_i34_4_card_items_view_cuts_a_long_table_and_links_every_row(monkeypatch):
+    # a UMass judge: 3,600 judgments (the page would pass 1 MB); 3 invalid ones come first
+    monkeypatch.setattr(card.items, "ROWS_SHOWN", 10)
+    n = 25
+    rows = pd.DataFrame(
+        {"key": "u:j", "measure": "invalid_rate", "split": "V1",
+         "item_id": [f"i{i}" for i in range(n)], "cluster": ["q " * 80] * n, "order": "0",
+         "verdict": "Correct", "invalid": [i in (7, 13, 21) for i in range(n)]}
+    )  # fmt: skip
+    page = str(card.items_view(rows, csv="../../figures/x/items.csv"))
+    assert "Shown: 10 of 25 rows" in page and 'href="../../figures/x/items.csv"' in page
+    shown = list(dict.fromkeys(re.findall(r"\b(i\d+)\b", page)))  # preview, then the data
+    assert shown == ["i7", "i13", "i21", *[f"i{i}" for i in range(7)]]  # invalid ones first
+    assert "q q q" in page and ("q " * 40) not in page  # clusters cut at a word boundary

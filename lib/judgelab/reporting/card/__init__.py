@@ -43,6 +43,7 @@ from judgelab.reporting.card.html import comparison_html as comparison_html
 from judgelab.reporting.card.html import comparison_table as comparison_table
 from judgelab.reporting.card.html import lights_view as lights_view
 from judgelab.reporting.card.items import ITEM_MEASURES as ITEM_MEASURES
+from judgelab.reporting.card.items import csv_link as csv_link
 from judgelab.reporting.card.items import items_behind as items_behind
 from judgelab.reporting.card.items import items_reason as items_reason
 from judgelab.reporting.card.items import items_view as items_view
@@ -93,6 +94,7 @@ __all__ = [
     "collect_measures",
     "comparison_html",
     "comparison_table",
+    "csv_link",
     "headlines",
     "items_behind",
     "items_reason",

@@ -11,7 +11,9 @@ card lists no items (`items_reason`): each judge's own card does.
 from __future__ import annotations
 
 import html
+import os
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -19,9 +21,10 @@ import pandas as pd
 from judgelab.analyses import correctness, pairwise
 from judgelab.analyses.correctness import measures as correctness_measures
 from judgelab.analyses.registry import CardContext, CardOptions
-from judgelab.core import lengths
+from judgelab.core import lengths, paths
 from judgelab.reporting.card.html import Html
 from judgelab.reporting.card.sources import CardSource
+from judgelab.reporting.explore import clip
 from judgelab.reporting.leaderboard import items_anchor as anchor
 
 #: Measures with an items table (the leaderboard's numbers), in page order -> what each row
@@ -38,6 +41,9 @@ ITEM_MEASURES = {
 }
 #: Label of the key column of the long table (`items_behind`).
 KEY = "key"
+#: Characters of a cluster label shown on the page (a cluster is often a whole question;
+#: the CSV keeps it whole).
+CLUSTER_SHOWN = 60
 
 
 def _base(frame: pd.DataFrame) -> pd.DataFrame:
@@ -128,11 +134,43 @@ def items_behind(sources: Mapping[str, CardSource], **options: Any) -> pd.DataFr
     return out[[KEY, *[c for c in out.columns if c != KEY]]]
 
 
-def items_view(items: pd.DataFrame) -> Html:
+#: Rows of one measure's table shown on the page (a UMass judge has 3,600 judgments: the page
+#: would pass 1 MB); the CSV beside the report keeps every row.
+ROWS_SHOWN = 1000
+#: measure -> (column, ascending) that puts the rows that counted against the judge first
+#: when a table is cut to `ROWS_SHOWN` rows.
+FIRST = {
+    "ca": ("correct_both_orders", True),
+    "kappa_human": ("agrees_with_human", True),
+    "pos_a_rate": ("verdicts_for_A", False),
+    "invalid_rate": ("invalid", False),
+}
+
+
+def _shown(rows: pd.DataFrame, measure: str, csv: str) -> tuple[pd.DataFrame, str]:
+    """Return the rows shown on the page (cut to `ROWS_SHOWN`) and the line saying so."""
+    shown = rows.drop(columns=[c for c in (KEY, "measure") if c in rows.columns])
+    if "cluster" in shown.columns:
+        shown = shown.assign(cluster=shown["cluster"].map(lambda c: clip(c, CLUSTER_SHOWN)))
+    if len(shown) <= ROWS_SHOWN:
+        return shown, ""
+    column, ascending = FIRST[measure]
+    shown = shown.sort_values(column, ascending=ascending, kind="stable").head(ROWS_SHOWN)
+    where = f'<a href="{html.escape(csv)}">items.csv</a>' if csv else "items.csv"
+    return shown, (
+        f"<p><i>Shown: {ROWS_SHOWN:,} of {len(rows):,} rows, those with "
+        f"<code>{column}</code> {'false' if ascending else 'highest'} first; every row is "
+        f"in {where} beside the run's tables.</i></p>"
+    )
+
+
+def items_view(items: pd.DataFrame, *, csv: str = "") -> Html:
     """Return one anchored, interactive table per measure of `items_behind` output.
 
-    Each table is itables' (sortable, searchable, every row kept: the CSV beside the report
-    holds the same rows); a measure the judge has no items for says so in one line.
+    Each table is itables' (sortable, searchable; a cluster label is cut to `CLUSTER_SHOWN`
+    characters at a word boundary); a table longer than `ROWS_SHOWN` rows shows that many,
+    the rows that counted against the judge first, and says so, linking `csv` (the saved
+    table, every row, clusters whole). A measure the judge has no items for says so.
     """
     import itables  # deferred: only a card page pays for it
 
@@ -150,7 +188,7 @@ def items_view(items: pd.DataFrame) -> Html:
         if rows.empty:
             parts.append(head.replace("</p>", " None here: the measure does not apply.</p>"))
             continue
-        shown = rows.drop(columns=[c for c in (KEY, "measure") if c in rows.columns])
+        shown, cut = _shown(rows, measure, csv)
         table = itables.to_html_datatable(
             shown.reset_index(drop=True),
             table_id=f"jl-{anchor(measure)}",
@@ -159,12 +197,23 @@ def items_view(items: pd.DataFrame) -> Html:
             maxBytes=0,
             classes="display compact",
         )
-        parts.append(head + table)
+        parts.append(head + cut + table)
     return Html("".join(parts))
+
+
+def csv_link(saved: Path, notebook: str) -> str:
+    """Return the link from a run's report page to a table it saved (`Outputs.table`)."""
+    page_folder = paths.reports() / notebook
+    try:
+        return Path(os.path.relpath(saved, page_folder)).as_posix()
+    except ValueError:  # another drive: no relative link
+        return ""
 
 
 __all__ = [
     "ITEM_MEASURES",
+    "ROWS_SHOWN",
+    "csv_link",
     "items_behind",
     "items_reason",
     "items_view",
