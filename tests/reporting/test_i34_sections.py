@@ -120,6 +120,6 @@ def test_i34_3_02_page_leads_with_the_preference_table(monkeypatch: pytest.Monke
     result = pipeline.run_notebook("02_positional_bias", overrides=overrides, run="i34_lead")
     assert result.ok, result.error
     page = Path(result.html).read_text(encoding="utf-8")
-    first = re.search(r"<table.*?</table>", page, re.S).group(0)
-    assert "pos_a_rate_decisive" in first and "n_items_table" not in first
+    tables = [t.split("</script>")[0] for t in page.split('<table hidden="hidden" id="')[1:]]
+    assert "pos_a_rate_decisive" in tables[0] and "n_items_table" not in tables[0]
     assert page.rindex("n_items_table") > page.rindex(">Coverage")
