@@ -99,7 +99,8 @@ def test_i34_4_card_items_view_cuts_a_long_table_and_links_every_row(monkeypatch
          "verdict": "Correct", "invalid": [i in (7, 13, 21) for i in range(n)]}
     )  # fmt: skip
     page = str(card.items_view(rows, csv="../../figures/x/items.csv"))
-    assert "Shown: 10 of 25 rows" in page and 'href="../../figures/x/items.csv"' in page
+    assert "Shown: 10 of 25 rows, those with <code>invalid</code> true first" in page
+    assert 'href="../../figures/x/items.csv"' in page
     shown = list(dict.fromkeys(re.findall(r"\b(i\d+)\b", page)))  # preview, then the data
     assert shown == ["i7", "i13", "i21", *[f"i{i}" for i in range(7)]]  # invalid ones first
     assert "q q q" in page and ("q " * 40) not in page  # clusters cut at a word boundary

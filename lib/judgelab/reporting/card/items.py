@@ -137,13 +137,13 @@ def items_behind(sources: Mapping[str, CardSource], **options: Any) -> pd.DataFr
 #: Rows of one measure's table shown on the page (a UMass judge has 3,600 judgments: the page
 #: would pass 1 MB); the CSV beside the report keeps every row.
 ROWS_SHOWN = 1000
-#: measure -> (column, ascending) that puts the rows that counted against the judge first
-#: when a table is cut to `ROWS_SHOWN` rows.
+#: measure -> (column, ascending, its first values in words): what puts the rows that counted
+#: against the judge first when a table is cut to `ROWS_SHOWN` rows.
 FIRST = {
-    "ca": ("correct_both_orders", True),
-    "kappa_human": ("agrees_with_human", True),
-    "pos_a_rate": ("verdicts_for_A", False),
-    "invalid_rate": ("invalid", False),
+    "ca": ("correct_both_orders", True, "false"),
+    "kappa_human": ("agrees_with_human", True, "false"),
+    "pos_a_rate": ("verdicts_for_A", False, "highest"),
+    "invalid_rate": ("invalid", False, "true"),
 }
 
 
@@ -154,12 +154,12 @@ def _shown(rows: pd.DataFrame, measure: str, csv: str) -> tuple[pd.DataFrame, st
         shown = shown.assign(cluster=shown["cluster"].map(lambda c: clip(c, CLUSTER_SHOWN)))
     if len(shown) <= ROWS_SHOWN:
         return shown, ""
-    column, ascending = FIRST[measure]
+    column, ascending, words = FIRST[measure]
     shown = shown.sort_values(column, ascending=ascending, kind="stable").head(ROWS_SHOWN)
     where = f'<a href="{html.escape(csv)}">items.csv</a>' if csv else "items.csv"
     return shown, (
         f"<p><i>Shown: {ROWS_SHOWN:,} of {len(rows):,} rows, those with "
-        f"<code>{column}</code> {'false' if ascending else 'highest'} first; every row is "
+        f"<code>{column}</code> {words} first; every row is "
         f"in {where} beside the run's tables.</i></p>"
     )
 
