@@ -112,6 +112,9 @@ def _card_run(run: str, measures: pd.DataFrame, lights: pd.DataFrame, judges: li
     page.write_text(
         "<html><body>"
         + "".join(f'<h2 id="{a}">{a}</h2>' for a in ("Traffic-lights", "Every-measure"))
+        + "".join(
+            f'<h3 id="{leaderboard.items_anchor(c.measure)}"></h3>' for c in leaderboard.COLUMNS
+        )
         + "</body></html>",
         encoding="utf-8",
     )
@@ -192,7 +195,7 @@ def test_i34_4_leaderboard_rows_read_like_a_leaderboard():
     assert "illustrative" not in board["Judge"][0] + board["Judge"][1]
     gpt, umass = board.iloc[0], board.iloc[1]
     assert gpt["Consistent accuracy"] == (
-        '<a href="own.html#Every-measure" title="the measures behind it, per scope">'
+        '<a href="own.html#items-ca" title="the items behind it">'
         "0.812 [0.750, 0.870]</a><br><small>n = 419</small>"
     )
     assert gpt["Judgments"] == "838" and gpt["Judgments (sort key)"] == 838.0
@@ -240,6 +243,7 @@ def test_i34_4_leaderboard_in_browser_sorts_colours_and_links(home: Path, tmp_pa
     assert r["links"] and all(_resolves(h, index.parent) for h in r["links"]), r["links"]
     assert "14_judge_report_card/llmbar__GPT-4.Vanilla.html#Every-measure" in r["links"]
     assert "14_judge_report_card/default.html#Every-measure" in r["links"]
+    assert "14_judge_report_card/llmbar__GPT-4.Vanilla.html#items-ca" in r["links"]
 
 
 @pytest.mark.slow

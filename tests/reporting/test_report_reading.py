@@ -179,9 +179,9 @@ def test_i34_3_examples_cut_at_a_word_boundary(seen: dict):
 
 
 def test_i34_3_clip_keeps_whole_words_and_long_tokens():
-    assert explore._clip("alpha beta gamma delta", 14) == "alpha beta …"
-    assert explore._clip("short", 14) == "short"
-    assert explore._clip("x" * 30, 10) == "x" * 9 + "…"  # one long token: a hard cut
+    assert explore.clip("alpha beta gamma delta", 14) == "alpha beta …"
+    assert explore.clip("short", 14) == "short"
+    assert explore.clip("x" * 30, 10) == "x" * 9 + "…"  # one long token: a hard cut
 
 
 def test_i34_6_html_report_shares_itables_library(report: pipeline.RunResult):

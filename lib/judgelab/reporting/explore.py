@@ -57,7 +57,7 @@ def _missing(value: Any) -> bool:
         return False
 
 
-def _clip(text: Any, n: int = EXCERPT) -> str:
+def clip(text: Any, n: int = EXCERPT) -> str:
     """Return `text` cut to at most `n` characters at a word boundary, "…" marking the cut.
 
     A single word longer than half the excerpt (a URL, a hash) is cut where it reaches `n`.
@@ -190,7 +190,7 @@ def summary(found: pd.DataFrame) -> pd.DataFrame:
     ]
     out = found[cols].copy()
     out["question"] = [
-        _clip(q, 80) for q in found.get("question", pd.Series("", index=found.index))
+        clip(q, 80) for q in found.get("question", pd.Series("", index=found.index))
     ]
     return out.reset_index(drop=True)
 
@@ -200,7 +200,7 @@ def _block(title: str, text: Any) -> str:
         return ""
     return (
         f"<div style='margin:4px 0'><b>{html.escape(title)}</b>"
-        f"<pre style='white-space:pre-wrap;margin:2px 0'>{html.escape(_clip(text))}</pre></div>"
+        f"<pre style='white-space:pre-wrap;margin:2px 0'>{html.escape(clip(text))}</pre></div>"
     )
 
 
@@ -330,6 +330,7 @@ __all__ = [
     "browse",
     "cases",
     "cases_html",
+    "clip",
     "examples",
     "headless",
     "probe_cases",

@@ -5,10 +5,12 @@ Read from what the report card saved (notebook 14's default run: the headline ro
 row shows the judge (marked when its data are an illustrative sample: never a result), its
 traffic lights (coloured, each with its words), four headline numbers with their 95%
 intervals and n, and how many judgments the card read. A measure that does not apply reads
-"not measured" with the card's reason. Each number links to the judge's own card (a
-`judgelab card` run) where one exists, else to the comparison card, at the section listing
-that judge's measures per scope with n. The table is itables' (its offline DataTables bundle
-shared with the reports in `reports/_shared/`): headers sort, on the numbers behind the text.
+"not measured" with the card's reason. Each number links to the items behind it: the
+judge's own card (a `judgelab card` run) lists them per measure at `items_anchor(measure)`;
+a judge without its own card links to the comparison card's section listing its measures per
+scope with n (a comparison card lists no items), and the legend says so. The table is
+itables' (its offline DataTables bundle shared with the reports in `reports/_shared/`):
+headers sort, on the numbers behind the text.
 """
 
 from __future__ import annotations
@@ -30,6 +32,11 @@ from judgelab.reporting.palette import LIGHT_COLOURS
 CARD = "14_judge_report_card"
 #: The card section listing every measure per scope with its n (nbconvert's heading id).
 ANCHOR = "Every-measure"
+
+
+def items_anchor(measure: str) -> str:
+    """Return the id of a measure's items table on a judge's own card (`items-pos-a-rate`)."""
+    return "items-" + measure.replace("_", "-")
 
 
 @dataclass(frozen=True)
@@ -135,7 +142,7 @@ def sort_key(name: str) -> str:
     return f"{name} (sort key)"
 
 
-def _number(h: dict | None, href: str) -> tuple[str, float | None]:
+def _number(h: dict | None, href: str, title: str) -> tuple[str, float | None]:
     """Return (cell HTML, sort value) of one headline (None: not measured)."""
     if h is None or h["status"] != "ok" or pd.isna(h["value"]):
         why = "" if h is None or pd.isna(h["note"]) else str(h["note"])
@@ -146,7 +153,7 @@ def _number(h: dict | None, href: str) -> tuple[str, float | None]:
         text += f" [{h['ci_low']:.3f}, {h['ci_high']:.3f}]"
     n = int(h["n"])
     return (
-        f'<a href="{html.escape(href)}" title="the measures behind it, per scope">{text}</a>'
+        f'<a href="{html.escape(href)}" title="{html.escape(title)}">{text}</a>'
         f"<br><small>n = {n:,}</small>",
         float(h["value"]),
     )
@@ -179,8 +186,9 @@ def rows(
     Args:
         measures: The card's `measures.csv` (`MEASURE_COLUMNS`).
         lights: Its `traffic_lights.csv` (`LIGHT_COLUMNS`).
-        links: Judge key -> the HTML its numbers link to (its own card).
-        fallback: Where a judge without its own card links (the comparison card).
+        links: Judge key -> its own card, where each number links to its items table.
+        fallback: Where a judge without its own card links (the comparison card's
+            measures per scope).
 
     Returns:
         Visible columns (judge, lights, each `COLUMNS` name, the count), then each one's
@@ -193,7 +201,8 @@ def rows(
     out = []
     for key, block in measures.groupby("key", sort=False):
         source, judge = str(block["source"].iloc[0]), str(block["judge"].iloc[0])
-        href = f"{links.get(str(key), fallback)}#{ANCHOR}"
+        own_card = links.get(str(key))
+        href = f"{own_card or fallback}#{ANCHOR}"
         sample = is_sample_source(source)
         mark = '<br><span class="jl-illustrative">illustrative sample, not a result</span>'
         row: dict[str, Any] = {
@@ -204,7 +213,11 @@ def rows(
         own = lights[(lights["source"] == source) & (lights["judge"] == judge)]
         row[LIGHTS_NAME], row[sort_key(LIGHTS_NAME)] = _lights(own)
         for col in COLUMNS:
-            row[col.name], row[sort_key(col.name)] = _number(got.get((key, col.measure)), href)
+            to, title = href, "the measures behind it, per scope (comparison card)"
+            if own_card:
+                to, title = f"{own_card}#{items_anchor(col.measure)}", "the items behind it"
+            cell = _number(got.get((key, col.measure)), to, title)
+            row[col.name], row[sort_key(col.name)] = cell
         inv = got.get((key, "invalid_rate"))
         ok = inv is not None and inv["status"] == "ok"
         row[COUNT[0]] = f"{int(inv['n']):,}" if ok else '<span class="jl-nm">not measured</span>'
@@ -245,7 +258,17 @@ def table_html(board: pd.DataFrame, page: Path) -> str:
     )
 
 
-def _legend() -> str:
+#: What the legend says a number links to.
+LINKS_MEANING = (
+    "A number links to the items behind it on the judge's own card (item, cluster, the "
+    "verdicts in each order or the label, and how each counted). A judge without its own "
+    "card (run `judgelab card <source>:<judge>`) links to the comparison card's measures per "
+    "scope with n instead: the comparison card lists no items."
+)
+
+
+def legend_html() -> str:
+    """Return the legend: what each column means, what a number links to, the light colours."""
     items = [(LIGHTS_NAME, LIGHTS_MEANING)] + [(c.name, c.meaning) for c in COLUMNS] + [COUNT]
     lamps = " ".join(
         f'<span class="jl-lamp" style="background:{LIGHT_COLOURS[k]}"></span> {html.escape(w)}'
@@ -254,7 +277,8 @@ def _legend() -> str:
     return (
         "<dl class='jl-legend'>"
         + "".join(f"<dt>{html.escape(n)}</dt><dd>{html.escape(m)}</dd>" for n, m in items)
-        + f"</dl><p class='jl-legend'>Lights: {lamps}.</p>"
+        + f"</dl><p class='jl-legend'>{html.escape(LINKS_MEANING)}</p>"
+        + f"<p class='jl-legend'>Lights: {lamps}.</p>"
     )
 
 
@@ -289,7 +313,7 @@ def section_html(records: list[dict[str, Any]], base: Path) -> str:
         '<section id="jl-leaderboard"><h2>Judge leaderboard</h2>'
         f"<p>{len(board)} judges from the report card, one row each: values are the card's "
         "headline estimates with 95% intervals and n; click a header to sort, a number for "
-        f"the measures behind it.{sample}</p>{_legend()}{table}</section>"
+        f"the items behind it.{sample}</p>{legend_html()}{table}</section>"
     )
 
 
@@ -299,8 +323,11 @@ __all__ = [
     "COLUMNS",
     "COUNT",
     "Column",
+    "LINKS_MEANING",
     "LIGHT_COLUMNS",
     "MEASURE_COLUMNS",
+    "items_anchor",
+    "legend_html",
     "own_cards",
     "read_table",
     "rows",

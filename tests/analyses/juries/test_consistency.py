@@ -33,3 +33,13 @@ def test_self_consistency_rates_and_min_samples(draws, labelled):
     assert got.to_dict() == pytest.approx(
         {"greedy_ca": 1.0, "sc_ca": 0.0, "sc_minus_greedy": -1.0, "changed": 1.0}
     )
+
+
+def test_i34_3_self_consistency_reason_says_why_with_one_sample(draws, labelled):
+    # what 09 showed with one sample per judge: an empty table and a plot of nothing
+    one = juries.self_consistency(labelled({"a": ["pos", "neg"], "b": ["tie", "pos"]}))
+    assert one.empty
+    reason = juries.self_consistency_reason(one)
+    assert "one sample" in reason and "several samples" in reason
+    several = juries.self_consistency(draws([("pos", "pos"), ("neg", "neg")]))
+    assert juries.self_consistency_reason(several) is None

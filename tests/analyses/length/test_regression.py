@@ -83,3 +83,13 @@ def test_design_length_standardizes_and_checks_transform():
     assert sd == 0.0 and flat.tolist() == [0.0, 0.0]
     with pytest.raises(ChoiceError, match="transform must be one of"):
         length.design_length(np.array([1.0, 2.0]), "log")
+
+
+def test_i34_3_score_reason_says_why_without_pointwise_scores(make_pairwise):
+    # pairwise judgments only (03 on LLMBar): every score NaN, three empty tables and a plot
+    items, judgments = make_pairwise([("1", 10, 5, "pos", "pos"), ("2", 5, 10, "neg", "pos")])
+    table = length.item_table(items, judgments)
+    assert table["score"].isna().all()
+    assert "no pointwise scores" in length.score_reason(table)
+    scored = table.assign(score=[7.0] + [float("nan")] * (len(table) - 1))
+    assert length.score_reason(scored) is None

@@ -55,3 +55,16 @@ def test_compare_judges_paired_on_common_items(judgments):
     assert pooled["diff"] == pytest.approx(0.5) and pooled["n_common"] == 4
     again = pairwise.compare_judges(out, metric="ca", n_boot=1000)
     assert cmp.equals(again)
+
+
+def test_i34_3_compare_reason_says_why_with_one_judge(judgments):
+    # 01 on one judge (the FastChat MT-Bench run): an empty judge-against-judge table
+    one = pairwise.item_outcomes(judgments([("a", "pos", "pos"), ("b", "neg", "pos")]))
+    assert pairwise.compare_judges(one, n_boot=20).empty
+    assert "only one judge (J)" in pairwise.compare_reason(one)
+    other = judgments([("c", "pos", "pos")], judge="K")  # a second judge, no common item
+    apart = pairwise.item_outcomes(pd.concat([judgments([("a", "pos", "pos")]), other]))
+    assert "no item judged in both orders by two judges" in pairwise.compare_reason(apart)
+    both = judgments([("a", "pos", "pos")], judge="K")
+    two = pairwise.item_outcomes(pd.concat([judgments([("a", "pos", "pos")]), both]))
+    assert pairwise.compare_reason(two) is None

@@ -39,7 +39,7 @@ def with_clusters(ctable: pd.DataFrame, items: pd.DataFrame) -> pd.DataFrame:
     return ctable.merge(it, on=keys, how="left", validate="many_to_one")
 
 
-def _graded(ctx: CardContext) -> tuple[pd.DataFrame | None, str]:
+def graded(ctx: CardContext) -> tuple[pd.DataFrame | None, str]:
     """Return the judge's graded answers with clusters, or None and why (cached per judge)."""
 
     def build() -> tuple[pd.DataFrame | None, str]:
@@ -60,7 +60,7 @@ def _graded(ctx: CardContext) -> tuple[pd.DataFrame | None, str]:
 
 def _rates(ctx: CardContext, metric: str) -> list[dict]:
     """Return one metric of the judge's correctness rates as card rows (scope: the metric)."""
-    ctable, why = _graded(ctx)
+    ctable, why = graded(ctx)
     if ctable is None:
         return na(why)
     crates = ctx.cached(
@@ -196,7 +196,7 @@ def self_gap(ctx: CardContext) -> list[dict]:
     (scope "<metric> (invalid as errors)") sit beside the default, and a conclusion that
     differs between the two says so in both notes.
     """
-    ctable, why = _graded(ctx)
+    ctable, why = graded(ctx)
     if ctable is None:
         return na(why)
     opts = ctx.options
@@ -223,7 +223,7 @@ def _with_declines(card: pd.DataFrame, headline: str) -> list[dict]:
 
 def _answered(ctx: CardContext) -> tuple[pd.DataFrame | None, str]:
     """Return the judge's graded answers marked by whether it answered right, or None and why."""
-    ctable, why = _graded(ctx)
+    ctable, why = graded(ctx)
     if ctable is None:
         return None, why
     if ctx.judge not in ctx.options.judge_candidate:

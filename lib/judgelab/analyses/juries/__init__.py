@@ -34,6 +34,7 @@ from judgelab.analyses.juries.consistency import (
     SC_MODES,
     self_consistency,
     self_consistency_rates,
+    self_consistency_reason,
 )
 from judgelab.analyses.juries.correlation import error_correlation, error_indicators
 from judgelab.analyses.juries.draws import COUNTS, draw_counts
@@ -90,6 +91,7 @@ __all__ = [
     "select",
     "self_consistency",
     "self_consistency_rates",
+    "self_consistency_reason",
     "unit_coincidences",
     "vote",
     "vote_labels",

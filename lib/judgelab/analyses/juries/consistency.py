@@ -145,6 +145,21 @@ def _sc_winner(
     return np.where((m0 == m1) & (m0 != TIE) & (m0 != NO_WINNER), m0, TIE)
 
 
+def self_consistency_reason(sc: pd.DataFrame) -> str | None:
+    """Return why self-consistency cannot be shown, None when some judge has several samples.
+
+    `sc` is `self_consistency` output: empty when no judge × item has `min_samples` complete
+    samples, so there is no vote over samples (and no distribution of hits over draws).
+    """
+    if not sc.empty:
+        return None
+    return (
+        "every judge was run once per item (one sample), so there is no majority over samples "
+        "to set against the greedy label and no spread of hits over draws; a judge run with "
+        "several samples (self-consistency draws or repeated runs) shows it"
+    )
+
+
 def self_consistency_rates(
     sc: pd.DataFrame,
     *,

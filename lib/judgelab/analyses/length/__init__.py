@@ -51,6 +51,7 @@ from judgelab.analyses.length.regression import (
     length_sensitivity,
     length_term,
     score_length_regression,
+    score_reason,
 )
 from judgelab.analyses.length.verdicts import (
     KEYS,
@@ -108,5 +109,6 @@ __all__ = [
     "require_lengths",
     "score_length_regression",
     "score_pairs",
+    "score_reason",
     "winrates_long",
 ]

@@ -297,6 +297,22 @@ def length_sensitivity(
     return out[out["term"] == "length"].reset_index(drop=True)
 
 
+def score_reason(table: pd.DataFrame, *, value: str = "score") -> str | None:
+    """Return why the pointwise-score sections cannot apply, None when some item has a score.
+
+    `table` is `verdicts.item_table` output: `score` holds a numeric pointwise verdict
+    (e.g. a 1–10 grade) and is NaN for pairwise choices and labels, so without one there is
+    no score to set against length (empty tables and an empty plot).
+    """
+    if value in table.columns and table[value].notna().any():
+        return None
+    return (
+        "the judgments hold no pointwise scores (every verdict is a pairwise choice or a "
+        "label), so there is no score to set against length; a pointwise grader "
+        "(e.g. arena-bench's 1–10 grades) shows it"
+    )
+
+
 def score_length_regression(
     table: pd.DataFrame,
     *,

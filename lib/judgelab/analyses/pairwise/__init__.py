@@ -30,6 +30,7 @@ from judgelab.analyses.pairwise.compare import (
     COMPARE_TESTS,
     MISSING,
     compare_judges,
+    compare_reason,
     format_leaderboard,
     leaderboard,
 )
@@ -79,6 +80,7 @@ __all__ = [
     "POOLED",
     "POSITION_TESTS",
     "compare_judges",
+    "compare_reason",
     "consistency_categories",
     "coverage",
     "format_leaderboard",

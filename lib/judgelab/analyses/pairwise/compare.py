@@ -234,6 +234,29 @@ def compare_judges(
     return out
 
 
+def compare_reason(outcomes: pd.DataFrame) -> str | None:
+    """Return why judges cannot be compared, None when two judges share a complete item.
+
+    `compare_judges` pairs judges on the items both judged in both orders: with one judge,
+    or judges with no such item in common, its table is empty.
+    """
+    judges = sorted(map(str, outcomes["judge"].dropna().unique()))
+    if len(judges) < 2:
+        which = f" ({judges[0]})" if judges else ""
+        return (
+            f"only one judge{which} is in the data, so there is no other judge to set it "
+            "against; a source (or a `judges` choice) with two or more judges shows it"
+        )
+    keys = [c for c in ("benchmark", "split", "item_id", "sample") if c in outcomes.columns]
+    done = outcomes[outcomes["complete"].astype(bool)]
+    if (done.groupby(keys, sort=False, observed=True)["judge"].nunique() >= 2).any():
+        return None
+    return (
+        "no item judged in both orders by two judges, so no paired difference can be taken "
+        f"between the {len(judges)} judges"
+    )
+
+
 def _judge_columns(
     outcomes: pd.DataFrame, metric: str, other: list[str], cluster: str | None
 ) -> tuple[pd.DataFrame, pd.DataFrame, pd.Series]:

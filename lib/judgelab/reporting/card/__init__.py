@@ -31,7 +31,8 @@ thresholds; `comparison_table` / `comparison_html` lay the headlines side by sid
 evaluator leaderboard in the spirit of alpaca_eval's), sortable in the exported HTML.
 
 Modules: `sources` (keys, loading, banners), `measures` (running the registry), `lights`
-(traffic lights), `html` (views), `plots` (figures), `composite` (cross-family measures).
+(traffic lights), `html` (views), `items` (the items behind each leaderboard number),
+`plots` (figures), `composite` (cross-family measures).
 """
 
 from judgelab.reporting.card import plots as plots
@@ -41,6 +42,12 @@ from judgelab.reporting.card.html import Html as Html
 from judgelab.reporting.card.html import comparison_html as comparison_html
 from judgelab.reporting.card.html import comparison_table as comparison_table
 from judgelab.reporting.card.html import lights_view as lights_view
+from judgelab.reporting.card.items import ITEM_MEASURES as ITEM_MEASURES
+from judgelab.reporting.card.items import csv_link as csv_link
+from judgelab.reporting.card.items import items_behind as items_behind
+from judgelab.reporting.card.items import items_reason as items_reason
+from judgelab.reporting.card.items import items_view as items_view
+from judgelab.reporting.card.items import judge_items as judge_items
 from judgelab.reporting.card.lights import DEFAULT_THRESHOLDS as DEFAULT_THRESHOLDS
 from judgelab.reporting.card.lights import LIGHT_COLOURS as LIGHT_COLOURS
 from judgelab.reporting.card.lights import LIGHTS as LIGHTS
@@ -70,6 +77,7 @@ __all__ = [
     "from_card",
     "COLUMNS",
     "COMPARISON_MEASURES",
+    "ITEM_MEASURES",
     "DEFAULT_THRESHOLDS",
     "LIGHTS",
     "LIGHT_COLOURS",
@@ -86,7 +94,12 @@ __all__ = [
     "collect_measures",
     "comparison_html",
     "comparison_table",
+    "csv_link",
     "headlines",
+    "items_behind",
+    "items_reason",
+    "items_view",
+    "judge_items",
     "judges_overview",
     "lights_view",
     "load_sources",
