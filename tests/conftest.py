@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -135,3 +136,60 @@ def tiny_registry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("JUDGELAB_SOURCES", str(reg))
     monkeypatch.setenv("JUDGELAB_MIRROR", str(mirror))
     return mirror
+
+
+# Smaller sizes, same code path, for the project notebooks run on the samples: 15_calibration's
+# default smoke run over every family took 93 s of the suite (two families at R = 2 run the same
+# cells); 17_study_design's 200 replays per plan took 272 s; the card's 1000 draws per measure
+# are 100 here (the browser and leaderboard tests read the same run).
+SMOKE_OVERRIDES = {
+    "14_judge_report_card": {"n_boot": 100},
+    "15_calibration": {"reps": 2, "families": ["pairwise", "grounding"]},
+    "17_study_design": {"verify_reps": 20, "check_reps": 2},
+}
+
+
+def _shared_root(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Path:
+    """A folder every xdist worker of this session sees (the workers' basetemp parent)."""
+    base = tmp_path_factory.getbasetemp()
+    return (base if worker_id == "master" else base.parent) / "sample_runs"
+
+
+@pytest.fixture(scope="session")
+def sample_run(tmp_path_factory: pytest.TempPathFactory, worker_id: str):
+    """Return `get(notebook)`: the project notebook run offline on the samples, once a session.
+
+    The first test to ask executes it (params/<nb>/default.yaml plus SMOKE_OVERRIDES) in its
+    own JUDGELAB_HOME under a folder all xdist workers share, holding a lock; every later ask,
+    from any worker, reads the recorded result. Tests only read what the run wrote.
+    """
+    from dataclasses import asdict
+
+    from judgelab.core import locks
+    from judgelab.reporting import pipeline
+
+    root = _shared_root(tmp_path_factory, worker_id)
+
+    def get(notebook: str) -> pipeline.RunResult:
+        home = root / notebook
+        record = home / "result.json"
+        with locks.file_lock(root / f"{notebook}.lock"):
+            if record.exists():
+                return pipeline.RunResult(**json.loads(record.read_text(encoding="utf-8")))
+            with pytest.MonkeyPatch.context() as mp:
+                mp.setenv("JUDGELAB_HOME", str(home))
+                for var in _PATH_VARS:
+                    mp.delenv(var, raising=False)
+                mp.setenv("JUDGELAB_OFFLINE", "1")
+                mp.setenv("MPLBACKEND", "Agg")
+                result = pipeline.run_notebook(
+                    notebook,
+                    params_file=ROOT / "params" / notebook / "default.yaml",
+                    overrides=SMOKE_OVERRIDES.get(notebook),
+                )
+            tmp = record.with_suffix(".tmp")
+            tmp.write_text(json.dumps(asdict(result), default=str), encoding="utf-8")
+            tmp.replace(record)
+            return result
+
+    return get

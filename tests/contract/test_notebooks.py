@@ -91,30 +91,19 @@ def test_every_params_folder_has_a_notebook():
             assert folder.name in stems, f"params/{folder.name} has no notebook"
 
 
-# Smaller sizes, same code path: 15_calibration's default smoke run (no saved `make calibrate`
-# results) over every family took 93 s of the suite, two families at R = 2 run the same cells;
-# 17_study_design's 200 replays per plan and 10 simulated studies per scenario took 272 s.
-SMOKE_OVERRIDES = {
-    "15_calibration": {"reps": 2, "families": ["pairwise", "grounding"]},
-    "17_study_design": {"verify_reps": 20, "check_reps": 2},
-}
-
-
 @pytest.mark.parametrize("nb", NOTEBOOKS, ids=lambda p: p.stem)
-def test_notebook_executes_offline_on_samples(nb: Path, judgelab_home: Path, monkeypatch):
-    """Every notebook runs with its default params (SMOKE_OVERRIDES aside) on the samples."""
-    monkeypatch.delenv("JUDGELAB_MIRROR", raising=False)
-    monkeypatch.setenv("JUDGELAB_OFFLINE", "1")
-    result = pipeline.run_notebook(
-        nb.stem,
-        params_file=ROOT / "params" / nb.stem / "default.yaml",
-        overrides=SMOKE_OVERRIDES.get(nb.stem),
-    )
+def test_notebook_executes_offline_on_samples(nb: Path, sample_run):
+    """Every notebook runs with its default params (conftest's SMOKE_OVERRIDES aside) offline.
+
+    The run is the session's shared one (`sample_run`): tests of a report's reading, browser
+    and leaderboard read the same executed notebook instead of running it again.
+    """
+    result = sample_run(nb.stem)
     assert result.ok, result.error
-    assert Path(result.ipynb).is_relative_to(judgelab_home)
-    assert Path(result.html).exists()
+    home = Path(result.ipynb).parents[2]
+    assert home.name == nb.stem and Path(result.html).exists()
     for f in result.figures:
-        assert Path(f).is_relative_to(judgelab_home)
+        assert Path(f).is_relative_to(home)
 
 
 @pytest.mark.parametrize("nb", NOTEBOOKS, ids=lambda p: p.stem)

@@ -112,12 +112,8 @@ def test_i34_3_a_result_leads_and_coverage_comes_last(nb: str):
     assert [h for h, code in sections if "pairwise.coverage(" in code] == ["Coverage"]
 
 
-@pytest.mark.slow
-def test_i34_3_02_page_leads_with_the_preference_table(monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.delenv("JUDGELAB_MIRROR", raising=False)
-    monkeypatch.setenv("JUDGELAB_OFFLINE", "1")
-    overrides = {"source": "sample:contextualjudgebench", "n_boot": 50, "examples": 0}
-    result = pipeline.run_notebook("02_positional_bias", overrides=overrides, run="i34_lead")
+def test_i34_3_02_page_leads_with_the_preference_table(sample_run):
+    result = sample_run("02_positional_bias")  # the session's run on the samples
     assert result.ok, result.error
     page = Path(result.html).read_text(encoding="utf-8")
     tables = [t.split("</script>")[0] for t in page.split('<table hidden="hidden" id="')[1:]]

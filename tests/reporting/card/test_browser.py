@@ -17,8 +17,6 @@ from pathlib import Path
 
 import pytest
 
-from judgelab.reporting import pipeline
-
 ROOT = Path(__file__).resolve().parents[3]
 CHROMIUM = next(
     (p for p in (shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome")) if p),
@@ -91,7 +89,7 @@ def _probe(html_path: Path, tmp_path: Path) -> dict:
     page = re.sub(r"<head>", "<head>" + PROBE_HEAD, page, count=1)
     page = page.replace("</body>", PROBE_BODY + "</body>", 1)
     # Beside the report: its links (the shared itables bundle in ../_shared/) must resolve.
-    target = html_path.parent / "probe-page.html"
+    target = html_path.parent / f"probe-{tmp_path.name}.html"
     target.write_text(page, encoding="utf-8")
     profile = tmp_path / "profile"
     cmd = [
@@ -117,20 +115,9 @@ def _numbers(rows: list) -> list[float]:
 
 
 @pytest.fixture(scope="module")
-def card_html(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The comparison card on the samples (offline), executed once for this module."""
-    home = tmp_path_factory.mktemp("card_home")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("JUDGELAB_HOME", str(home))
-        mp.delenv("JUDGELAB_MIRROR", raising=False)
-        mp.setenv("JUDGELAB_OFFLINE", "1")
-        mp.setenv("MPLBACKEND", "Agg")
-        result = pipeline.run_notebook(
-            "14_judge_report_card",
-            params_file=ROOT / "params" / "14_judge_report_card" / "default.yaml",
-            overrides={"n_boot": 100},
-            run="browser",
-        )
+def card_html(sample_run) -> Path:
+    """The comparison card on the samples (offline): the session's shared run of notebook 14."""
+    result = sample_run("14_judge_report_card")
     assert result.ok, result.error
     return Path(result.html)
 
