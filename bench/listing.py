@@ -3,7 +3,8 @@
 Each command runs in a fresh interpreter (`python -m judgelab ...`, as a user types it) with
 a temporary output home and no mirror, `repeat` times; the wall seconds of every run and the
 machine's 1-minute load average before and after are recorded, because on a shared 2-core
-machine the load explains most of the spread. Targets (on a quiet machine): `--help`,
+machine the load explains most of the spread; the CPU seconds (user + system) of each run are
+recorded too, which the load barely moves. Targets (on a quiet machine): `--help`,
 `data list` and `probe --list` within 1 s, `plan` (help and a plan on a small sample pilot)
 within 3 s.
 
@@ -15,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -60,9 +62,10 @@ def measure(
         for var in ("JUDGELAB_MIRROR", "JUDGELAB_DATA"):
             env.pop(var, None)
         for label, argv, target in commands:
-            walls, loads, codes = [], [], []
+            walls, cpus, loads, codes = [], [], [], []
             for _ in range(repeat):
                 loads.append(load())
+                before = resource.getrusage(resource.RUSAGE_CHILDREN)
                 t0 = time.perf_counter()
                 done = subprocess.run(
                     [sys.executable, "-m", "judgelab", *argv],
@@ -72,6 +75,8 @@ def measure(
                     timeout=timeout_s,
                 )
                 walls.append(time.perf_counter() - t0)
+                after = resource.getrusage(resource.RUSAGE_CHILDREN)
+                cpus.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
                 codes.append(done.returncode)
             loads.append(load())
             out.append(
@@ -81,6 +86,8 @@ def measure(
                     "target_s": target,
                     "wall_s": walls,
                     "median_s": statistics.median(walls),
+                    "cpu_s": cpus,
+                    "median_cpu_s": statistics.median(cpus),
                     "load_1min": loads,
                     "returncodes": codes,
                 }
@@ -98,6 +105,8 @@ def table_rows(results: list[dict[str, Any]]) -> list[list[str]]:
         verdict = "PASS" if ok else "MISS"
         if loads:
             verdict += f" (load {min(loads):.1f}-{max(loads):.1f})"
+        if "median_cpu_s" in r:
+            verdict += f" cpu {r['median_cpu_s']:.2f} s"
         rows.append(
             [
                 f"6 {r['command']}",
