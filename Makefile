@@ -19,7 +19,10 @@ help: ## Show the targets with one-line help
 	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | \
 		awk 'BEGIN {FS = ":.*?## "}; {printf "  make %-12s %s\n", $$1, $$2}'
 
-# The environment is locked (uv.lock): `uv sync --frozen` installs exactly the locked versions.
+# The environment is locked (uv.lock): `uv sync --frozen` installs exactly the locked versions,
+# compiled to bytecode at install (pip does so by default): where PYTHONDONTWRITEBYTECODE is set,
+# an uncompiled venv recompiles pandas, scipy, matplotlib... in every process and every notebook
+# kernel (make bench, workload `listing`; issue 34 item 6).
 # uv comes from PATH, else from PyPI into the venv. Should uv be unable to reach its index
 # (e.g. only a pip mirror is configured), pip installs the same locked versions instead.
 UV ?= $(or $(shell command -v uv 2>/dev/null),$(BIN)/uv)
@@ -32,7 +35,7 @@ $(BIN)/uv: | $(BIN)/python
 	$(PIP) install --quiet uv
 
 $(STAMP): pyproject.toml uv.lock | $(BIN)/python $(if $(filter $(BIN)/uv,$(UV)),$(BIN)/uv)
-	UV_PROJECT_ENVIRONMENT=$(VENV) $(UV) sync --frozen --inexact --extra dev --python $(BIN)/python \
+	UV_PROJECT_ENVIRONMENT=$(VENV) $(UV) sync --frozen --inexact --compile-bytecode --extra dev --python $(BIN)/python \
 	|| { echo "uv sync failed: installing the locked versions with pip"; \
 	  $(UV) export --frozen --extra dev --no-hashes --no-emit-project --quiet -o $(VENV)/locked.txt \
 	  && $(PIP) install --quiet -r $(VENV)/locked.txt && $(PIP) install --quiet --no-deps -e .; }

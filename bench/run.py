@@ -27,6 +27,9 @@ Workloads (each repeated `--repeat` times; the table shows median, min and max):
               seconds per notebook; then (`bench/rerun.py`) the same again with nothing
               changed (every run skipped, <= 15 s) and with one params file changed
               (exactly one run executes).
+6. `listing`  the commands people wait on at the prompt (`--help`, `data list`, `probe
+              --list`, `plan`), each in a fresh interpreter, `--repeat` times, with the
+              machine's load average beside the seconds (`bench/listing.py`).
 
 Everything is loopback/offline; every loop is bounded. Results go to
 `paths.reports()/bench.json` (override with `--out`).
@@ -80,7 +83,7 @@ SIZES: dict[str, dict[str, Any]] = {
         "pandas_boot": 2,
     },
 }
-WORKLOADS = ("runner", "cached", "metrics", "import", "figures")
+WORKLOADS = ("runner", "cached", "metrics", "import", "figures", "listing")
 TARGETS = {
     "runner_efficiency": 0.90,  # ideal / wall
     "speedup_vs_reference": 5.0,
@@ -719,6 +722,16 @@ def bench_figures(mode: str, timeout_s: float) -> dict[str, Any]:
     }
 
 
+# --------------------------------------------------------------------------- 6: listing
+
+
+def listing_commands(repeat: int) -> list[dict[str, Any]]:
+    """Workload 6: listing and planning commands in fresh interpreters (`bench/listing.py`)."""
+    from bench import listing
+
+    return listing.measure(repeat)
+
+
 # --------------------------------------------------------------------------- report
 
 
@@ -806,6 +819,11 @@ def table_rows(results: dict[str, Any]) -> list[list[str]]:
                 from bench import rerun
 
                 rows += rerun.table_rows(f["rerun"])
+    li = results.get("listing")
+    if li and "error" not in li:
+        from bench import listing
+
+        rows += listing.table_rows(li["commands"])
     return rows
 
 
@@ -875,6 +893,8 @@ def main(argv: list[str] | None = None) -> int:
         jobs.append(("import", lambda: bench_import(args.repeat)))
     if "figures" in only and args.figures != "skip":
         jobs.append(("figures", lambda: bench_figures(args.figures, args.figures_timeout)))
+    if "listing" in only:
+        jobs.append(("listing", lambda: {"commands": listing_commands(args.repeat)}))
     failed = []
     for name, job in jobs:
         print(f"bench: {name} ...", file=sys.stderr, flush=True)

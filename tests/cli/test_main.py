@@ -98,3 +98,50 @@ def test_i34_6_listing_and_planning_import_no_plotting_or_scipy_stats(argv, tmp_
     )
     heavy = [line for line in done.stdout.splitlines() if line.startswith("HEAVY")]
     assert heavy == ["HEAVY []"], (heavy, done.stderr[-2000:])
+
+
+LEAN_CHECK = (
+    "import contextlib, io, sys\nfrom judgelab.cli import main\nout = io.StringIO()\n"
+    "with contextlib.redirect_stdout(out), contextlib.suppress(SystemExit):\n"
+    "    main.main({argv!r})\n"
+    "print('LOADED', sorted({{m.split('.')[0] for m in sys.modules}} & {heavy!r}))\n"
+    "print(out.getvalue())"
+)
+#: What a listing must not import: the numeric, table and plotting stacks (seconds each).
+NOT_FOR_LISTINGS = {"pandas", "numpy", "pyarrow", "scipy", "matplotlib", "seaborn", "polars"}
+
+
+def lean_run(argv: list[str], cwd: Path) -> tuple[str, str]:
+    """Run `main(argv)` in a fresh interpreter (this test's environment); return the heavy
+    packages it loaded (as printed: "[]" for none) and what it printed."""
+    code = LEAN_CHECK.format(argv=argv, heavy=NOT_FOR_LISTINGS)
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=cwd
+    )
+    head, _, printed = done.stdout.partition("\n")
+    assert head.startswith("LOADED "), done.stderr[-2000:]
+    return head.split(" ", 1)[1], printed
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["--help"], ["data", "list"], ["probe", "--list"], ["plan", "--help"], ["data", "--help"]],
+    ids=lambda a: "-".join(a),
+)
+def test_i34_6_listing_commands_import_no_pandas_numpy_or_pyarrow(argv, tmp_path):
+    assert lean_run(argv, tmp_path)[0] == "[]"
+
+
+def _clusters_of(printed: str, source: str) -> str:
+    return next(line.split() for line in printed.splitlines() if line.startswith(source))[-2]
+
+
+def test_i34_6_data_list_counts_clusters_once_per_state_of_the_tables(tiny_registry, tmp_path):
+    assert cli.main(["data", "import", "tinypairs"]) == 0
+    loaded, printed = lean_run(["data", "list"], tmp_path)  # first count: reads the table
+    assert "pandas" in loaded and _clusters_of(printed, "tinypairs") == "2"
+    loaded, printed = lean_run(["data", "list"], tmp_path)  # unchanged: remembered
+    assert loaded == "[]" and _clusters_of(printed, "tinypairs") == "2"
+    assert cli.main(["data", "import", "tinypairs", "--limit", "1"]) == 0  # table rewritten
+    loaded, printed = lean_run(["data", "list"], tmp_path)
+    assert "pandas" in loaded and _clusters_of(printed, "tinypairs") == "1"

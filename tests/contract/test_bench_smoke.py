@@ -200,3 +200,20 @@ def test_i34_6_bench_table_shows_the_reruns_beside_the_fresh_run():
     assert rows[3][-1] == "PASS (ran: 01_a [default])"
     fresh["rerun"]["unchanged"].update(wall_s=16.0, executed=["01_a [default]"])
     assert bench.table_rows({"figures": fresh})[2][-1] == "MISS (1 ran)"
+
+
+def test_i34_6_bench_listing_records_seconds_load_and_verdict():
+    from bench import listing
+
+    res = listing.measure(2, commands=(("--help", ("--help",), 1.0),))
+    (r,) = res
+    assert r["argv"] == ["--help"] and r["returncodes"] == [0, 0]
+    assert len(r["wall_s"]) == 2 and all(w > 0 for w in r["wall_s"])
+    assert len(r["load_1min"]) == 3  # before each run and after the last
+    row = listing.table_rows([{**r, "wall_s": [0.5, 0.7], "median_s": 0.6}])[0]
+    assert row[:7] == ["6 --help", "2", "0.600", "0.500", "0.700", "s", "<= 1 quiet"]
+    assert row[7].startswith("PASS")
+    slow = listing.table_rows([{**r, "wall_s": [2.0], "median_s": 2.0}])[0]
+    assert slow[7].startswith("MISS")
+    assert any(c[0] == "data list" for c in listing.COMMANDS)
+    assert "listing" in bench.WORKLOADS

@@ -152,6 +152,15 @@ def test_make_env_installs_the_lock():
     assert re.search(r"^lock:", make, re.M), "`make lock` refreshes uv.lock"
 
 
+def test_i34_6_make_env_compiles_the_venv_to_bytecode():
+    """Without bytecode (uv's default) and with PYTHONDONTWRITEBYTECODE set, every process and
+    every notebook kernel compiles pandas, scipy, matplotlib ... from source again."""
+    make = (ROOT / "Makefile").read_text()
+    sync = next(line for line in make.splitlines() if "$(UV) sync --frozen" in line)
+    assert "--compile-bytecode" in sync
+    assert "--no-compile" not in make  # the pip fallback compiles by default
+
+
 def test_version_constant_matches_pyproject():
     import judgelab
 

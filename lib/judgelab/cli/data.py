@@ -53,17 +53,35 @@ def _print_table(rows: list[dict], file=None) -> None:
         print("  ".join(str(r[c]).ljust(width[c]) for c in cols), file=file)
 
 
+def _clusters(source) -> str:
+    """The number of clusters of an imported source's items ("-": not imported).
+
+    The count remembered for the tables as they are needs no table stack; only a count
+    not yet made reads the tables (and imports pandas).
+    """
+    from judgelab.data import imported
+
+    tables = imported.items_files(source.name)
+    if not tables:
+        return "-"
+    n = imported.recorded_clusters(source.name, tables)
+    if n is None:
+        from judgelab.data import ingest
+
+        n = ingest.cluster_summary(source.name, source)[1]
+    return "-" if n is None else str(n)
+
+
 def _cmd_list(args: argparse.Namespace) -> int:
     from judgelab.core import paths
-    from judgelab.data import fetch, sources
-    from judgelab.data import ingest as imports
+    from judgelab.core.cluster_rules import rule_text
+    from judgelab.data import fetch, imported, sources
 
     registry = sources.load_registry()
     mirror = paths.mirror()
 
     def unit(name: str) -> tuple[str, str]:
-        rule, n = imports.cluster_summary(name, registry[name])
-        return rule, "-" if n is None else str(n)
+        return rule_text(registry[name].cluster), _clusters(registry[name])
 
     rows = [
         {
@@ -74,7 +92,7 @@ def _cmd_list(args: argparse.Namespace) -> int:
             "files": len(s.files),
             "cached": "yes" if fetch.is_cached(s) else "no",
             "mirror": ("yes" if fetch.in_mirror(s) else "no") if mirror else "-",
-            "imported": "yes" if imports.is_imported(s.name) else "no",
+            "imported": "yes" if imported.is_imported(s.name) else "no",
             "cluster": rule,
             "clusters": n,
             "pinned": (fetch.pinned(s) or "-")[:12],

@@ -48,17 +48,18 @@ def _stale(path, table) -> bool:
 
 def _cmd_probe(args: argparse.Namespace) -> int:
     from judgelab.analyses import probes
+
+    if args.list:  # the catalogue only: no table stack
+        for row in probes.catalogue_table():
+            print(f"{row['probe']:<20} [{row['slot']}] {row['transformation']}")
+            print(f"{'':<20} isolates: {row['isolates']} ({row['origin']})")
+        return 0
     from judgelab.cli.judge import _items_source
     from judgelab.core import locks, paths, tables
     from judgelab.core.names import safe_name
     from judgelab.data import catalog
     from judgelab.errors import ChecksumError, FetchError, UnsafeNameError
 
-    if args.list:
-        for row in probes.catalogue_table():
-            print(f"{row['probe']:<20} [{row['slot']}] {row['transformation']}")
-            print(f"{'':<20} isolates: {row['isolates']} ({row['origin']})")
-        return 0
     if not args.benchmark:
         print("error: --benchmark is required (or --list)", file=sys.stderr)
         return EXIT_BAD_INPUT

@@ -31,18 +31,10 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-#: The column that carries the resampling unit.
-COLUMN = "cluster"
-#: Rules a source may declare (plus ``meta.<key>``).
-RULES = ("item", "question", "context")
-KEYS = ("benchmark", "split", "item_id")
-
-
-def check_rule(rule: str) -> str:
-    """Return `rule` if it is a known cluster rule, else raise ValueError naming the choices."""
-    if rule in RULES or (rule.startswith("meta.") and len(rule) > len("meta.")):
-        return rule
-    raise ValueError(f"unknown cluster rule {rule!r}; known: {list(RULES)} or 'meta.<key>'")
+from judgelab.core.cluster_rules import COLUMN as COLUMN
+from judgelab.core.cluster_rules import KEYS as KEYS
+from judgelab.core.cluster_rules import RULES as RULES
+from judgelab.core.cluster_rules import check_rule as check_rule
 
 
 def _meta_values(meta: pd.Series, key: str) -> np.ndarray:

@@ -20,60 +20,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from judgelab.core import schema
+from judgelab.core.atomic import atomic_path as atomic_path
+from judgelab.core.atomic import current_umask as current_umask
+from judgelab.core.atomic import write_text as write_text
 from judgelab.errors import JsonlError as JsonlError
 from judgelab.errors import LineTooLong as LineTooLong
 from judgelab.errors import NotUTF8 as NotUTF8
 from judgelab.errors import TableError as TableError
-
-
-def current_umask() -> int:
-    """Return the process umask without changing it (read from /proc where it can be)."""
-    with contextlib.suppress(OSError, ValueError):
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith("Umask:"):
-                return int(line.split()[1], 8)
-    mask = os.umask(0o022)  # elsewhere the only way to read it is to set it
-    os.umask(mask)
-    return mask
-
-
-@contextlib.contextmanager
-def atomic_path(path: str | os.PathLike[str], *, suffix: str = "") -> Iterator[Path]:
-    """Yield a temporary path beside `path`; on success rename it over `path`.
-
-    On any exception the temporary file is removed and `path` is left untouched.
-    """
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(
-        prefix=f".{target.name}.", suffix=f".tmp{suffix}", dir=target.parent
-    )
-    try:  # mkstemp creates 0600; a file judgelab writes gets the mode open() would give it
-        os.fchmod(fd, 0o666 & ~current_umask())
-    finally:
-        os.close(fd)
-    tmp = Path(tmp_name)
-    try:
-        yield tmp
-        with open(tmp, "rb+") as fh:
-            os.fsync(fh.fileno())
-        os.replace(tmp, target)
-        with contextlib.suppress(OSError):
-            dir_fd = os.open(target.parent, os.O_RDONLY)
-            try:
-                os.fsync(dir_fd)
-            finally:
-                os.close(dir_fd)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
-
-
-def write_text(path: str | os.PathLike[str], text: str) -> Path:
-    """Write `text` to `path` atomically (UTF-8)."""
-    with atomic_path(path) as tmp:
-        tmp.write_text(text, encoding="utf-8")
-    return Path(path)
 
 
 def _spec(kind: str) -> schema.TableSpec:

@@ -11,38 +11,15 @@ clusters existed, absent) declaration is re-derived (`judgelab.data.ingest.ensur
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import pandas as pd
 
 from judgelab.core import clusters
+from judgelab.core.cluster_rules import parse_cluster as parse_cluster
+from judgelab.core.cluster_rules import rule_text as rule_text
 
 #: The manifest key recording the cluster rules an import applied.
 RULES_KEY = "cluster_rules_v2"  # v2: rule-derived values prefixed by benchmark only
-
-
-def parse_cluster(value: Any) -> tuple[str, ...]:
-    """Return a `cluster` declaration as a tuple of rules (None -> `("item",)`).
-
-    >>> parse_cluster("question"), parse_cluster(["meta.qid", "question"])
-    (('question',), ('meta.qid', 'question'))
-
-    Raises:
-        ValueError: not a rule or a non-empty list of rules (the message names the choices).
-    """
-    if value is None:
-        return ("item",)
-    rules = [value] if isinstance(value, str) else value
-    if not isinstance(rules, list) or not rules or not all(isinstance(r, str) for r in rules):
-        raise ValueError(f"must be a cluster rule or a list of rules, got {value!r}")
-    for rule in rules:
-        clusters.check_rule(rule)
-    return tuple(rules)
-
-
-def rule_text(rules: Sequence[str]) -> str:
-    """Return a declaration as one line (`"meta.question_idx, question"`)."""
-    return ", ".join(rules)
 
 
 def derive_all(items: pd.DataFrame, rules: Sequence[str]) -> pd.Series:

@@ -35,7 +35,8 @@ import pyarrow.parquet as pq
 
 from judgelab.core import clusters, paths, schema, tables
 from judgelab.core.names import check_case, safe_name
-from judgelab.data import clustering, fetch, manifests, sources
+from judgelab.data import clustering, fetch, imported, manifests, sources
+from judgelab.data.imported import is_imported as is_imported
 from judgelab.data.importers import (
     Imported,
     SourceFormatError,
@@ -265,12 +266,6 @@ def import_mapped_file(
     )
 
 
-def is_imported(name: str) -> bool:
-    """Return True when an earlier import of `name` wrote tables that all still exist."""
-    files = manifests.files(name)
-    return bool(files) and all(Path(f).exists() for f in files)
-
-
 def ensure_imported(name: str, *, extra_dirs: Iterable[Path] = ()) -> None:
     """Import `name` unless its tables are already on disk (for notebooks).
 
@@ -370,18 +365,22 @@ def owner_of(items_file: Path) -> str | None:
 def cluster_summary(name: str, source: sources.Source | None = None) -> tuple[str, int | None]:
     """Return a source's declared cluster rule(s) and its number of clusters (None: not imported).
 
-    The count is over the items tables the import wrote, as they are on disk. `source` is the
+    The count is over the items tables the import wrote, as they are on disk; it is remembered
+    for those tables' sizes and mtimes (`imported.recorded_clusters`). `source` is the
     registry entry when the caller has it (a listing reads the registry once, not per source).
     """
     source = source or sources.get_source(name)
-    files = [Path(f) for f in manifests.files(name) if Path(f).parent == paths.items()]
-    files = [f for f in files if f.exists()]
+    files = imported.items_files(name)
     if not files:
         return clustering.rule_text(source.cluster), None
+    n = imported.recorded_clusters(name, files)
+    if n is not None:
+        return clustering.rule_text(source.cluster), n
     frames = []
     for f in files:
         have = set(pq.read_schema(f).names)
         cols = [c for c in (*schema.ITEMS.key, clusters.COLUMN) if c in have]
         frames.append(tables.read(f, "items", columns=cols))
-    items = pd.concat(frames, ignore_index=True)
-    return clustering.rule_text(source.cluster), clustering.n_clusters(items)
+    n = clustering.n_clusters(pd.concat(frames, ignore_index=True))
+    imported.record_clusters(name, files, n)
+    return clustering.rule_text(source.cluster), n

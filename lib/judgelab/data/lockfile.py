@@ -26,7 +26,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from judgelab.core import locks, paths, tables
+from judgelab.core import atomic, locks, paths
 from judgelab.data.sources import Source, SourceFile
 from judgelab.errors import ChecksumError, FetchError
 
@@ -81,7 +81,7 @@ def update(change: Callable[[Records, Records], None]) -> None:
         out: dict[str, Any] = {"version": 1, "files": dict(sorted(doc["files"].items()))}
         if doc["sources"]:
             out["sources"] = dict(sorted(doc["sources"].items()))
-        tables.write_text(lock_path(), json.dumps(out, indent=2) + "\n")
+        atomic.write_text(lock_path(), json.dumps(out, indent=2) + "\n")
 
 
 def key(source: Source, f: SourceFile) -> str:

@@ -34,22 +34,16 @@ from typing import Any, NamedTuple, TypeVar
 import pandas as pd
 
 from judgelab.core import locks, paths, schema, tables
-from judgelab.core.names import safe_name
+from judgelab.data.imported import files as files
+from judgelab.data.imported import folder as folder
+from judgelab.data.imported import kind_of as kind_of
+from judgelab.data.imported import path_of as path_of
+from judgelab.data.imported import read as read
 from judgelab.data.importers import SourceFormatError
 
 T = TypeVar("T")
 Plan = list[tuple[Path, pd.DataFrame, str]]
 Writes = list[tuple[Path, pd.DataFrame | str | None, str]]
-
-
-def folder() -> Path:
-    """Return the folder of the manifests (`paths.items()/.imports`)."""
-    return paths.items() / ".imports"
-
-
-def path_of(name: str) -> Path:
-    """Return the manifest file of import `name`."""
-    return folder() / f"{safe_name('source', name)}.json"  # issue 19 (3)
 
 
 _SLUG = re.compile(r"[^A-Za-z0-9._\-]+")
@@ -94,27 +88,6 @@ def family(base: str, name: str) -> list[str]:
 
 
 # --- manifests ---------------------------------------------------------------------------
-
-
-def read(name: str) -> dict[str, Any]:
-    """Return the manifest of `name` ({} when there is none or it is unreadable)."""
-    p = path_of(name)
-    try:
-        data = json.loads(p.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
-def files(name: str) -> list[str]:
-    """Return the table files the last import of `name` wrote (empty if never imported)."""
-    listed = read(name).get("files")
-    return [str(f) for f in listed] if isinstance(listed, list) else []
-
-
-def kind_of(file: str | Path) -> str:
-    """`items` for a table in `paths.items()`, else `judgments`."""
-    return "items" if Path(file).parent == paths.items() else "judgments"
 
 
 def owned(name: str) -> dict[str, tuple[list[str], str]]:

@@ -7,9 +7,10 @@ thought, repetition; this family ships them as a reusable, controlled experiment
 
 1. `catalogue`: the probes, each a small documented, seeded transformation of one response
    (or of the context, aimed at one response); `catalogue_table()` lists them;
-2. `generate`: a probe benchmark from any pairwise items table — every item's control plus,
-   per probe, the probe on the better and on the worse response — with provenance in
-   `meta`, so `judgelab judge` runs it like any other benchmark (both orders, cached);
+2. `variants`: `generate` makes a probe benchmark from any pairwise items table — every
+   item's control plus, per probe, the probe on the better and on the worse response — with
+   provenance in `meta`, so `judgelab judge` runs it like any other benchmark (both orders,
+   cached);
 3. `effects`: per judge × probe, robustness, flips toward the probed response, net pull and
    the accuracy change when the probe favours the worse response, each with a paired
    item-clustered bootstrap interval and test (`probe_pairs`, `probe_effects`,
@@ -20,27 +21,30 @@ thought, repetition; this family ships them as a reusable, controlled experiment
 5. `plots`: the judges × probes heatmap; `measures`: the report-card row per probe.
 """
 
-# `generate` is both a submodule and its main function: imported eagerly (light: pandas), so
-# importing the submodule later can never replace the function on the package.
-from judgelab.analyses.probes.generate import (
-    CONTROL,
-    PROVENANCE,
-    SUFFIX,
-    TARGETS,
-    generate,
-    is_probe_benchmark,
-    provenance,
-    select_items,
-    variant_counts,
-)
 from judgelab.core.lazy import face
 
-# The rest is imported on first use: `judgelab probe --list` needs no scipy or matplotlib.
+# Every name is imported on first use: `judgelab probe --list` needs no pandas, scipy or
+# matplotlib. (`generate` is a function of `variants`, not a submodule: importing a submodule
+# can never replace a function on the package.)
 _WHERE = {
-    **{m: m for m in ("cases", "catalogue", "plots")},
+    **{m: m for m in ("cases", "catalogue", "plots", "variants")},
     **{n: "catalogue" for n in ("PROBES", "apply", "catalogue_table")},
     **{n: "effects" for n in ("ALL", "METRICS", "effects_table", "probe_effects", "probe_pairs")},
     **{n: "runs" for n in ("BASELINES", "commands", "offline_judgments")},
+    **{
+        n: "variants"
+        for n in (
+            "CONTROL",
+            "PROVENANCE",
+            "SUFFIX",
+            "TARGETS",
+            "generate",
+            "is_probe_benchmark",
+            "provenance",
+            "select_items",
+            "variant_counts",
+        )
+    },
 }
 __getattr__ = face(__name__, _WHERE)
 

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from judgelab.analyses.probes.effects import ALL, PAIR_COLUMNS, VALID
-from judgelab.analyses.probes.generate import variant_id
+from judgelab.analyses.probes.variants import variant_id
 from judgelab.core.schema import require_columns
 from judgelab.errors import check_choice
 

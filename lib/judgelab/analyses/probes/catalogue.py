@@ -27,12 +27,13 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import NamedTuple
-
-import numpy as np
+from typing import TYPE_CHECKING, NamedTuple
 
 from judgelab.core.text import content_tokens
 from judgelab.errors import check_choice
+
+if TYPE_CHECKING:  # the generator is passed in: listing the catalogue imports no numpy
+    import numpy as np
 
 SLOTS = ("response", "context")
 #: The model a self-identification names unless told (name the judge's own model).
@@ -125,7 +126,7 @@ class ProbeInput(NamedTuple):
     pad_ratio: float = PAD_RATIO
 
 
-Transform = Callable[[str, np.random.Generator, ProbeInput], str]
+Transform = Callable[[str, "np.random.Generator", ProbeInput], str]
 
 
 @dataclass(frozen=True)

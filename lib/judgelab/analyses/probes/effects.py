@@ -37,7 +37,7 @@ import numpy as np
 import pandas as pd
 
 from judgelab.analyses.pairwise import resample, units
-from judgelab.analyses.probes.generate import CONTROL, provenance
+from judgelab.analyses.probes.variants import CONTROL, provenance
 from judgelab.core import clusters, estimates, inference, stats
 from judgelab.core.schema import require_columns
 from judgelab.errors import check_choice

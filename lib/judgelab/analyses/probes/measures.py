@@ -12,7 +12,7 @@ from __future__ import annotations
 import pandas as pd
 
 from judgelab.analyses.probes.effects import ALL, probe_effects, probe_pairs
-from judgelab.analyses.probes.generate import is_probe_benchmark
+from judgelab.analyses.probes.variants import is_probe_benchmark
 from judgelab.analyses.registry import CardContext, measure, na, rows
 
 FAMILY = "probes"

@@ -21,7 +21,7 @@ from typing import NamedTuple
 import pandas as pd
 
 from judgelab import judges as judges_mod
-from judgelab.analyses.probes.generate import SUFFIX
+from judgelab.analyses.probes.variants import SUFFIX
 from judgelab.errors import OfflineNotApplicable
 
 #: The offline baselines a probe study runs by default (spec names in `params/judges/`).

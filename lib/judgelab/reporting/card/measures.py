@@ -25,6 +25,7 @@ from judgelab.analyses.registry import CardContext as CardContext
 from judgelab.analyses.registry import CardOptions as CardOptions
 from judgelab.core import lengths
 from judgelab.reporting.card import composite as _composite  # noqa: F401  (registers)
+from judgelab.reporting.card import stored
 from judgelab.reporting.card.sources import CardSource
 
 #: Order of the measures on the page and of each judge's rows (a measure registered but not
@@ -116,6 +117,9 @@ def collect_measures(
 def collect(sources: Mapping[str, CardSource], **options: Any) -> pd.DataFrame:
     """Collect the measures of every carded judge (`CardOptions` fields apply to all).
 
+    A judge's rows computed before from the same tables, options, code and lock are read
+    back from the cache (`stored`) instead of computed again.
+
     Returns:
         The `collect_measures` rows of every judge, plus `key` (`<source>:<judge>`) first.
     """
@@ -123,12 +127,23 @@ def collect(sources: Mapping[str, CardSource], **options: Any) -> pd.DataFrame:
     memo: dict = {}
     parts = []
     for label, cs in sources.items():
-        items = lengths.add_lengths(cs.loaded.items, unit=opts.unit)  # once per source
+        digests = {
+            "items": stored.table_digest(cs.loaded.items),
+            "judgments": stored.table_digest(cs.loaded.judgments),
+        }
+        items = None
         for judge in cs.judges:
-            ctx = CardContext.build(
-                items, cs.loaded.judgments, judge=judge, source=label, options=opts, memo=memo
-            )
-            parts.append(run(ctx))
+            digest = stored.key(source=label, judge=judge, options=opts, **digests)
+            rows = stored.read(digest)
+            if rows is None:
+                if items is None:  # once per source
+                    items = lengths.add_lengths(cs.loaded.items, unit=opts.unit)
+                ctx = CardContext.build(
+                    items, cs.loaded.judgments, judge=judge, source=label, options=opts, memo=memo
+                )
+                rows = run(ctx)
+                stored.write(digest, rows)
+            parts.append(rows)
     out = pd.concat(parts, ignore_index=True)
     out.insert(0, "key", out["source"] + ":" + out["judge"])
     return out
