@@ -105,3 +105,10 @@ def test_winrates_long_has_four_estimates_per_row():
     ]
     assert long["value"].tolist() == pytest.approx([0.40, 0.45, 0.41, 0.46])
     assert long["ci_low"].iloc[0] == pytest.approx(0.30) and np.isnan(long["ci_low"].iloc[2])
+
+
+def test_i34_3_winrate_reason_says_why_without_a_baseline_model():
+    # 03 on LLMBar: no model against a fixed baseline; the section was an empty table and plot
+    assert length.length_controlled_winrate(pd.DataFrame(), model_slot="").empty
+    assert "no evaluated model against a fixed baseline" in length.winrate_reason("")
+    assert length.winrate_reason("neg") is None

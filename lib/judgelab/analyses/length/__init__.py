@@ -66,6 +66,7 @@ from judgelab.analyses.length.winrate import (
     SLOTS,
     compare_published,
     length_controlled_winrate,
+    winrate_reason,
     preference_for_slot,
     winrates_long,
 )
@@ -110,5 +111,6 @@ __all__ = [
     "score_length_regression",
     "score_pairs",
     "score_reason",
+    "winrate_reason",
     "winrates_long",
 ]

@@ -85,6 +85,21 @@ def preference_for_slot(verdicts: pd.DataFrame, *, slot: str, soft: bool = True)
     return np.where(alpaca, soft_v, hard)
 
 
+def winrate_reason(model_slot: str) -> str | None:
+    """Return why the length-controlled win rate cannot apply, None when a model slot is set.
+
+    The LC win rate compares one evaluated model against a fixed baseline (AlpacaEval: the
+    baseline in `pos`, the model in `neg`); judge-benchmark pairs such as LLMBar's have no such
+    model, so `model_slot` "" skips the section (an empty table and an empty plot otherwise).
+    """
+    if model_slot:
+        return None
+    return (
+        "these pairs have no evaluated model against a fixed baseline (winrate_model_slot is "
+        "empty); the AlpacaEval-style runs set it (params alpaca_eval: neg)"
+    )
+
+
 def length_controlled_winrate(
     verdicts: pd.DataFrame,
     *,
