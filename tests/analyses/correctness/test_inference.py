@@ -168,3 +168,51 @@ def test_the_earlier_default_stays_reachable():
     assert rates["method"].str.startswith("cluster bootstrap").all()
     with pytest.raises(ValueError, match="inference"):
         correctness.self_vs_others(t, inference="normal")
+
+
+def _kappa_rows(own: tuple[tuple[str, str], ...]) -> pd.DataFrame:
+    """8 clusters: own answers (human, verdict) as given; others' verdicts mostly right."""
+    rows = []
+    for c in range(8):
+        rows += [(c, True, h, v) for h, v in own]
+        wrong = "Correct" if c % 3 == 0 else "Incorrect"
+        others = (("Incorrect", wrong), ("Correct", "Correct"), ("Incorrect", "Incorrect"))
+        rows += [(c, False, h, v) for h, v in (*others, ("Correct", "Correct"))]
+    return _table(rows)
+
+
+def test_i33_2_a_kappa_side_that_cannot_vary_gets_no_test_not_a_point_interval():
+    """Before: the flat side's linearized kappa has no variance (every score 0).
+
+    One human class on the own side (κ ≡ 0 whatever the judge says): the test of self −
+    others ran on the others' variance alone; both sides flat (the answered gap with 8
+    very unequal clusters, 6 % of draws): the interval was the point [−1, −1] with p = 0.
+    """
+    one_class = _kappa_rows((("Correct", "Correct"), ("Correct", "Incorrect")))
+    row = correctness.self_vs_others(one_class, metrics=("kappa",), n_boot=199).iloc[0]
+    assert row["self"] == pytest.approx(0.0) and row["n_self"] == 16
+    assert row["declined"].startswith("kappa 0 on self cannot vary in its linearization")
+    assert np.isnan(row["p_value"]) and np.isnan(row["diff_low"]) and np.isnan(row["diff_high"])
+    agree = _kappa_rows((("Correct", "Correct"), ("Incorrect", "Incorrect")))
+    row = correctness.self_vs_others(agree, metrics=("kappa",), n_boot=199).iloc[0]
+    assert row["self"] == pytest.approx(1.0) and row["declined"].startswith("kappa 1 on self")
+    varied = _kappa_rows((("Correct", "Correct"), ("Incorrect", "Incorrect"),
+                          ("Incorrect", "Correct")))  # fmt: skip
+    row = correctness.self_vs_others(varied, metrics=("kappa",), n_boot=199).iloc[0]
+    assert row["declined"] == "" and 0.0 < row["p_value"] <= 1.0
+    assert row["diff_low"] < row["diff"] < row["diff_high"]
+
+
+def test_i33_2_the_answered_gap_of_a_flat_draw_is_declined():
+    """The calibration draw that gave the point interval [−1, −1], p = 0 under the null."""
+    from judgelab.reporting.calibration import harness
+    from judgelab.reporting.calibration.checks import correctness as checks
+    from judgelab.simulate.base import scenario
+
+    check = next(c for c in checks.CHECKS if c.name == "correctness.answered_kappa_gap")
+    shape = scenario("unequal/varying/G8/n48")
+    rng = harness.stats.rng_for(0, harness.generator_name(check.simulate), shape.name, "null", 15)
+    out = check.estimate(check.simulate(rng, "null", shape), {})
+    assert out.estimate == pytest.approx(-1.0)  # κ 0 (one human class) − κ 1 (all agree)
+    assert out.declined.startswith("kappa 0 on correctly cannot vary")
+    assert np.isnan(out.p_value) and np.isnan(out.low)

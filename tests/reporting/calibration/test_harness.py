@@ -185,3 +185,45 @@ def test_checks_of_a_partial_are_picklable():
 
     check = Check("demo.p", "demo", "x", "mean", functools.partial(simulate_means), estimate_mean)
     assert pickle.loads(pickle.dumps(check)).name == "demo.p"
+
+
+def simulate_uniform_p(rng: np.random.Generator, hypothesis: str, shape: Scenario) -> Simulation:
+    """A test whose p-value is uniform under both hypotheses: its type-I error is exactly α."""
+    return Simulation(pd.DataFrame(), pd.DataFrame(), {"zero": 0.0}, {"u": float(rng.random())})
+
+
+def estimate_uniform_p(sim: Simulation, options: dict[str, Any]) -> Outcome:
+    return Outcome(0.0, p_value=sim.params["u"])
+
+
+EXACT = Check(
+    "demo.exact_test", "demo", "a test of exact size", "zero", simulate_uniform_p,
+    estimate_uniform_p, interval=False,
+)  # fmt: skip
+#: A seed whose first 60 null replicates of EXACT reject 10 times (type-I 0.17 [0.093, 0.28]):
+#: the unlucky block that a grid of hundreds of cells at R = 60 holds a few of.
+UNLUCKY_SEED = 260
+
+
+def test_i33_5_a_fail_on_few_replicates_is_rechecked_before_it_stands():
+    reps = run([EXACT], scenarios=ONE, reps=60, seed=UNLUCKY_SEED)
+    first = summarise(reps, [EXACT]).iloc[0]
+    assert first["type_i"] == pytest.approx(10 / 60) and first["type_i_low"] > 0.06
+    assert first["type_i_verdict"] == "fail"  # a test of exact size "fails" at R = 60
+    more = extend(reps, [EXACT], max_reps=480, seed=UNLUCKY_SEED)
+    assert more["r"].nunique() == 480  # re-checked on fresh replicates: 120, 240, 480
+    again = summarise(more, [EXACT]).iloc[0]
+    assert again["type_i"] == pytest.approx(28 / 480)
+    assert again["type_i_verdict"] == "inconclusive"
+    assert again["type_i_low"] < 0.05 < again["type_i_high"]
+
+
+def test_i33_5_a_confirmed_or_broken_fail_is_not_rechecked():
+    reps = run([EXACT], scenarios=ONE, reps=60, seed=UNLUCKY_SEED)
+    summary = summarise(reps, [EXACT])
+    assert harness.undecided(summary).all()
+    assert not harness.undecided(summary.assign(reps=harness.CONFIRM_REPS)).any()
+    assert not harness.undecided(summary.assign(failed=1)).any()  # more reps cannot undo it
+    broken = Check("demo.broken", "demo", "x", "mean", simulate_means, _broken)
+    failed = run([broken], scenarios=ONE, reps=3)
+    assert len(extend(failed, [broken], max_reps=40)) == len(failed)

@@ -19,6 +19,18 @@ resampled in each separately) and combines the replicates with the same weights 
 clusters − strata degrees of freedom, or percentile). The naive and classical rows are
 combined the same way (z intervals: a weighted sum of rates is not binomial), and the
 `lambda` column holds Σ_h W_h λ̂_h.
+
+Known limit (issue 33, measured): with clusters split between strata, each stratum's mean
+rests on few clusters — 8 very unequal clusters in two strata (about 3 effective clusters in
+all) — and the wild interval of the population target covers 0.88–0.91, not 0.95 (R = 400,
+null and alternative, at 8 and 15 clusters), the misses mostly on one side (the truth below
+the interval 8 %, above it 3 %); with 15 equal clusters (7–8 per stratum) 0.935 / 0.900
+(R = 200). The estimand is right (the stratified human-only mean is
+unbiased for Σ_h W_h E_h[Y]: +0.0005 ± 0.0027 over 4000 draws) and the classical
+(human-only) row covers no better (0.90), so it is neither PPI's nor λ's doing: bounded,
+skewed cluster means on so few clusters per stratum. Such rows carry `few_clusters`. λ̂
+tuned on ~7 labels in a stratum biases the PPI++ row by about +0.014 there (±0.003; fixed
+λ = 1 and the classical row are unbiased), far below its standard error.
 """
 
 from __future__ import annotations

@@ -20,6 +20,13 @@ alpha with the package, over at most `resample.MAX_JACKKNIFE` (random, seeded) g
 clusters. Every row reports its effective clusters (`core.clusters.effective`, a unit
 weighted by its pairable values) and flags `few_clusters` below `clusters.FEW_EFFECTIVE`.
 
+Measured at 8 clusters (issue 33; R = 200, ICC 0.5, effects varying by cluster): the default
+interval covers 0.975–0.98 for the planted null judges but 0.91 [0.86, 0.94] for the
+alternative's equally able judges, with unequal and with equal cluster sizes alike, most
+misses with the truth above the interval; with unequal sizes the bias-corrected centre is
+still low (0.114 against 0.131 on average): with so few clusters the jackknife removes the
+plug-in's bias only in part.
+
 Pooled rows pool the splits' units (the jackknife deletes a cluster from every split it is
 in; the bootstraps resample each split on its own, stratified) and, by default, pool only
 splits rated by the same judges (`pool_strata="same_judges"`: one pooled row per judge set);

@@ -25,7 +25,13 @@ and declines in their own columns, never silently dropped or counted as "no reje
 mean interval width and effective clusters. Each target gets a verdict from its MC interval:
 **pass** when the whole interval lies inside the target (coverage in [0.93, 0.97], type-I
 error below 0.06), **fail** when it lies wholly outside, **inconclusive** otherwise (then more
-replicates decide: `extend` adds them to the undecided cells).
+replicates decide: `extend` adds them to the undecided cells). A *fail* read off fewer than
+`CONFIRM_REPS` replicates is undecided too: each cell's 95 % MC interval misses its true rate
+one time in twenty, so among the grid's hundreds of cells a few fail by chance at small R (issue
+33: the probe pull at 15 clusters failed at R = 60 with type-I 0.13 [0.07, 0.24] — 0.075 at
+R = 400 and 0.038 [0.026, 0.057] on 600 fresh replicates); `extend` re-checks such a cell
+with more replicates before the failure stands. A failure from failed replicates (an exception,
+a missing number) is not re-checked: more replicates cannot undo it.
 """
 
 from __future__ import annotations
@@ -49,6 +55,8 @@ COVERAGE_TARGET = (0.93, 0.97)
 TYPE_I_TARGET = 0.06
 #: Verdicts of a target from its Monte-Carlo interval.
 VERDICTS = ("pass", "fail", "inconclusive", "n/a")
+#: A Monte-Carlo "fail" on fewer replicates than this is re-checked by `extend`.
+CONFIRM_REPS = 400
 
 
 class Outcome(NamedTuple):
@@ -227,7 +235,8 @@ def extend(
     """Add replicates to every undecided cell (doubling, up to `max_reps`) within a budget.
 
     A cell (checks sharing a generator × scenario) is undecided while any of its verdicts
-    is inconclusive. Replicate r of a cell is the same draw whatever else ran, so extending
+    is inconclusive, or is a Monte-Carlo fail read off fewer than `CONFIRM_REPS` replicates
+    (`undecided`). Replicate r of a cell is the same draw whatever else ran, so extending
     equals running with more replicates from the start.
     """
     checks = list(checks)
@@ -235,9 +244,7 @@ def extend(
     by_name = {c.name: c for c in checks}
     while True:
         summary = summarise(replicates, checks, alpha=alpha)
-        open_ = summary[
-            (summary[["coverage_verdict", "type_i_verdict"]] == "inconclusive").any(axis=1)
-        ]
+        open_ = summary[undecided(summary)]
         have_r = replicates.groupby(["check", "scenario"])["r"].max() + 1
         todo: dict[tuple[str, str], int] = {}
         for row in open_.itertuples():
@@ -259,6 +266,22 @@ def extend(
         replicates = pd.concat(
             [replicates, pd.DataFrame(_execute(jobs, workers, progress))], ignore_index=True
         )
+
+
+def undecided(summary: pd.DataFrame) -> pd.Series:
+    """Return which `summarise` rows need more replicates (see `extend`).
+
+    Inconclusive verdicts, and Monte-Carlo fails on fewer than `CONFIRM_REPS` replicates
+    (a fail from failed replicates stands: more replicates cannot undo it).
+    """
+    verdicts = summary[["coverage_verdict", "type_i_verdict"]]
+    open_ = (verdicts == "inconclusive").any(axis=1)
+    unconfirmed = (
+        (verdicts == "fail").any(axis=1)
+        & (summary["failed"] == 0)
+        & (summary["reps"] < CONFIRM_REPS)
+    )
+    return open_ | unconfirmed
 
 
 def mc_interval(k: float, n: int) -> tuple[float, float]:
@@ -400,6 +423,7 @@ def overview(summary: pd.DataFrame) -> pd.DataFrame:
 
 
 __all__ = [
+    "CONFIRM_REPS",
     "COVERAGE_TARGET",
     "HYPOTHESES",
     "TYPE_I_TARGET",
@@ -413,5 +437,6 @@ __all__ = [
     "overview",
     "run",
     "summarise",
+    "undecided",
     "verdict",
 ]
