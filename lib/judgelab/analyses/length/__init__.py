@@ -66,8 +66,8 @@ from judgelab.analyses.length.winrate import (
     SLOTS,
     compare_published,
     length_controlled_winrate,
-    winrate_reason,
     preference_for_slot,
+    winrate_reason,
     winrates_long,
 )
 
