@@ -14,14 +14,16 @@ achieved power (type-I error at ½), each with its Monte-Carlo standard error �
 
 **Speed** (issue 34, item 6: `judgelab plan` ≤ 3 s). A plan replays 2 designs × R = 200 ×
 (power, type I) = 800 tests at G ≈ 100–220 clusters; through `wild.wild_test` each cost
-10–25 ms (the weights drawn by `rng.choice` and several (B × G) temporaries), ~9 s of CPU.
+10–25 ms (the weights drawn by `rng.choice` and several (B × G) temporaries), 9–15 s of CPU.
 The replays now go to `wild.ratio_p_values`: the same test and B = 1999, its one-coefficient
 algebra in G-vectors and Rademacher weights from random bits, ~1 ms a test. The choice,
-measured: (a) this batched entry point keeps R, B and the test, and `plan position-bias`
-on the sample pilot went from 8.97 s user + 7.99 s system to ~2.4 s of CPU in all (~1 s of
-it the replays), under load 6–7 on 2 cores; (b) B = 399 for the replays would have cut the
-old path only ~5× and added p-value noise at α for no need; (c) sharing one weight matrix
-across replays would correlate their decisions and understate the Monte-Carlo error.
+measured under load 5–7 on 2 cores: (a) this batched entry point keeps R, B and the test;
+the two designs' replays on the sample pilot (δ = 0.05) take 0.9 s of CPU where they took
+14.8 s, and `plan position-bias` went from ~15 s of CPU (8 user + 7 system) to ~2.2 s in
+all; (b) B = 399 on the old path cuts those replays to 1.8 s — twice (a), with noisier
+p-values near α (the achieved powers agreed within MC error: 0.945 vs 0.95, 1.0 vs 1.0);
+(c) sharing one weight matrix across replays would correlate their decisions and
+understate the Monte-Carlo error.
 `batched=False` keeps the per-replay `wild.wild_test` as the reference. The replays' data
 and their bootstrap weights come from separate streams, so both paths replay the same
 data and differ only by the draws that decide p-values near α (tested: within 0.025).
