@@ -5,8 +5,9 @@ a temporary output home and no mirror, `repeat` times; the wall seconds of every
 machine's 1-minute load average before and after are recorded, because on a shared 2-core
 machine the load explains most of the spread; the CPU seconds (user + system) of each run are
 recorded too, which the load barely moves. Targets (on a quiet machine): `--help`,
-`data list` and `probe --list` within 1 s, `plan` (help and a plan on a small sample pilot)
-within 3 s.
+`data list`, `probe --list`, `judge --list-templates` and `runs list` within 1 s (none of
+them imports pandas, numpy or pyarrow), `plan` (help and a plan on a small sample pilot,
+its 200 replays per design included) within 3 s.
 
     python -m bench.listing --repeat 5      # the table, and JSON with --out FILE
 """

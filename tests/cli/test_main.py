@@ -1,3 +1,4 @@
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -125,11 +126,36 @@ def lean_run(argv: list[str], cwd: Path) -> tuple[str, str]:
 
 @pytest.mark.parametrize(
     "argv",
-    [["--help"], ["data", "list"], ["probe", "--list"], ["plan", "--help"], ["data", "--help"]],
+    [
+        ["--help"],
+        ["data", "list"],
+        ["probe", "--list"],
+        ["plan", "--help"],
+        ["data", "--help"],
+        ["judge", "--list-templates"],
+        ["runs", "list"],
+    ],
     ids=lambda a: "-".join(a),
 )
 def test_i34_6_listing_commands_import_no_pandas_numpy_or_pyarrow(argv, tmp_path):
     assert lean_run(argv, tmp_path)[0] == "[]"
+
+
+def test_i34_6_runs_list_of_recorded_runs_imports_no_pandas(judgelab_home, tmp_path):
+    record = {
+        "notebook": "92_two",
+        "run": "three",
+        "status": "ok",
+        "seconds": 4.2,
+        "started_at": "2025-01-01T00:00:00",
+        "parameters": {"x": 3, "run": "three"},
+    }
+    (judgelab_home / "reports" / "92_two").mkdir(parents=True)
+    (judgelab_home / "reports" / "92_two" / "three.json").write_text(json.dumps(record))
+    loaded, printed = lean_run(["runs", "list"], tmp_path)
+    assert loaded == "[]"
+    assert printed.split()[:5] == ["92_two/three", "ok", "2025-01-01T00:00:00", "4", "s"]
+    assert "x=3" in printed
 
 
 def _clusters_of(printed: str, source: str) -> str:

@@ -155,3 +155,47 @@ def test_i33_2_an_accepted_null_lies_in_the_interval_when_p_jumps_there(plus, mi
     assert (res.p_value < 0.05) == (not res.ci_low <= 0.0 <= res.ci_high)
     if res.p_value >= 0.05:
         assert res.ci_low == 0.0 < res.estimate < res.ci_high
+
+
+def _ratio_data(seed: int, G: int) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    den = rng.integers(0, 12, G).astype(float)  # some clusters without a decisive verdict
+    num = rng.binomial(den.astype(int), rng.uniform(0.3, 0.8, G)).astype(float)
+    return num, den
+
+
+@pytest.mark.parametrize(
+    ("G", "weights"), [(30, "webb"), (40, "webb"), (8, "auto"), (5, "rademacher"), (11, "auto")]
+)
+def test_i34_6_ratio_p_values_equal_wild_test_on_the_same_draws(G, weights):
+    # Webb weights and enumerated draws come from `draw_weights` in both: the same p-values,
+    # the exact hull p of few information-effective clusters (g_info < 12) included.
+    for seed in range(4):
+        num, den = _ratio_data(seed, G)
+        problem = wild.ratio_problem(num, den, np.arange(G))
+        for null in (0.35, 0.5, 0.62):
+            slow = wild.wild_test(problem, null=null, rng=np.random.default_rng(seed),
+                                  weights=weights, interval=False).p_value  # fmt: skip
+            fast = wild.ratio_p_values(num[None], den[None], null, weights=weights,
+                                       rng=np.random.default_rng(seed))  # fmt: skip
+            assert fast[0] == pytest.approx(slow, abs=1e-12), (seed, null)
+
+
+def test_i34_6_ratio_p_values_with_rademacher_bits_agree_within_monte_carlo_error():
+    # G = 60: Rademacher draws from random bits in the fast path, `rng.choice` in `wild_test`;
+    # the same data, so the p-values differ only by each one's Monte-Carlo error (B = 1999).
+    G, n_boot = 60, 1999
+    rows = [_ratio_data(seed, G) for seed in range(12)]
+    num, den = np.array([r[0] for r in rows]), np.array([r[1] for r in rows])
+    null = float(np.median(num.sum(axis=1) / den.sum(axis=1)))  # p-values across (0, 1)
+    fast = wild.ratio_p_values(num, den, null, n_boot=n_boot, rng=np.random.default_rng(7))
+    rng = np.random.default_rng(8)
+    for i in range(len(rows)):
+        problem = wild.ratio_problem(num[i], den[i], np.arange(G))
+        slow = wild.wild_test(problem, null=null, n_boot=n_boot, rng=rng, interval=False)
+        mc = np.sqrt(2 * max(slow.p_value * (1 - slow.p_value), 1e-4) / n_boot)
+        assert abs(fast[i] - slow.p_value) < 4.5 * mc, (i, fast[i], slow.p_value)
+    assert 0.05 < np.median(fast) < 0.95
+    # a row with one cluster carrying weight has no test, as in `wild_test`
+    one = wild.ratio_p_values(np.array([[1.0, 0, 0]]), np.array([[2.0, 0, 0]]), 0.5)
+    assert np.isnan(one[0])

@@ -23,18 +23,19 @@
 
 from __future__ import annotations
 
-from judgelab.judges.resolved import Resolved
-from judgelab.judges.runner import (
-    Estimate,
-    JudgeRunError,
-    RunResult,
-    Summary,
-    build_from_cache,
-    dry_run,
-    run,
-)
-from judgelab.judges.spec import JudgeSpec, JudgeSpecError, from_dict, load, resolve
-from judgelab.judges.table import Built, Plan, build, plan
+from judgelab.core.lazy import face
+
+# Names are imported on first use: `judgelab judge --list-templates` reads `templates` only
+# and must not load pandas, numpy or pyarrow (issue 34, item 6).
+_WHERE = {
+    **{m: m for m in ("resolved", "runner", "spec", "table")},
+    "Resolved": "resolved",
+    **{n: "runner" for n in ("Estimate", "JudgeRunError", "RunResult", "Summary")},
+    **{n: "runner" for n in ("build_from_cache", "dry_run", "run")},
+    **{n: "spec" for n in ("JudgeSpec", "JudgeSpecError", "from_dict", "load", "resolve")},
+    **{n: "table" for n in ("Built", "Plan", "build", "plan")},
+}
+__getattr__ = face(__name__, _WHERE)
 
 __all__ = [
     "Built",

@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
-
-import numpy as np
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from judgelab.core import paths
+
+if TYPE_CHECKING:  # numpy and pandas load in `diff` only: `runs list` must not pay for them
+    import numpy as np
+    import pandas as pd
 
 
 def load_record(run_id: str) -> dict[str, Any]:
@@ -89,6 +90,9 @@ MAX_ROWS_SHOWN = 8
 
 
 def _table_diff(name: str, a: pd.DataFrame, b: pd.DataFrame, atol: float) -> list[str]:
+    import numpy as np
+    import pandas as pd
+
     if list(a.columns) != list(b.columns) or a.shape != b.shape:
         cols = "other columns" if list(a.columns) != list(b.columns) else "same columns"
         return [f"{name}: shape {a.shape} vs {b.shape}, {cols}"]
@@ -122,6 +126,8 @@ def _table_diff(name: str, a: pd.DataFrame, b: pd.DataFrame, atol: float) -> lis
 
 def _rows_line(name: str, a: pd.DataFrame, differs: np.ndarray, keys: list[str]) -> str:
     """Return which rows differ, named by the shared text columns (else by row number)."""
+    import numpy as np
+
     rows = a.loc[differs, keys] if keys else None
     if rows is None:
         labels = [f"row {i + 1}" for i in np.flatnonzero(differs)]
@@ -135,6 +141,8 @@ def _rows_line(name: str, a: pd.DataFrame, differs: np.ndarray, keys: list[str])
 
 def diff(run_a: str, run_b: str, *, atol: float = 1e-9) -> dict[str, list]:
     """Return what differs between two runs: parameters, code, packages, data, tables."""
+    import pandas as pd
+
     a, b = load_record(run_a), load_record(run_b)
     pa, pb = a.get("provenance") or {}, b.get("provenance") or {}
     out: dict[str, list] = {

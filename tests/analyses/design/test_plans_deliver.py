@@ -145,3 +145,19 @@ def test_inf2_4_plans_without_a_replayable_pilot_say_why():
     both = plan.set_index("design").loc["both orders"]
     assert both["replays"] == 0 and "one order per item" in both["note"]
     assert plan.set_index("design").loc["one random order", "replays"] == 20
+
+
+def test_i34_6_the_plans_fast_replay_equals_the_wild_test_replay_within_mc_error(rng):
+    # The plan's verified power comes from `wild.ratio_p_values` (batched); replaying the same
+    # plan with `wild.wild_test` on every replay (the reference, ~5x the CPU) on the same
+    # seed sees the same replayed data, so the two differ only by the bootstrap draws near α.
+    sim = _study(rng, n_clusters=30, per=5, icc=0.2, delta=0.2)
+    plan = planner.position_bias_plan(0.12, judgments=sim.judgments, seed=3)
+    one = plan.set_index("design").loc["one random order"]
+    assert one["replays"] == 200 and 0.5 < one["verified_power"] < 0.97  # not at a bound
+    counts = pilot.position_counts(sim.judgments)
+    slow = verify.replay(counts, n_clusters=int(one["n_clusters"]), delta=0.12, orders="one",
+                         seed=3, batched=False)  # fmt: skip
+    assert one["verified_power"] == pytest.approx(slow["power"], abs=0.025)
+    assert one["verified_type_i"] == pytest.approx(slow["type_i"], abs=0.025)
+    assert one["verified_power_se"] == pytest.approx(slow["power_se"], abs=0.01)

@@ -9,9 +9,24 @@ decisive verdict's "picked A" by the same amount so that the pooled P(A | decisi
 spread around it — and runs the test the study will run: the restricted wild cluster
 bootstrap test of P(A | decisive) = ½ on the per-cluster A and decisive counts, the p-value
 `core.estimates.ratio(a, d, cluster, null=0.5)` reports (computed by `core.wild` directly,
-without the interval `estimates` inverts it into, so that hundreds of replays stay fast).
-The share of replays that reject is the achieved power (type-I error at ½), each with its
-Monte-Carlo standard error √(p(1 − p)/R).
+without the interval `estimates` inverts it into). The share of replays that reject is the
+achieved power (type-I error at ½), each with its Monte-Carlo standard error √(p(1 − p)/R).
+
+**Speed** (issue 34, item 6: `judgelab plan` ≤ 3 s). A plan replays 2 designs × R = 200 ×
+(power, type I) = 800 tests at G ≈ 100–220 clusters; through `wild.wild_test` each cost
+10–25 ms (the weights drawn by `rng.choice` and several (B × G) temporaries), 9–15 s of CPU.
+The replays now go to `wild.ratio_p_values`: the same test and B = 1999, its one-coefficient
+algebra in G-vectors and Rademacher weights from random bits, ~1 ms a test. The choice,
+measured under load 5–7 on 2 cores: (a) this batched entry point keeps R, B and the test;
+the two designs' replays on the sample pilot (δ = 0.05) take 0.9 s of CPU where they took
+14.8 s, and `plan position-bias` went from ~15 s of CPU (8 user + 7 system) to ~2.2 s in
+all; (b) B = 399 on the old path cuts those replays to 1.8 s — twice (a), with noisier
+p-values near α (the achieved powers agreed within MC error: 0.945 vs 0.95, 1.0 vs 1.0);
+(c) sharing one weight matrix across replays would correlate their decisions and
+understate the Monte-Carlo error.
+`batched=False` keeps the per-replay `wild.wild_test` as the reference. The replays' data
+and their bootstrap weights come from separate streams, so both paths replay the same
+data and differ only by the draws that decide p-values near α (tested: within 0.025).
 """
 
 from __future__ import annotations
@@ -86,6 +101,7 @@ def replay(
     reps: int = 200,
     seed: int = 0,
     n_boot: int = wild.N_BOOT,
+    batched: bool = True,
 ) -> dict[str, Any]:
     """Return the achieved power and type-I error of a plan, replayed from the pilot.
 
@@ -98,6 +114,8 @@ def replay(
         reps: Replays (R ≥ 200 for a Monte-Carlo SE of the power below 0.03).
         seed: Seed of the replays.
         n_boot: Wild bootstrap replicates of each replay's test.
+        batched: Test every replay by `wild.ratio_p_values` (fast, the default); False runs
+            `wild.wild_test` on each (the reference the batched path is checked against).
 
     Returns:
         `power`, `power_se`, `type_i`, `type_i_se`, `reps`, and `note` (why a plan could not
@@ -111,17 +129,27 @@ def replay(
     if pilot.n_units < 2 or not np.isfinite(pilot.p):
         return {**out, "note": "the pilot has fewer than 2 clusters or no decisive verdict"}
     sign = 1.0 if pilot.p >= 0.5 else -1.0
-    rng = stats.rng_for(seed, "design.verify", orders, n_clusters)
-    hits = {"power": 0, "type_i": 0}
+    rng = stats.rng_for(seed, "design.verify", orders, n_clusters)  # the replays' data
+    weights = stats.rng_for(seed, "design.verify.weights", orders, n_clusters)  # their tests
     g = max(2, int(n_clusters))
-    for _ in range(reps):
-        a, d = pilot.draw(rng, g, orders)
-        for key, target in (("power", 0.5 + sign * abs(delta)), ("type_i", 0.5)):
-            shifted = a + (target - pilot.p) * d
-            problem = wild.ratio_problem(shifted, d, np.arange(g))
-            res = wild.wild_test(problem, null=0.5, n_boot=n_boot, rng=rng, interval=False)
-            hits[key] += bool(res.p_value < alpha)
-    rate = {k: v / reps for k, v in hits.items()}
+    targets = {"power": 0.5 + sign * abs(delta), "type_i": 0.5}
+    if batched:
+        drawn = [pilot.draw(rng, g, orders) for _ in range(reps)]
+        a, d = np.array([x[0] for x in drawn]), np.array([x[1] for x in drawn])
+        rate = {}
+        for key, target in targets.items():
+            p = wild.ratio_p_values(a + (target - pilot.p) * d, d, 0.5, n_boot=n_boot, rng=weights)
+            rate[key] = float(np.mean(p < alpha))  # NaN (no test) never rejects
+    else:
+        hits = dict.fromkeys(targets, 0)
+        for _ in range(reps):
+            a, d = pilot.draw(rng, g, orders)
+            for key, target in targets.items():
+                shifted = a + (target - pilot.p) * d
+                problem = wild.ratio_problem(shifted, d, np.arange(g))
+                res = wild.wild_test(problem, null=0.5, n_boot=n_boot, rng=weights, interval=False)
+                hits[key] += bool(res.p_value < alpha)
+        rate = {k: v / reps for k, v in hits.items()}
     return {
         "power": rate["power"],
         "power_se": math.sqrt(rate["power"] * (1 - rate["power"]) / reps),

@@ -23,7 +23,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from judgelab.core.schema import read_meta
 from judgelab.errors import NotApplicable as NotApplicable
 from judgelab.errors import check_choice
 from judgelab.judges.parsers import Parsed
@@ -78,6 +77,8 @@ class ItemView:
     @property
     def meta(self) -> dict[str, Any]:
         """Return the parsed `meta` JSON ({} when missing, not JSON or not an object)."""
+        from judgelab.core.schema import read_meta  # here: `--list-templates` loads no pandas
+
         try:
             return read_meta(self.row.get("meta"))
         except ValueError:  # a template never fails on a malformed meta: it has none
