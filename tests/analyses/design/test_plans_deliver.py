@@ -148,8 +148,8 @@ def test_inf2_4_plans_without_a_replayable_pilot_say_why():
 
 
 def test_i34_6_the_plans_fast_replay_equals_the_wild_test_replay_within_mc_error(rng):
-    # The plan's verified power comes from `wild.ratio_p_values` (batched); replaying the same
-    # plan with `wild.wild_test` on every replay (the reference, ~5x the CPU) on the same
+    # The plan's verified power comes from `wild_replays.ratio_p_values` (batched); replaying
+    # the same plan with `wild.wild_test` on every replay (the reference, ~5x the CPU) on the same
     # seed sees the same replayed data, so the two differ only by the bootstrap draws near α.
     sim = _study(rng, n_clusters=30, per=5, icc=0.2, delta=0.2)
     plan = planner.position_bias_plan(0.12, judgments=sim.judgments, seed=3)

@@ -13,20 +13,19 @@ without the interval `estimates` inverts it into). The share of replays that rej
 achieved power (type-I error at ½), each with its Monte-Carlo standard error √(p(1 − p)/R).
 
 **Speed** (issue 34, item 6: `judgelab plan` ≤ 3 s). A plan replays 2 designs × R = 200 ×
-(power, type I) = 800 tests at G ≈ 100–220 clusters; through `wild.wild_test` each cost
-10–25 ms (the weights drawn by `rng.choice` and several (B × G) temporaries), 9–15 s of CPU.
-The replays now go to `wild.ratio_p_values`: the same test and B = 1999, its one-coefficient
-algebra in G-vectors and Rademacher weights from random bits, ~1 ms a test. The choice,
-measured under load 5–7 on 2 cores: (a) this batched entry point keeps R, B and the test;
-the two designs' replays on the sample pilot (δ = 0.05) take 0.9 s of CPU where they took
-14.8 s, and `plan position-bias` went from ~15 s of CPU (8 user + 7 system) to ~2.2 s in
-all; (b) B = 399 on the old path cuts those replays to 1.8 s — twice (a), with noisier
-p-values near α (the achieved powers agreed within MC error: 0.945 vs 0.95, 1.0 vs 1.0);
-(c) sharing one weight matrix across replays would correlate their decisions and
-understate the Monte-Carlo error.
-`batched=False` keeps the per-replay `wild.wild_test` as the reference. The replays' data
-and their bootstrap weights come from separate streams, so both paths replay the same
-data and differ only by the draws that decide p-values near α (tested: within 0.025).
+(power, type I) = 800 tests at G ≈ 100–220 clusters; through `wild.wild_test` each cost 10–25
+ms (the weights drawn by `rng.choice` and several (B × G) temporaries), 9–15 s of CPU. The
+replays now go to `wild_replays.ratio_p_values`: the same test and B = 1999, its
+one-coefficient algebra in G-vectors and Rademacher weights from random bits, ~1 ms a test. The
+choice, measured under load 5–7 on 2 cores: (a) this batched entry point keeps R, B and the
+test; the two designs' replays on the sample pilot (δ = 0.05) take 0.9 s of CPU where they took
+14.8 s, and `plan position-bias` went from ~15 s of CPU (8 user + 7 system) to ~2.2 s in all;
+(b) B = 399 on the old path cuts those replays to 1.8 s — twice (a), with noisier p-values near
+α (the achieved powers agreed within MC error: 0.945 vs 0.95, 1.0 vs 1.0); (c) sharing one
+weight matrix across replays would correlate their decisions and understate the Monte-Carlo
+error. `batched=False` keeps the per-replay `wild.wild_test` as the reference. The replays'
+data and their bootstrap weights come from separate streams, so both paths replay the same data
+and differ only by the draws that decide p-values near α (tested: within 0.025).
 """
 
 from __future__ import annotations
@@ -37,7 +36,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from judgelab.core import stats, wild
+from judgelab.core import stats, wild, wild_replays
 
 
 class _Pilot:
@@ -114,7 +113,7 @@ def replay(
         reps: Replays (R ≥ 200 for a Monte-Carlo SE of the power below 0.03).
         seed: Seed of the replays.
         n_boot: Wild bootstrap replicates of each replay's test.
-        batched: Test every replay by `wild.ratio_p_values` (fast, the default); False runs
+        batched: Test every replay by `wild_replays.ratio_p_values` (fast, the default); False runs
             `wild.wild_test` on each (the reference the batched path is checked against).
 
     Returns:
@@ -138,7 +137,9 @@ def replay(
         a, d = np.array([x[0] for x in drawn]), np.array([x[1] for x in drawn])
         rate = {}
         for key, target in targets.items():
-            p = wild.ratio_p_values(a + (target - pilot.p) * d, d, 0.5, n_boot=n_boot, rng=weights)
+            p = wild_replays.ratio_p_values(
+                a + (target - pilot.p) * d, d, 0.5, n_boot=n_boot, rng=weights
+            )
             rate[key] = float(np.mean(p < alpha))  # NaN (no test) never rejects
     else:
         hits = dict.fromkeys(targets, 0)
