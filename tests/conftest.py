@@ -165,7 +165,7 @@ def sample_run(tmp_path_factory: pytest.TempPathFactory, worker_id: str):
     """
     from dataclasses import asdict
 
-    from judgelab.core import locks
+    from judgelab.core import atomic, locks
     from judgelab.reporting import pipeline
 
     root = _shared_root(tmp_path_factory, worker_id)
@@ -187,9 +187,7 @@ def sample_run(tmp_path_factory: pytest.TempPathFactory, worker_id: str):
                     params_file=ROOT / "params" / notebook / "default.yaml",
                     overrides=SMOKE_OVERRIDES.get(notebook),
                 )
-            tmp = record.with_suffix(".tmp")
-            tmp.write_text(json.dumps(asdict(result), default=str), encoding="utf-8")
-            tmp.replace(record)
+            atomic.write_text(record, json.dumps(asdict(result), default=str))
             return result
 
     return get

@@ -14,6 +14,7 @@ from judgelab.simulate.base import Design
 def test_tables_follow_the_schema_and_the_generator_provenance():
     s = sim.probe_benchmark(np.random.default_rng(0), Design(5, 2, 0.3), validate=True)
     assert sim.PROVENANCE == probes.PROVENANCE and sim.CONTROL == probes.CONTROL
+    assert sim.TARGETS == probes.TARGETS
     n_probes = len(sim.ProbeParams().susceptibility)
     assert len(s.items) == 10 * (1 + 2 * n_probes) and len(s.judgments) == 2 * len(s.items)
     schema.validate_items(s.items)

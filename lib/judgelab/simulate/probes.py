@@ -4,7 +4,7 @@
 produce: per original pairwise item (in the clusters of `design`, realised once per draw:
 unequal sizes when `design.size_spread` > 0) its control (probe `none`) and, per probe, both
 arms (`pos`: the probe is applied to the better response, `neg`: to the worse), each judged
-in both orders. The provenance sits in `meta` under the keys `analyses.probes.generate`
+in both orders. The provenance sits in `meta` under the keys `analyses.probes.variants`
 writes (`PROVENANCE`; a test checks they agree).
 
 The latent model, per judge, original item i in cluster c and order o (s_0 = +1: the
@@ -49,7 +49,8 @@ from judgelab.simulate.base import Design, Simulation
 
 __all__ = ["CONTROL", "PROVENANCE", "ProbeParams", "population", "probe_benchmark"]
 
-#: The probe of control rows and the provenance keys (as `analyses.probes.generate`).
+#: The probe of control rows and the provenance keys, as `analyses.probes.variants` has them
+#: (this layer cannot import analyses; a test holds the two equal).
 CONTROL = "none"
 PROVENANCE = (
     "probe",
