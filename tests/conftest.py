@@ -9,6 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from judgelab.core import threads
+
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = (ROOT.parent / "shared" / "data").resolve()
 # Read once: the autouse fixture removes it from each test's environment.
@@ -35,6 +37,17 @@ _PATH_VARS = (
 MAX_XDIST_WORKERS = 4
 
 
+def _usable_cpus() -> int:
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
+# The workers (and the kernels and subprocesses their tests start) share the cores: each gets
+# its share of BLAS threads, set here in the controller before any worker starts (core.threads).
+threads.cap(threads.per_job(min(_usable_cpus(), MAX_XDIST_WORKERS), _usable_cpus()))
+
+
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
     """Return the worker count for `-n auto`: the usable CPUs, capped at MAX_XDIST_WORKERS.
@@ -43,8 +56,7 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
     """
     if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
         return None
-    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    return max(1, min(usable or 1, MAX_XDIST_WORKERS))
+    return max(1, min(_usable_cpus(), MAX_XDIST_WORKERS))
 
 
 @pytest.fixture(autouse=True)

@@ -21,7 +21,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from judgelab.core import paths, tables
+from judgelab.core import paths, tables, threads
 from judgelab.core.names import check_inside, safe_name
 from judgelab.errors import ParamsError as ParamsError
 from judgelab.errors import RunInProgress as RunInProgress
@@ -363,6 +363,12 @@ def reproduce(
     return [done[f] for f in files]
 
 
+def _worker_init(parent_pid: int, blas_threads: int) -> None:
+    """Initialise a worker: stop with the parent; its kernels get their share of the cores."""
+    stopping.worker_init(parent_pid)
+    threads.cap(blas_threads)
+
+
 def _run_parallel(files: list[Path], jobs: int, report: Any, force: bool) -> dict[Path, RunResult]:
     """Run params files in `jobs` worker processes (each with its own kernel).
 
@@ -374,7 +380,10 @@ def _run_parallel(files: list[Path], jobs: int, report: Any, force: bool) -> dic
 
     context = multiprocessing.get_context("spawn")
     pool = concurrent.futures.ProcessPoolExecutor(
-        jobs, mp_context=context, initializer=stopping.worker_init, initargs=(os.getpid(),)
+        jobs,
+        mp_context=context,
+        initializer=_worker_init,
+        initargs=(os.getpid(), threads.per_job(jobs)),
     )
     try:
         futures = {pool.submit(stopping.in_worker, _run_params_file, f, force): f for f in files}

@@ -45,7 +45,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import pandas as pd
 
-from judgelab.core import stats
+from judgelab.core import stats, threads
 from judgelab.simulate.base import BALANCED, GRID, Scenario, Simulation
 
 HYPOTHESES = ("null", "alternative")
@@ -196,7 +196,8 @@ def _execute(
             rows.extend(_run_job(job))
             note(job)
         return rows
-    with ProcessPoolExecutor(max_workers=workers) as pool:
+    cap = threads.per_job(workers)
+    with ProcessPoolExecutor(workers, initializer=threads.cap, initargs=(cap,)) as pool:
         for job, out in zip(jobs, pool.map(_run_job, jobs), strict=True):
             rows.extend(out)
             note(job)

@@ -1,0 +1,63 @@
+"""BLAS thread caps for processes that share the cores (`core.threads`)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from judgelab.core import threads
+from judgelab.reporting import pipeline
+
+_PROBE = """
+import json, os
+from judgelab.core import threads
+capped = threads.cap(int(os.environ["N"]))
+from threadpoolctl import threadpool_info
+blas = [p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"]
+print(json.dumps({"capped": capped, "env": os.environ.get("OPENBLAS_NUM_THREADS"), "blas": blas}))
+"""
+
+
+def _probe(n: int, **env: str) -> dict:
+    clean = {k: v for k, v in os.environ.items() if k not in threads.THREAD_VARS}
+    out = subprocess.run(
+        [sys.executable, "-c", "import numpy\n" + _PROBE],
+        env={**clean, "N": str(n), **env},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return json.loads(out.stdout)
+
+
+@pytest.mark.parametrize(
+    ("jobs", "cpus", "expected"), [(2, 2, 1), (1, 2, 2), (4, 16, 4), (3, 2, 1)]
+)
+def test_i34_6_each_job_gets_its_share_of_the_cores(jobs, cpus, expected):
+    assert threads.per_job(jobs, cpus) == expected
+
+
+def test_i34_6_a_cap_limits_the_loaded_blas_and_the_children():
+    got = _probe(1)
+    assert got["capped"] is True
+    assert got["env"] == "1"  # kernels and subprocesses inherit it
+    assert got["blas"] and all(n == 1 for n in got["blas"])  # numpy was imported first
+
+
+def test_i34_6_a_cap_the_user_set_is_left_alone():
+    got = _probe(1, OMP_NUM_THREADS="2")
+    assert got["capped"] is False
+    assert got["env"] is None
+
+
+def test_i34_6_reproduce_workers_cap_their_kernels_threads(monkeypatch):
+    for var in threads.THREAD_VARS:
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setattr(threads, "cap", lambda n: os.environ.update(OPENBLAS_NUM_THREADS=str(n)))
+    monkeypatch.setattr(pipeline.stopping, "worker_init", lambda pid: None)
+    pipeline._worker_init(os.getpid(), 3)
+    assert os.environ["OPENBLAS_NUM_THREADS"] == "3"
