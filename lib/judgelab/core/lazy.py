@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib
 import sys
 from collections.abc import Callable, Mapping
+from typing import Any
 
 
 def face(package: str, where: Mapping[str, str]) -> Callable[[str], object]:
@@ -36,4 +37,16 @@ def face(package: str, where: Mapping[str, str]) -> Callable[[str], object]:
     return __getattr__
 
 
-__all__ = ["face"]
+class _ScipyStats:
+    """`scipy.stats`, imported on first use (its import costs 1-3 s of a process)."""
+
+    def __getattr__(self, name: str) -> Any:
+        from scipy import stats
+
+        return getattr(stats, name)
+
+
+#: `scipy.stats` on first use (`from judgelab.core.lazy import scipy_stats as sps`).
+scipy_stats: Any = _ScipyStats()
+
+__all__ = ["face", "scipy_stats"]

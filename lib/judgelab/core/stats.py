@@ -28,17 +28,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import pandas as pd
 
-
-class _LazyScipyStats:
-    """`scipy.stats`, imported on first use (it costs ~0.5 s; `judgelab judge` never needs it)."""
-
-    def __getattr__(self, name: str) -> Any:
-        from scipy import stats
-
-        return getattr(stats, name)
-
-
-_sps = _LazyScipyStats()
+from judgelab.core.lazy import scipy_stats as _sps  # `judgelab judge` never needs scipy
 
 #: Largest (resamples × items) block materialised at once by `bootstrap_sums`.
 BLOCK_CELLS = 4_000_000

@@ -55,7 +55,7 @@ from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
-from scipy import stats as sps
+from scipy import special  # the quantiles scipy.stats calls, without its 1-3 s import
 
 from judgelab.errors import check_choice
 
@@ -243,8 +243,8 @@ def z_quantile(level: float, df: int | None = None) -> float:
     if not 0.0 < level < 1.0:
         raise ValueError(f"confidence level must be in (0, 1), got {level}")
     if df is None:
-        return float(sps.norm.ppf(0.5 + level / 2.0))
-    return float(sps.t.ppf(0.5 + level / 2.0, max(int(df), 1)))
+        return float(special.ndtri(0.5 + level / 2.0))
+    return float(special.stdtrit(max(int(df), 1), 0.5 + level / 2.0))
 
 
 def wilson_counts(

@@ -23,7 +23,8 @@ matching two-sided t-test of H0: diff = 0.
 from __future__ import annotations
 
 import numpy as np
-from scipy import stats as sps
+
+from judgelab.core.lazy import scipy_stats as sps
 
 
 def fold_of_units(

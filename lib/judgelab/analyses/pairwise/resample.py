@@ -29,9 +29,9 @@ from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
-from scipy import stats as _sps
 
 from judgelab.core import clusters, inference, stats
+from judgelab.core.lazy import scipy_stats as _sps
 from judgelab.errors import check_choice
 
 #: Interval methods: t-expanded percentile (default) and plain percentile (legacy).
