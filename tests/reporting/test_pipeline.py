@@ -248,3 +248,21 @@ def test_a_kernel_that_never_starts_fails_the_run_and_a_cell_error_is_not_retrie
 
     monkeypatch.setattr(papermill, "execute_notebook", counted)
     assert pipeline.run_notebook("91_fails").status == "failed" and len(calls) == 1
+
+
+def test_i34_6_parallel_runs_start_longest_first_and_cards_last():
+    """The runs of `reproduce --jobs N` start longest first, so no core idles at the end."""
+    files = [
+        Path("params/14_judge_report_card/default.yaml"),
+        Path("params/14_judge_report_card/default.llmbar__GPT-4.CoT.yaml"),
+        Path("params/15_calibration/default.yaml"),
+        Path("params/16_human_grounding/default.yaml"),
+        Path("params/17_study_design/default.yaml"),
+    ]
+    never_timed = {str(f): None for f in files}
+    order = pipeline.longest_first(files, never_timed)
+    assert order[-1] == files[1]  # a per-judge card: short, after every main run
+    assert order[:4] == [files[0], files[2], files[3], files[4]]  # else the params order
+    timed = {**never_timed, str(files[2]): 180.0, str(files[4]): 120.0, str(files[3]): 40.0}
+    order = pipeline.longest_first(files, timed)
+    assert order == [files[0], files[2], files[4], files[3], files[1]]

@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import json
+import math
 import os
 import shutil
 import time
@@ -356,7 +357,7 @@ def reproduce(
                 done[f] = _run_params_file(f, force)
                 report(f, done[f])
         else:
-            done.update(_run_parallel(todo, jobs, report, force))
+            done.update(_run_parallel(longest_first(todo, expected), jobs, report, force))
     finally:  # a signal stops the runs; the index still shows every run that finished
         bar.close()
         write_index()
@@ -367,6 +368,23 @@ def _worker_init(parent_pid: int, blas_threads: int) -> None:
     """Initialise a worker: stop with the parent; its kernels get their share of the cores."""
     stopping.worker_init(parent_pid)
     threads.cap(blas_threads)
+
+
+def longest_first(files: list[Path], expected: dict[str, float | None]) -> list[Path]:
+    """Order runs for parallel workers so the longest start first (no idle core at the end).
+
+    Known durations (the last run's seconds) longest first; a run never timed before goes
+    first when it is a notebook's main run (it may be long) and last when it is a dotted
+    variant (`default.<name>.yaml`, e.g. one of the 39 per-judge cards: short, many).
+    """
+
+    def key(f: Path) -> float:
+        seconds = expected.get(str(f))
+        if seconds is not None:
+            return -float(seconds)
+        return 0.0 if "." in f.stem else -math.inf
+
+    return sorted(files, key=key)
 
 
 def _run_parallel(files: list[Path], jobs: int, report: Any, force: bool) -> dict[Path, RunResult]:
