@@ -219,3 +219,17 @@ def test_i35_1_plots_draw(rng):
     t = st.tau_table(lb)
     ax = st.plots.forest(t, label="rater_2", value="tau", reference=1.0)
     assert ax.get_yticklabels()[0].get_text() == "J1"
+
+
+def test_i35_1_scores_by_split_and_reference_pairs():
+    # arena-style: the system is the split, the verdict a score
+    j = pd.concat(
+        [_rows("J", ["3", "5"]).assign(split="m1"), _rows("J", ["8", "9"]).assign(split="m2")]
+    ).assign(chosen=None)
+    items = j[["benchmark", "split", "item_id", "cluster"]].drop_duplicates()
+    sc = st.scores_from_judgments(j, items, system="split")
+    assert sc.groupby("system")["value"].mean().to_dict() == {"m1": 4.0, "m2": 8.5}
+    both = pd.concat([_rows("A", A), _rows("B", B), _rows("C", A)], ignore_index=True)
+    out = st.verdict_shift(both, reference="C", n_boot=99)
+    assert sorted(set(zip(out["a"], out["b"], strict=True))) == [("C", "A"), ("C", "B")]
+    assert st.focus_pair(out, "X", "Y") == ("C", "B")  # absent pair: the largest change

@@ -17,7 +17,12 @@ Modules, in reading order:
 """
 
 from judgelab.analyses.stability import plots
-from judgelab.analyses.stability.drift import QUANTILES, score_drift, weighted_quantiles
+from judgelab.analyses.stability.drift import (
+    QUANTILES,
+    drift_reason,
+    score_drift,
+    weighted_quantiles,
+)
 from judgelab.analyses.stability.leaderboard import (
     HUMANS,
     Leaderboard,
@@ -38,13 +43,14 @@ from judgelab.analyses.stability.repeats import (
 )
 from judgelab.analyses.stability.shift import (
     MEASURES,
+    focus_pair,
     kappa_fields,
     shift_matrix,
     shift_reason,
     verdict_shift,
 )
 from judgelab.analyses.stability.templates import template_reason, template_sensitivity
-from judgelab.analyses.stability.units import UNIT_KEYS, label_column, wide
+from judgelab.analyses.stability.units import UNIT_KEYS, label_column, only, wide
 
 __all__ = [
     "HUMANS",
@@ -53,12 +59,15 @@ __all__ = [
     "QUANTILES",
     "TARGETS",
     "UNIT_KEYS",
+    "drift_reason",
+    "focus_pair",
     "kappa_fields",
     "kendall_tau_b",
     "label_column",
     "leaderboard_reason",
     "leaderboard_stability",
     "majority_curve",
+    "only",
     "plots",
     "ranks",
     "repeat_reliability",

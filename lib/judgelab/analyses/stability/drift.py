@@ -108,5 +108,18 @@ def score_drift(
     return pd.DataFrame(out)
 
 
+def drift_reason(judgments: pd.DataFrame, a: str, b: str, *, by: str = "judge") -> str | None:
+    """Return why a score drift of B against A cannot be shown, None when it can."""
+    if by in judgments.columns and "verdict" in judgments.columns:
+        rows = judgments[judgments[by].isin([a, b])]
+        scored = rows[pd.to_numeric(rows["verdict"], errors="coerce").notna()]
+        if scored[by].nunique() == 2:
+            return None
+    return (
+        f"{a!r} and {b!r} did not both give numeric scores here, so there is no score "
+        "distribution to compare; a scored judge (ratings, probabilities) run twice shows it"
+    )
+
+
 def _mean(x: np.ndarray) -> float:
     return float(x.mean()) if len(x) else float("nan")

@@ -70,9 +70,9 @@ def scores_from_judgments(
     if human is not None:
         require_columns(items, [human], "scores_from_judgments")
         base["_human"] = items[human].to_numpy()
-    merged = rows[[*keys, "judge", "verdict", *([system] if system in rows else [])]].merge(
-        base, on=keys, how="inner"
-    )
+    merged = rows[
+        [*keys, "judge", "verdict", *([system] if system in rows and system not in keys else [])]
+    ].merge(base, on=keys, how="inner")
     if not system.startswith("meta."):
         merged["system"] = merged[system]
     merged["value"] = _values(merged["verdict"], positive)

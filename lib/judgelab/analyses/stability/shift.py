@@ -28,10 +28,24 @@ MEASURES: tuple[str, ...] = ("agreement", "changed", "kappa")
 SHIFT_COLUMNS: tuple[str, ...] = ("a", "b", "measure", *estimates.FIELDS)
 
 
-def judge_pairs(values: Sequence[str], pairs: Sequence[tuple[str, str]] | None) -> list:
-    """Return the pairs to compare: `pairs` as given, else every two of `values` (sorted)."""
+def judge_pairs(
+    values: Sequence[str],
+    pairs: Sequence[tuple[str, str]] | None,
+    reference: str | None = None,
+) -> list:
+    """Return the pairs to compare: `pairs`; else (reference, v); else every two values.
+
+    (reference, v) pairs every other value with `reference` when it is one of `values`.
+
+    >>> judge_pairs(["b", "a", "c"], None, "c")
+    [('c', 'a'), ('c', 'b')]
+    """
     if pairs is not None:
         return [tuple(p) for p in pairs]
+    if reference is not None:
+        if reference not in values:
+            return []
+        return [(reference, v) for v in sorted(values) if v != reference]
     return list(combinations(sorted(values), 2))
 
 
@@ -114,6 +128,7 @@ def verdict_shift(
     *,
     by: str = "judge",
     pairs: Sequence[tuple[str, str]] | None = None,
+    reference: str | None = None,
     within: Sequence[str] = (),
     label: str | None = None,
     seed: int = 0,
@@ -125,7 +140,9 @@ def verdict_shift(
     Args:
         judgments: A judgments table (see `units.wide`).
         by: The column whose values are swapped (`judge`, `prompt`, `model`, `sample`).
-        pairs: The (A, B) pairs to compare (None: every two values, per `within` group).
+        pairs: The (A, B) pairs to compare (None: see `reference`).
+        reference: Compare this value (A) with every other (B) in each `within` group (a
+            group without it is skipped); None with `pairs` None: every two values.
         within: Columns held fixed while `by` changes (e.g. `model` when `by="prompt"`).
         label: The label column (default `chosen` for pairwise, else `verdict`).
         seed: Seed of the bootstraps (each row seeded by its key).
@@ -145,7 +162,7 @@ def verdict_shift(
         head = dict(zip(within, key, strict=True))
         w = _units.wide(block, by=by, label=label)
         values = [c for c in w.columns if c not in (*_units.UNIT_KEYS, "cluster")]
-        for a, b in judge_pairs(values, pairs):
+        for a, b in judge_pairs(values, pairs, reference):
             if a not in w.columns or b not in w.columns:
                 continue
             both = w[w[a].notna() & w[b].notna()]
@@ -187,6 +204,21 @@ def shift_matrix(
     out["share"] = np.where(totals > 0, out["n"] / totals.where(totals > 0, 1), np.nan)
     out["share_all"] = out["n"] / max(len(both), 1)
     return out.assign(a=a, b=b)[["a", "b", "from", "to", "n", "share", "share_all"]]
+
+
+def focus_pair(shift: pd.DataFrame, a: str, b: str) -> tuple[str, str] | None:
+    """Return (a, b) when the shift table compares them, else its pair that changed most.
+
+    None when the table is empty. `a` and `b` may come in either order in the table.
+    """
+    if shift.empty:
+        return None
+    ab = shift[["a", "b"]].astype(str)
+    if ((ab["a"] == a) & (ab["b"] == b)).any() or ((ab["a"] == b) & (ab["b"] == a)).any():
+        return a, b
+    changed = shift[shift["measure"] == "changed"]
+    top = changed.loc[changed["value"].idxmax()]
+    return str(top["a"]), str(top["b"])
 
 
 def shift_reason(shift: pd.DataFrame) -> str | None:

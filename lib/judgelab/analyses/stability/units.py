@@ -88,3 +88,15 @@ def wide(
 def unit_codes(frame: pd.DataFrame) -> np.ndarray:
     """Return the resampling-unit code of each row (`core.clusters.codes` on `cluster`)."""
     return clusters.codes(frame)
+
+
+def only(frame: pd.DataFrame, column: str, values: Sequence[object]) -> pd.DataFrame:
+    """Return the rows whose `column` is one of `values` (empty `values`: every row).
+
+    >>> len(only(pd.DataFrame({"prompt": ["a", "b", "a"]}), "prompt", ["a"]))
+    2
+    """
+    require_columns(frame, [column], "stability.only")
+    if not values:
+        return frame
+    return frame[frame[column].isin(list(values))]
