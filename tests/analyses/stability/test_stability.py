@@ -138,6 +138,8 @@ def test_i35_1_scores_from_judgments_adds_humans():
             "gold": ["Correct", "Correct", None],
         }
     )
+    other = items.assign(split="other")  # not judged here: no human row either
+    items = pd.concat([items, other], ignore_index=True)
     sc = st.scores_from_judgments(j, items, system="meta.m", positive="Correct", human="gold")
     hum = sc[sc["rater"] == st.HUMANS]
     assert len(hum) == 2 and hum["value"].tolist() == [1.0, 1.0]

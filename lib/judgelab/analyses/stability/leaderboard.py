@@ -50,7 +50,7 @@ def scores_from_judgments(
             `meta.<key>` of the items (e.g. `meta.candidate_model`).
         positive: The verdict counted as 1 (e.g. `Correct`; None: the verdict is a number).
         human: An items column holding the human label (compared with `positive`): adds
-            the rater `humans`.
+            the rater `humans`, on the items the judgments cover.
 
     Returns:
         `system`, `rater` (the judge, or `humans`), `benchmark`, `split`, `item_id`,
@@ -78,8 +78,9 @@ def scores_from_judgments(
     merged["value"] = _values(merged["verdict"], positive)
     out = merged.rename(columns={"judge": "rater"})
     parts = [out]
-    if human is not None:
-        hum = base.drop_duplicates(keys).assign(rater=HUMANS)
+    if human is not None:  # the humans rate the items the judges were read on
+        judged = base.merge(rows[keys].drop_duplicates(), on=keys, how="inner")
+        hum = judged.drop_duplicates(keys).assign(rater=HUMANS)
         hum["value"] = _values(hum["_human"], positive)
         parts.append(hum)
     full = pd.concat(parts, ignore_index=True)
