@@ -235,3 +235,14 @@ def test_i35_1_scores_by_split_and_reference_pairs():
     out = st.verdict_shift(both, reference="C", n_boot=99)
     assert sorted(set(zip(out["a"], out["b"], strict=True))) == [("C", "A"), ("C", "B")]
     assert st.focus_pair(out, "X", "Y") == ("C", "B")  # absent pair: the largest change
+
+
+def test_i35_4_headline_adds_the_drift_of_two_scorers():
+    xa = np.arange(1, 31, dtype=float)
+    j = pd.concat([_rows("A", [str(x) for x in xa]), _rows("B", [str(x + 1) for x in xa])])
+    j = j.assign(chosen=None)
+    rows = st.headline(j, pd.DataFrame(), "A", "B", n_boot_wild=99).set_index("measure")
+    assert rows.loc["drift_mean", "value"] == pytest.approx(1.0)
+    assert rows.loc["changed", "value"] == pytest.approx(1.0)  # every score differs
+    with pytest.raises(ValueError, match="got 'C'"):
+        st.headline(j, pd.DataFrame(), "A", "C")

@@ -13,10 +13,12 @@ Modules, in reading order:
 - `repeats`: repeat-trial reliability (flip rate, intra-judge kappa, trials needed for the
   majority vote to settle);
 - `templates`: template sensitivity (share of items whose verdict changes with the prompt);
+- `compare`: the judge-swap headline `judgelab compare A B --benchmark X` prints;
 - `plots`: the plotters of these tables.
 """
 
 from judgelab.analyses.stability import plots
+from judgelab.analyses.stability.compare import HEADLINE_COLUMNS, headline
 from judgelab.analyses.stability.drift import (
     QUANTILES,
     drift_reason,
@@ -53,6 +55,7 @@ from judgelab.analyses.stability.templates import template_reason, template_sens
 from judgelab.analyses.stability.units import UNIT_KEYS, label_column, only, wide
 
 __all__ = [
+    "HEADLINE_COLUMNS",
     "HUMANS",
     "Leaderboard",
     "MEASURES",
@@ -61,6 +64,7 @@ __all__ = [
     "UNIT_KEYS",
     "drift_reason",
     "focus_pair",
+    "headline",
     "kappa_fields",
     "kendall_tau_b",
     "label_column",

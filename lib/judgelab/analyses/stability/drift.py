@@ -85,7 +85,7 @@ def score_drift(
         {"a": a, "b": b, "statistic": "mean", "value_a": _mean(xa), "value_b": _mean(xb)}
         | mean.fields()
     ]
-    if len(xa) == 0:
+    if len(xa) == 0 or not len(quantiles):
         return pd.DataFrame(out)
     G = int(codes.max()) + 1
     qa = weighted_quantiles(xa, np.ones((1, len(xa))), quantiles)[0]
