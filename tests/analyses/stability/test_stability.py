@@ -246,16 +246,3 @@ def test_i35_4_headline_adds_the_drift_of_two_scorers():
     assert rows.loc["changed", "value"] == pytest.approx(1.0)  # every score differs
     with pytest.raises(ValueError, match="got 'C'"):
         st.headline(j, pd.DataFrame(), "A", "C")
-
-
-def test_i35_3_tau_interval_bca_by_default_percentile_on_request(rng):
-    scores = _board_scores(rng, [0.6, 0.55, 0.5, 0.45], n_q=80)
-    bca = st.leaderboard_stability(scores, n_boot=199, n_boot_wild=99).taus.iloc[0]
-    pct = st.leaderboard_stability(
-        scores, n_boot=199, n_boot_wild=99, tau_interval="percentile"
-    ).taus.iloc[0]
-    assert bca["tau"] == pct["tau"]  # same point, same resamples
-    assert bca["method"].startswith("BCa") and pct["method"].startswith("percentile")
-    assert -1 <= bca["ci_low"] <= bca["ci_high"] <= 1
-    with pytest.raises(ValueError, match="tau_interval"):
-        st.leaderboard_stability(scores, tau_interval="normal")

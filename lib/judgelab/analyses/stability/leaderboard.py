@@ -18,15 +18,11 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
-from judgelab.analyses.juries import resample
 from judgelab.core import clusters, estimates, stats, wild
 from judgelab.core.schema import meta_field, require_columns
-from judgelab.errors import check_choice
 
 #: The rater name of the human labels in `scores_from_judgments`.
 HUMANS = "humans"
-#: Intervals of Kendall's τ (`leaderboard_stability`): the default first.
-TAU_INTERVALS: tuple[str, ...] = ("bca", "percentile")
 
 
 class Leaderboard(NamedTuple):
@@ -138,7 +134,6 @@ def leaderboard_stability(
     level: float = 0.95,
     n_boot: int = 999,
     n_boot_wild: int = wild.N_BOOT,
-    tau_interval: str = "bca",
 ) -> Leaderboard:
     """Return each rater's board, Kendall's τ between raters and P(leader changes).
 
@@ -151,10 +146,6 @@ def leaderboard_stability(
         level: Confidence level.
         n_boot: Cluster bootstrap resamples for τ, rank sets and P(leader changes).
         n_boot_wild: Wild bootstrap replicates of each score's interval.
-        tau_interval: `bca` (default: the BCa cluster bootstrap, acceleration from the
-            delete-one-cluster values — τ̂ is biased toward 0 when systems are close, and
-            the plain percentile interval then misses a population τ near ±1) or
-            `percentile` (the earlier default).
 
     Returns:
         A `Leaderboard`: `board` (`rater`, `system`, `estimates.FIELDS` of the score,
@@ -163,7 +154,6 @@ def leaderboard_stability(
         `method`), `leaders` (`rater`, `leader`, `p_leader_changes`, `runner_up`, `n_boot`).
     """
     require_columns(scores, ["system", "rater", "cluster", "value"], "leaderboard_stability")
-    check_choice("tau_interval", tau_interval, TAU_INTERVALS)
     systems = sorted(scores["system"].astype(str).unique())
     raters = sorted(scores["rater"].astype(str).unique())
     if reference in raters:
@@ -183,13 +173,11 @@ def leaderboard_stability(
     reps = stats.bootstrap_sums(per, n_boot=n_boot, rng=stats.rng_for(seed, "board"))
     boot = stats.ratio_replicates(reps[:, : S * R], reps[:, S * R :]).reshape(n_boot, S, R)
     boot = boot.transpose(0, 2, 1)  # B × R × S
-    loo_num, loo_den = tot_num[None, :] - per[:, : S * R], tot_den[None, :] - per[:, S * R :]
-    loo = stats.ratio_replicates(loo_num, loo_den).reshape(G, S, R).transpose(0, 2, 1)
     fitted = point.T.ravel()[cell]
     n_eff = clusters.effective(np.ones(len(codes)), codes, resid=value - fitted) if G else 0.0
     few = bool(n_eff < clusters.FEW_EFFECTIVE)
     board = _board(scores, systems, raters, point, boot, codes, seed, level, n_boot_wild)
-    taus = _taus(raters, point, boot, loo, G, n_eff, few, level, n_boot, tau_interval)
+    taus = _taus(raters, point, boot, G, n_eff, few, level, n_boot)
     leaders = _leaders(raters, systems, point, boot, n_boot)
     return Leaderboard(board, taus, leaders)
 
@@ -221,28 +209,19 @@ def _board(scores, systems, raters, point, boot, codes, seed, level, n_boot_wild
     return pd.DataFrame(rows)
 
 
-def _taus(raters, point, boot, loo, G, n_eff, few, level, n_boot, interval):
+def _taus(raters, point, boot, G, n_eff, few, level, n_boot):
     rows = []
-    method = f"percentile cluster bootstrap (rescaled, B={n_boot})"
-    if interval == "bca":
-        method = f"BCa cluster bootstrap (rescaled, B={n_boot})"
     for i in range(len(raters)):
         for j in range(i + 1, len(raters)):
             ok = np.isfinite(point[i]) & np.isfinite(point[j])
             tau = float(kendall_tau_b(point[i][ok], point[j][ok]))
             reps = kendall_tau_b(boot[:, i][:, ok], boot[:, j][:, ok])
-            if interval == "bca":
-                leave = kendall_tau_b(loo[:, i][:, ok], loo[:, j][:, ok])
-                lo, hi = resample.bca(tau, reps, leave, level=level)
-            else:
-                lo, hi = (
-                    float(x[0]) for x in stats.percentile_interval(reps[:, None], level=level)
-                )
+            lo, hi = stats.percentile_interval(reps[:, None], level=level)
             rows.append(
                 {"rater_1": raters[i], "rater_2": raters[j], "tau": tau}
-                | {"ci_low": float(lo), "ci_high": float(hi), "n_systems": int(ok.sum())}
+                | {"ci_low": float(lo[0]), "ci_high": float(hi[0]), "n_systems": int(ok.sum())}
                 | {"n_clusters": G, "n_eff_clusters": n_eff, "few_clusters": few}
-                | {"method": method}
+                | {"method": f"percentile cluster bootstrap (rescaled, B={n_boot})"}
             )
     cols = ["rater_1", "rater_2", "tau", "ci_low", "ci_high", "n_systems", "n_clusters"]
     return pd.DataFrame(rows, columns=[*cols, "n_eff_clusters", "few_clusters", "method"])
