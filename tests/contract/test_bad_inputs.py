@@ -187,6 +187,9 @@ CASES: list[tuple[str, str, str, list[str]]] = [
     ("cli_unknown_condition", "judge --condition", "condition bogus=1",
      ["cjb.workflow", "condition key 'bogus'"]),
     ("cli_unknown_source", "data import", "source nope", ["unknown source 'nope'"]),
+    # issue 35 item 4: `compare` names the benchmark and the judges it has
+    ("cli_compare_unknown_judge", "compare", "judge B 'nope' is not in the benchmark",
+     ["benchmark 'sample:contextualjudgebench'", "got 'nope'", "sample-judge-1-always-first"]),
     # issue 34 item 5: --judge is optional only with --list-templates
     ("cli_judge_missing", "judge --judge", "no --judge, no --list-templates",
      ["--judge is required"]),
@@ -836,6 +839,9 @@ BUILDERS["cli_judge_missing"] = lambda d: ["judge", "--benchmark", "sample:conte
 BUILDERS["cli_bad_order"] = lambda d: _judge_on(d, "sample:contextualjudgebench", "--order", "2")
 BUILDERS["cli_unknown_benchmark"] = lambda d: _judge_on(d, "nobench")
 BUILDERS["cli_unknown_source"] = lambda d: ["data", "import", "nope"]
+BUILDERS["cli_compare_unknown_judge"] = lambda d: [
+    "compare", "sample-judge-1-always-first", "nope", "--benchmark", "sample:contextualjudgebench",
+]  # fmt: skip
 
 
 @builds("cli_unknown_condition")

@@ -125,6 +125,8 @@ class CardContext:
         has_gold: Some of the judge's verdicts carry a gold-based `correct`.
         memo: Results shared by the judges of one card (e.g. the alpha of a peer pool).
         cache: This judge's intermediate results, shared by its measures.
+        trials: The judge's judgments of every sample (repeated trials), when it has more
+            than one sample; else empty.
     """
 
     source: str
@@ -139,6 +141,7 @@ class CardContext:
     has_gold: bool
     memo: dict = field(default_factory=dict, repr=False)
     cache: dict = field(default_factory=dict, repr=False)
+    trials: pd.DataFrame = field(default_factory=pd.DataFrame, repr=False)
 
     @classmethod
     def build(
@@ -185,6 +188,7 @@ class CardContext:
             both_orders=pairwise and own["order"].nunique() == 2,
             has_gold=bool(own["correct"].notna().any()),
             memo={} if memo is None else memo,
+            trials=_trials(judgments, judge),
         )
 
     @property
@@ -197,6 +201,14 @@ class CardContext:
         if key not in self.cache:
             self.cache[key] = build()
         return self.cache[key]
+
+
+def _trials(judgments: pd.DataFrame, judge: str) -> pd.DataFrame:
+    """Return every sample of `judge` when it was sampled more than once, else an empty frame."""
+    mine = judgments[judgments["judge"] == judge]
+    if mine["sample"].nunique() < 2:
+        return mine.iloc[0:0].reset_index(drop=True)
+    return mine.reset_index(drop=True)
 
 
 #: Need → (whether a context meets it, the reason written when it does not).

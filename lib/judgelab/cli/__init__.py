@@ -4,4 +4,4 @@ Sub-commands live in `data`, `judge` and `card`; each imports the library lazily
 `judgelab --help` starts without loading pandas or papermill.
 """
 
-__all__ = ["card", "data", "judge", "main"]
+__all__ = ["card", "compare", "data", "judge", "main"]

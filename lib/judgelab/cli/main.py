@@ -22,6 +22,7 @@ SUBCOMMAND_MODULES = (
     "judgelab.cli.batch",
     "judgelab.cli.probe",
     "judgelab.cli.card",
+    "judgelab.cli.compare",
     "judgelab.cli.plan",
     "judgelab.cli.runs",
 )

@@ -18,7 +18,9 @@ One module per analysis family:
   accuracies, vote rules, self-consistency samples;
 - `contexteval` — queries judged with and without context, WEIRD attribute gaps, ratings;
 - `faithfulness` — source documents with ~10 summaries each, FaithEval multiple-choice
-  answers in several phrasings (some unparseable), prompting strategies.
+  answers in several phrasings (some unparseable), prompting strategies;
+- `stability` — a judge switch with a known shift matrix and score drift, a leaderboard
+  graded by humans and a judge, repeated trials.
 """
 
 from judgelab.simulate import (
@@ -29,6 +31,7 @@ from judgelab.simulate import (
     juries,
     length,
     pairwise,
+    stability,
 )
 from judgelab.simulate.base import Design, Simulation, expectation, heavy_tailed, sigmoid
 
@@ -45,4 +48,5 @@ __all__ = [
     "length",
     "pairwise",
     "sigmoid",
+    "stability",
 ]

@@ -49,6 +49,7 @@ def test_collector_pairwise_with_only_some_measures(pairwise_tables):
     assert "fewer than 2 other judges" in why["alpha_peers"]
     assert "with and without a reference" in why["kappa_reference"]
     assert "judgelab probe" in why["probe_pull"]
+    assert "run once per item with one prompt" in why["stability"]
     assert set(why.index) == {
         "latency_per_1k",
         "context_trend",
@@ -62,6 +63,7 @@ def test_collector_pairwise_with_only_some_measures(pairwise_tables):
         "answered_gap",
         "alpha_peers",
         "kappa_reference",
+        "stability",
     }
     # every applicable row carries n and, for rates, an interval around the value
     ok = m[(m["status"] == "ok") & m["ci_low"].notna()]

@@ -23,6 +23,7 @@ from judgelab.analyses.probes import measures as _probes  # noqa: F401  (registe
 from judgelab.analyses.registry import COLUMNS as COLUMNS
 from judgelab.analyses.registry import CardContext as CardContext
 from judgelab.analyses.registry import CardOptions as CardOptions
+from judgelab.analyses.stability import measures as _stability  # noqa: F401  (registers)
 from judgelab.core import lengths
 from judgelab.reporting.card import composite as _composite  # noqa: F401  (registers)
 from judgelab.reporting.card import stored
@@ -48,6 +49,7 @@ ORDER = (
     "answered_gap",
     "kappa_reference",
     "alpha_peers",
+    "stability",
     "invalid_rate",
     "cost_per_1k",
     "latency_per_1k",

@@ -18,6 +18,7 @@ FAMILIES = (
     "grounding",
     "design",
     "probes",
+    "stability",
 )
 
 

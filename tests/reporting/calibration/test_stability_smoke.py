@@ -1,0 +1,74 @@
+"""Small-R smoke of the stability calibration checks (issue 35 item 3): real assertions."""
+
+from __future__ import annotations
+
+import pickle
+from dataclasses import replace
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from judgelab.analyses import stability
+from judgelab.reporting.calibration import run, summarise
+from judgelab.reporting.calibration.checks import all_checks
+from judgelab.reporting.calibration.checks import stability as checks
+from judgelab.simulate import stability as sim
+from judgelab.simulate.base import Design, scenario
+
+SCENARIOS = [scenario("balanced/constant/G50/n250"), scenario("unequal/varying/G8/n48")]
+FAST = {"n_boot": 199}
+BOARD = {"n_boot": 199, "n_boot_wild": 99}
+
+
+def test_i35_3_checks_are_registered_and_picklable():
+    names = {c.name for c in all_checks(["stability"])}
+    assert names == {c.name for c in checks.CHECKS} and len(names) == 8
+    for check in checks.CHECKS:
+        pickle.loads(pickle.dumps(check))
+
+
+def test_i35_3_switch_truths_match_a_large_draw():
+    big = sim.switch_sim(
+        np.random.default_rng(3), design=Design(n_clusters=2000, per_cluster=40, icc=0.5)
+    )
+    rows = stability.verdict_shift(big.judgments, pairs=[("A", "B")], n_boot=9)
+    out = rows.set_index("measure")["value"]
+    assert abs(out["changed"] - big.truth["changed"]) < 0.005
+    assert abs(out["kappa"] - big.truth["kappa"]) < 0.01
+    drift = stability.score_drift(big.judgments, "SA", "SB", n_boot=9, n_boot_quantiles=9)
+    assert abs(drift["value"].iloc[0] - big.truth["drift_mean"]) < 0.002  # the null: 0
+
+
+def test_i35_3_board_and_repeat_truths():
+    null = sim.board_truths(sim.ABILITIES, sim.FPR_NULL, 0.1, 0.8, 0.5)
+    alt = sim.board_truths(sim.ABILITIES, sim.FPR_ALT, 0.1, 0.8, 0.5)
+    assert null["tau"] == pytest.approx(1.0) and null["leader"] == 0.0
+    # the lenient grading of s3 lifts it past s1 and s2: two discordant pairs of 15
+    assert alt["tau"] == pytest.approx(1 - 2 * 2 / 15)
+    steady = sim.repeat_truths(3, 1.0, 2.0, 0.5)
+    noisy = sim.repeat_truths(3, 1.0, 1.0, 0.5)
+    assert noisy["flip"] > steady["flip"]
+    assert noisy["trials_needed_0.9"] >= steady["trials_needed_0.9"]
+
+
+@pytest.mark.slow
+def test_i35_3_stability_checks_hold_at_small_r():
+    opts = {c.name: BOARD if c.simulate is checks.simulate_board else FAST for c in checks.CHECKS}
+    picked = [replace(c, options=opts[c.name]) for c in checks.CHECKS]
+    reps = run(picked, scenarios=SCENARIOS, reps=6, seed=1, variants=("after",))
+    assert (reps["error"] == "").all(), reps["error"].unique()
+    s = summarise(reps, picked).set_index(["check", "scenario"])
+    assert (s["failed"] == 0).all()
+    # tau's percentile interval misses a population tau of 1 when systems are close and
+    # effective clusters few (R = 100: coverage 0.42 in unequal/varying/G8/n48): a known
+    # failure, reported in issue 35; it must hold where clusters are many
+    interval = [c.name for c in picked if c.interval and c.name != "stability.tau"]
+    cov = s.loc[interval, ["coverage_null", "coverage_alt"]]
+    assert (cov >= 0.5).all().all(), cov
+    assert s.loc[("stability.tau", "balanced/constant/G50/n250"), "coverage_null"] >= 0.8
+    drift = s.xs("stability.drift_mean", level="check")
+    assert drift.loc["balanced/constant/G50/n250", "power"] >= 0.5
+    lead = reps[reps["check"] == "stability.p_leader_changes"]
+    assert lead["estimate"].between(0, 1).all()
+    assert set(pd.unique(lead["truth"])) <= {0.0, 1.0}
