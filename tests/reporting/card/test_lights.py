@@ -124,3 +124,15 @@ def test_few_effective_clusters_give_uncertain_not_a_colour():
     assert lights.loc["consistency", "light"] == "green"
     assert lights.loc["invalid_rate", "light"] == "red"
     assert card.LIGHT_COLOURS["uncertain"].startswith("#")
+
+
+@pytest.mark.parametrize(
+    ("changed", "light"), [(0.05, "green"), (0.1, "green"), (0.15, "amber"), (0.25, "red")]
+)
+def test_i35_6_the_stability_row_is_graded_like_the_others(changed, light):
+    m = headline_frame(
+        [{"measure": "stability", "value": changed, "n": 200, "n_eff_clusters": 150.0}]
+    )
+    lights = card.traffic_lights(m).set_index("bias")
+    assert lights.loc["Stability", "light"] == light
+    assert lights.loc["Stability", "graded"] == pytest.approx(changed)

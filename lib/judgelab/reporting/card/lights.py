@@ -28,6 +28,7 @@ LIGHT_ROWS: dict[str, tuple[str, str]] = {
     "Answerability": ("answerability", "answered_gap"),
     "Agreement with humans": ("human_agreement", "kappa_human"),
     "Invalid outputs": ("invalid", "invalid_rate"),
+    "Stability": ("stability", "stability"),
 }
 
 
@@ -54,6 +55,7 @@ DEFAULT_THRESHOLDS: dict[str, list[float]] = {
     "answerability": [0.1, 0.25],
     "human_agreement": [0.6, 0.4],
     "invalid": [0.02, 0.1],
+    "stability": [0.1, 0.2],
 }
 
 #: Measures whose light reads their test: not significant at `alpha` -> green; significant ->
