@@ -68,3 +68,37 @@ def test_plan_length_and_self_preference(capsys):
     assert " 785 " in capsys.readouterr().out  # (1.96 + 0.8416)² / (0.25 · 0.04) = 784.9
     assert cli.main(["plan", "self-preference"]) == 0
     assert "self_preference" in capsys.readouterr().out
+
+
+def test_i35_3_plan_trials_reads_a_pilot_with_repeated_samples(capsys, monkeypatch):
+    import types
+
+    import numpy as np
+    import pandas as pd
+
+    from judgelab.data import catalog
+
+    rng = np.random.default_rng(0)
+    rows = []
+    for judge, q in (("steady", 1.0), ("coin", 0.6)):
+        for sample in range(5):
+            picks = np.where(rng.random(200) < q, "pos", "neg")
+            rows += [
+                dict(benchmark="b", split="s", item_id=f"i{i}", judge=judge, model=judge,
+                     prompt="p", order=0, sample=sample, valid=True, chosen=c, verdict=c,
+                     cluster=f"c{i % 40}")
+                for i, c in enumerate(picks)
+            ]  # fmt: skip
+    loaded = types.SimpleNamespace(judgments=pd.DataFrame(rows), items=None)
+    monkeypatch.setattr(catalog, "load_source", lambda name: loaded)
+    rc = cli.main(["plan", "trials", "--pilot", "repeats", "--agree", "0.9"])
+    out = capsys.readouterr().out
+    assert rc == 0
+    steady = next(ln for ln in out.splitlines() if ln.strip().startswith("steady:"))
+    coin = next(ln for ln in out.splitlines() if ln.strip().startswith("coin:"))
+    assert steady.split()[-7] == "1.0"  # one trial settles a judge that never changes
+    assert "True" in coin.split() or float(coin.split()[-7]) >= 15  # q = .6: k >= 41
+    assert rc == 0 and "extrapolated from the fitted Beta" in out
+    monkeypatch.setattr(catalog, "load_source", lambda name: loaded)
+    assert cli.main(["plan", "trials"]) == 2
+    assert "sampled several times per item" in capsys.readouterr().err

@@ -6,6 +6,7 @@
     judgelab plan judges --diff 0.05 --discordant 0.2
     judgelab plan length --slope 0.2 --p 0.5
     judgelab plan self-preference --fpr 0.2 --shift 0.1 --share-self 0.2 --negative-rate 0.3
+    judgelab plan trials --pilot position_bias_analyzer --agree 0.9,0.95
 
 With `--pilot SOURCE` (a registry source, `sample:<set>` or an imported benchmark) the
 variances, ICC and correlations are read from that source's judgments (`--judge` picks one
@@ -102,6 +103,8 @@ def _plan(args: argparse.Namespace):
             kw["corr"] = args.corr
         width = _floats(args.width)[0]
         return design.human_labels_plan(width, n_total=args.n_total, **kw)
+    if args.target == "trials":
+        return _trials(args, judgments)
     if args.target == "length":
         from judgelab.analyses.design import planner
 
@@ -133,6 +136,28 @@ def _plan(args: argparse.Namespace):
         alpha=args.alpha,
         power=args.power,
     )
+
+
+def _trials(args: argparse.Namespace, judgments):
+    """Trials per item for a repeated judge's majority vote to settle (notebook 19)."""
+    if judgments is None:
+        raise ValueError(
+            "plan trials reads a pilot whose judge was sampled several times per item "
+            "(--pilot, e.g. position_bias_analyzer)"
+        )
+    from judgelab.analyses import stability
+
+    needed, _ = stability.trials_needed(judgments, targets=_floats(args.agree), seed=args.seed)
+    if needed.empty:
+        raise ValueError(stability.repeats_reason(needed) or "no repeated trials in the pilot")
+    agree = needed["target"].map(lambda p: f"{p:g}")
+    return needed.assign(
+        design=needed["judge"] + ": P(majority = many-trial majority) >= " + agree,
+        formula="majority of k trials, Beta-binomial fit per judge (odd k)",
+        assumes="units independent across clusters; trials exchangeable within a unit; "
+        "k beyond the pilot's trials per unit is extrapolated from the fitted Beta",
+    )[["design", "trials_needed", "ci_low", "ci_high", "beyond", "n", "n_clusters", "label"]
+      + ["formula", "assumes"]]  # fmt: skip
 
 
 def _cmd_plan(args: argparse.Namespace) -> int:
@@ -178,7 +203,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "target",
-        choices=["position-bias", "rate", "labels", "judges", "length", "self-preference"],
+        choices=[
+            "position-bias",
+            "rate",
+            "labels",
+            "judges",
+            "length",
+            "self-preference",
+            "trials",
+        ],
     )
     p.add_argument("--pilot", help="source whose judgments give the variances (else assumed)")
     p.add_argument("--judge", help="the pilot's judge to read")
@@ -209,6 +242,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--shift", type=float, default=0.1, help="FPR shift on its own answers")
     p.add_argument("--share-self", type=float, default=0.2, help="share of own-model answers")
     p.add_argument("--negative-rate", type=float, default=0.3, help="share of wrong answers")
+    p.add_argument(
+        "--agree", default="0.9,0.95", help="P(majority agrees with many trials) (trials)"
+    )
     p.add_argument("--alpha", type=float, default=0.05, help="two-sided test level")
     p.add_argument("--power", type=float, default=0.8, help="power to reach")
     p.set_defaults(func=_cmd_plan)
