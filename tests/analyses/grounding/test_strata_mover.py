@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from judgelab.analyses import grounding
-from judgelab.core import stats
+from judgelab.core import clusters, stats
 
 NAN = np.nan
 
@@ -21,7 +21,7 @@ def _two_strata(rng: np.random.Generator, flat: bool) -> tuple[np.ndarray, ...]:
     stratum = np.where(cluster < 4, "a", "b")
     p = np.where(stratum == "a", 1.0, 0.0) if flat else np.where(stratum == "a", 1.0, 0.4)
     if not flat:
-        p = np.where(stratum == "b", rng.uniform(0.1, 0.7, 8)[cluster], p)
+        p = np.where(stratum == "b", np.array([0, 0, 0, 0, 0.05, 0.3, 0.7, 0.95])[cluster], p)
     human = (rng.random(len(cluster)) < p).astype(float)
     judge = np.where(rng.random(len(cluster)) < 0.85, human, 1 - human)
     labelled = np.tile([True, False], len(cluster) // 2)
@@ -35,8 +35,9 @@ def test_i33_2_strata_whose_labels_all_agree_get_no_point_interval():
     new = grounding.estimates(judge, human, **kw).set_index("method")
     # Before (the joint wild bootstrap, still reachable): no stratum can vary, a point.
     assert old.loc["classical", "ci_low"] == old.loc["classical", "ci_high"] == 0.5
-    # After: each stratum's labels at one bound carry the Wilson interval with one trial
-    # per cluster (4 clusters: [0.510, 1] for a, [0, 0.490] for b), combined by MOVER:
+    # After: each stratum's labels at one bound carry the Wilson interval; no stratum varies,
+    # so the ICC is taken as 1: one trial per cluster (4 clusters: [0.510, 1] for a,
+    # [0, 0.490] for b), combined by MOVER:
     # the lower end takes a's distance below its 1, the upper end b's above its 0.
     w_low, _ = stats.wilson_interval(4, 4)
     half = 0.5 * (1 - float(w_low))
@@ -61,9 +62,18 @@ def test_i33_2_mover_combines_each_strata_own_wild_interval():
     est = np.array([p["estimate"] for p in parts])
     low = np.array([p["ci_low"] for p in parts])
     high = np.array([p["ci_high"] for p in parts])
-    # stratum a's labels are all 1: a point on its own, Wilson with 4 trials in the MOVER.
+    # stratum a's labels are all 1: a point on its own; in the MOVER the Wilson interval on
+    # its Kish effective labels, with the ICC that stratum b's labels show.
     assert low[0] == high[0] == 1.0
-    low[0] = stats.wilson_interval(4, 4)[0]
+    lab = ~np.isnan(human)
+    centred = human[lab] - np.where(
+        stratum[lab] == "a", 1.0, np.mean(human[lab & (stratum == "b")])
+    )
+    icc = clusters.icc_anova(centred, cluster[lab])
+    assert 0.0 < icc < 1.0
+    k = clusters.kish_n_eff(cluster[lab & (stratum == "a")], icc)
+    assert 4 < k < 12
+    low[0] = stats.wilson_interval(k, k)[0]
     value = float(np.mean(est))
     row = t.loc["classical"]
     assert row["estimate"] == pytest.approx(value)

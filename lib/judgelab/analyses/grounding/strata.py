@@ -47,7 +47,7 @@ from typing import Any
 import numpy as np
 
 from judgelab.analyses.grounding import clustered, intervals, ppi
-from judgelab.core import stats, wild
+from judgelab.core import clusters, stats, wild
 from judgelab.errors import check_choice
 
 #: How the wild interval combines the strata (`stratified_rows`).
@@ -196,7 +196,10 @@ def _mover(
     Each stratum's interval [l_h, u_h] is the wild cluster bootstrap interval of its own
     θ̂_h (`clustered.wild_rows` on its items); a stratum whose interval cannot vary (every
     label at one bound: a point) or that rests on one cluster gets, for 0/1 labels, the
-    Wilson interval with one trial per cluster (as `core.estimates` does for such a rate).
+    Wilson interval on its Kish effective number of labels (`clusters.kish_n_eff`) with the
+    ICC of every stratum's labels about their stratum's mean (one trial per cluster at ICC
+    1, one per label at 0): a flat stratum shows no ICC of its own. When no stratum varies
+    the ICC is 1 (the conservative choice of `core.clusters.effective`).
     MOVER (Zou & Donner 2008): θ̂ ∓ √Σ_h W_h² (θ̂_h − l_h)², √Σ_h W_h² (u_h − θ̂_h)². A
     method some stratum cannot bound keeps its joint row.
     """
@@ -204,6 +207,13 @@ def _mover(
 
     out = {}
     for method, row in joint.items():
+        held_all = np.ones(len(f), dtype=bool) if method == "naive" else labelled
+        values = (f if method == "naive" else y)[:, 0]
+        centred = values - np.array([values[held_all & (codes == h)].mean()
+                                     if np.any(held_all & (codes == h)) else 0.0
+                                     for h in range(len(shares))])[codes]  # fmt: skip
+        flat = not np.ptp(centred[held_all]) > 0  # no stratum varies: no ICC to read
+        icc = 1.0 if flat else clusters.icc_anova(centred[held_all], units[held_all])
         parts = []
         for h in range(len(shares)):
             idx = np.flatnonzero(codes == h)
@@ -214,8 +224,8 @@ def _mover(
                                     methods=(method,))[method]  # fmt: skip
             low, high = r.low, r.high
             if not (high > low) and bounds == (0.0, 1.0):  # a point, or NaN: one cluster
-                held = idx if method == "naive" else idx[labelled[idx]]
-                k = len(np.unique(units[held]))
+                held = idx[held_all[idx]]
+                k = clusters.kish_n_eff(np.unique(units[held], return_inverse=True)[1], icc)
                 low, high = stats.wilson_interval(r.estimate * k, k, level=level)
             parts.append((r.estimate, float(low), float(high)))
         est, low, high = (np.array(v) for v in zip(*parts, strict=True))
