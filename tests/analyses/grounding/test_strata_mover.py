@@ -83,5 +83,5 @@ def test_i33_2_mover_combines_each_strata_own_wild_interval():
 
 def test_i33_2_an_unknown_strata_combination_is_refused():
     judge, human, cluster, stratum = _two_strata(np.random.default_rng(1), flat=False)
-    with pytest.raises(ValueError, match="combine"):
+    with pytest.raises(ValueError, match="strata_combine must be one of"):
         grounding.estimates(judge, human, cluster=cluster, stratum=stratum, strata_combine="x")

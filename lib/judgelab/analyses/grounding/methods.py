@@ -128,6 +128,7 @@ def estimates(
     for method in methods:
         check_choice("method", method, ppi.METHODS)
     check_choice("labels_by", labels_by, ppi.LABELS_BY)
+    check_choice("strata_combine", strata_combine, strata.COMBINES)
     f, y, lab = ppi.prepare(judge, human, labelled)
     k = f.shape[1]
     if ratio != (k == 2):

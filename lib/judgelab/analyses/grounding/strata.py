@@ -27,12 +27,14 @@ clusters − strata degrees of freedom, or percentile). The naive and classical 
 combined the same way (z intervals: a weighted sum of rates is not binomial), and the
 `lambda` column holds Σ_h W_h λ̂_h.
 
-Measured (issue 33, R = 400 null and alternative, the calibration's stratified check: 2
-strata of alternate clusters labelled at 60 % and 30 %): the joint interval covered 0.887 /
-0.880 with 8 very unequal clusters (about 3 effective) and 0.910 / 0.877 with 15, the truth
-below it 8–9 % of the time — strata whose labels all sat at one bound added nothing; MOVER
-covers 0.990 / 0.975 and 0.965 / 0.955 (one trial per cluster is the worst case, so with
-4 clusters a stratum it over-covers). The estimand is right (the stratified human-only mean
+Measured (issue 33, the calibration's stratified check: 2 strata of alternate clusters
+labelled at 60 % and 30 %, coverage null / alternative): with 8 very unequal clusters
+(about 3 effective) the joint interval covered 0.887 / 0.880 and MOVER covers 0.965 /
+0.963, with 15 unequal 0.910 / 0.877 → 0.963 / 0.940 (R = 400); the joint misses were
+strata whose labels all sat at one bound, adding nothing (truth below the interval 8–9 %).
+With 8 unequal clusters and n = 240 MOVER over-covers (0.985 / 0.975, R = 200; the joint
+interval 0.895 / 0.900; not traced further); 15 and 50 equal clusters 0.970 / 0.935 and
+0.965 / 0.945 (R = 200). The estimand is right (the stratified human-only mean
 is unbiased for Σ_h W_h E_h[Y]: +0.0005 ± 0.0027 over 4000 draws). Such rows carry
 `few_clusters`. λ̂ tuned on ~7 labels in a stratum biases the PPI++ row by about +0.014
 there (±0.003; fixed λ = 1 and the classical row are unbiased), far below its standard
