@@ -312,6 +312,8 @@ CASES: list[tuple[str, str, str, list[str]]] = [
     ("ppi_cluster_labels_partial", "grounding.estimates",
      "labels_by='cluster' with cluster c0 half labelled",
      ["labels_by='cluster'", "cluster 'c0'", "2 of 4 items labelled", "labels_by='item'"]),
+    ("ppi_unknown_strata_combine", "grounding.estimates", "strata_combine='pooled'",
+     ["strata_combine must be one of ('mover', 'joint')", "got 'pooled'"]),
     ("plan_negative_deff_floor", "plan position-bias --deff-floor", "--deff-floor -1",
      ["deff_floor must be >= 0", "-1"]),
     # --- issue 34: the finding a notebook declares (`out.finding`) ---
@@ -1099,6 +1101,16 @@ def _ppi_cluster_labels_partial(d: Path):
     cluster = ["c0"] * 4 + ["c1"] * 4
     return lambda: grounding.estimates(
         judge, human, cluster=cluster, target="items", labels_by="cluster"
+    )
+
+
+@builds("ppi_unknown_strata_combine")
+def _ppi_unknown_strata_combine(d: Path):
+    from judgelab.analyses import grounding
+
+    judge, human = [1.0, 0.0, 1.0, 1.0], [1.0, 0.0, float("nan"), 1.0]
+    return lambda: grounding.estimates(
+        judge, human, cluster=[0, 0, 1, 1], stratum=["a", "a", "b", "b"], strata_combine="pooled"
     )
 
 

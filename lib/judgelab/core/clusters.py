@@ -231,3 +231,22 @@ def effective(
     s1 = np.bincount(unit, weights=a, minlength=k)
     s2 = np.bincount(unit, weights=a * a, minlength=k)
     return effective_from_sums(s1, s2, icc)
+
+
+def kish_n_eff(unit: np.ndarray, icc: float) -> float:
+    """Return the effective number of independent rows: n / (1 + (Σ m_g² / n − 1) · ICC).
+
+    Kish's design effect with unequal cluster sizes m_g (Σ m_g² / n = (1 + CV²)·m̄, the
+    size-weighted mean size; `analyses.design.effects` writes it with CV and m̄), kept
+    between the clusters (ICC 1) and the rows (ICC 0).
+
+    >>> kish_n_eff(np.array([0, 0, 0, 0, 1, 2]), 0.5)  # 6 / (1 + (18/6 − 1)·0.5)
+    3.0
+    """
+    m = np.bincount(np.asarray(unit, dtype=np.int64)).astype(np.float64)
+    m = m[m > 0]
+    n = float(m.sum())
+    if n == 0:
+        return 0.0
+    deff = 1.0 + (float(np.sum(m * m)) / n - 1.0) * float(np.clip(icc, 0.0, 1.0))
+    return float(np.clip(n / deff, len(m), n))

@@ -80,6 +80,7 @@ def estimates(
     n_boot: int = wild.N_BOOT,
     seed: int = 0,
     methods: Sequence[str] = ppi.METHODS,
+    strata_combine: str = "mover",
 ) -> pd.DataFrame:
     """Return the naive, classical, PPI++ and plain-PPI estimates with their intervals.
 
@@ -110,6 +111,10 @@ def estimates(
         seed: Bootstrap seed.
         methods: The rows to report (`ppi.METHODS`, all by default; fewer is faster with
             the wild cluster bootstrap, which runs once per row).
+        strata_combine: With `stratum` and the wild interval: `mover` (each stratum's own
+            interval, combined by MOVER; a stratum whose labels all sit at one bound gets
+            the Wilson interval with one trial per cluster) or `joint` (the earlier default:
+            one wild bootstrap of the weighted sum); `strata.COMBINES`.
 
     Returns:
         One row per method asked for (`ppi.METHODS` order) with `ppi.COLUMNS`: the
@@ -123,6 +128,7 @@ def estimates(
     for method in methods:
         check_choice("method", method, ppi.METHODS)
     check_choice("labels_by", labels_by, ppi.LABELS_BY)
+    check_choice("strata_combine", strata_combine, strata.COMBINES)
     f, y, lab = ppi.prepare(judge, human, labelled)
     k = f.shape[1]
     if ratio != (k == 2):
@@ -150,7 +156,7 @@ def estimates(
         rows = strata.stratified_rows(
             f, y, lab, np.asarray(stratum), units, lam=lam, how=how, level=level,
             n_boot=n_boot, seed=seed, counts=counts, bootstrap_ci=bootstrap_ci,
-            target=target, bounds=bounds, methods=methods,
+            target=target, bounds=bounds, methods=methods, combine=strata_combine,
         )  # fmt: skip
         return _shifted(_with_units(rows, how, lab, units, labels_by), shift, target, methods)
     item_rows = ppi.moment_rows(y, f, lab)

@@ -17,8 +17,10 @@ report intervals only (no test). Two estimands, two checks per setting:
 - `grounding.ppi_binary_iid`: as many independent items as the scenario has, z interval.
   Before: the judge-only (naive) estimate, which the judge's bias pulls off the truth.
 - `grounding.ppi_stratified`: the scenario's clusters in two strata (alternate clusters),
-  labelled at 60 % and 30 %, the judge's FPR differing by stratum; stratified PPI++ with the
-  wild cluster bootstrap. Before: the stratified cluster bootstrap-t.
+  labelled at 60 % and 30 %, the judge's FPR differing by stratum; stratified PPI++, each
+  stratum's wild cluster bootstrap interval combined by MOVER (`strata_combine="joint"`, one
+  wild bootstrap of the weighted sum, was the default before). Before: the stratified
+  cluster bootstrap-t.
 """
 
 from __future__ import annotations
