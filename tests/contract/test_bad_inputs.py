@@ -311,6 +311,11 @@ CASES: list[tuple[str, str, str, list[str]]] = [
      ["labels_by='cluster'", "cluster 'c0'", "2 of 4 items labelled", "labels_by='item'"]),
     ("plan_negative_deff_floor", "plan position-bias --deff-floor", "--deff-floor -1",
      ["deff_floor must be >= 0", "-1"]),
+    # --- issue 36: the transport audit and the judge choice (grounding) ---
+    ("transport_unknown_train_slice", "grounding.transport.audit", "train=['gpt-5'] not a slice",
+     ["train slices ['gpt-5']", "not among the slices of 'group'"]),
+    ("transport_zero_margin", "grounding.transport.audit", "margin=0",
+     ["margin must be > 0", "got 0"]),
     # --- issue 34: the finding a notebook declares (`out.finding`) ---
     ("finding_unnamed_measure", "notebook.Outputs.finding", "measure='value'",
      ["finding measure 'value'", "name the measure"]),
@@ -1094,6 +1099,25 @@ def _ppi_cluster_labels_partial(d: Path):
     return lambda: grounding.estimates(
         judge, human, cluster=cluster, target="items", labels_by="cluster"
     )
+
+
+def _transport_table() -> pd.DataFrame:
+    labels = {"judge_label": [1.0, 0.0, 1.0, 1.0], "human_label": [1.0, 0.0, 0.0, 1.0]}
+    return pd.DataFrame({"group": ["a", "a", "b", "b"], "cluster": [0, 1, 0, 1], **labels})
+
+
+@builds("transport_unknown_train_slice")
+def _transport_unknown_train_slice(d: Path):
+    from judgelab.analyses.grounding import transport
+
+    return lambda: transport.audit(_transport_table(), train=["gpt-5"])
+
+
+@builds("transport_zero_margin")
+def _transport_zero_margin(d: Path):
+    from judgelab.analyses.grounding import transport
+
+    return lambda: transport.audit(_transport_table(), margin=0)
 
 
 @builds("finding_unnamed_measure")

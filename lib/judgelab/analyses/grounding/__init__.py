@@ -10,11 +10,15 @@ Given judge labels on every item and human labels on a subset, the face of the f
 - `intervals`: the intervals of those estimates (jackknife, cluster bootstrap, z, Wilson);
 - `strata`: stratified PPI (per-stratum estimates combined by population share);
 - `budget`: `budget_curve`, interval width and coverage of each method per label budget;
+- `transport`: the transport audit — a correction fitted on some slices' labels, its error
+  on another slice's held-out labels graded PASS / FAIL / INCONCLUSIVE against a margin;
+- `support`: refusal of a level estimate where the unlabelled items' scores or categories
+  fall outside what the labelled items cover (`support_reason`, `level_estimates`);
 - `tables`: judge-vs-human label tables from items and judgments, per-(judge, group) runs
   and the averaged budget curves; `plots`: width and coverage against the budget.
 """
 
-from judgelab.analyses.grounding import plots, tables
+from judgelab.analyses.grounding import plots, support, tables, transport
 from judgelab.analyses.grounding.budget import budget_curve
 from judgelab.analyses.grounding.methods import (
     KINDS,
@@ -27,6 +31,7 @@ from judgelab.analyses.grounding.methods import (
     ppi_winrate,
 )
 from judgelab.analyses.grounding.ppi import COLUMNS, INTERVALS, METHODS
+from judgelab.analyses.grounding.support import support_reason
 
 __all__ = [
     "COLUMNS",
@@ -40,7 +45,10 @@ __all__ = [
     "estimates",
     "pairwise_scores",
     "plots",
+    "support",
+    "support_reason",
     "ppi_mean",
     "ppi_winrate",
     "tables",
+    "transport",
 ]
