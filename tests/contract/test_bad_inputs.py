@@ -316,6 +316,8 @@ CASES: list[tuple[str, str, str, list[str]]] = [
      ["train slices ['gpt-5']", "not among the slices of 'group'"]),
     ("transport_zero_margin", "grounding.transport.audit", "margin=0",
      ["margin must be > 0", "got 0"]),
+    ("choice_one_judge", "grounding.choice.rank_judges", "a single judge to rank",
+     ["rank_judges needs at least 2 judges", "['A']"]),
     # --- issue 34: the finding a notebook declares (`out.finding`) ---
     ("finding_unnamed_measure", "notebook.Outputs.finding", "measure='value'",
      ["finding measure 'value'", "name the measure"]),
@@ -1118,6 +1120,16 @@ def _transport_zero_margin(d: Path):
     from judgelab.analyses.grounding import transport
 
     return lambda: transport.audit(_transport_table(), margin=0)
+
+
+@builds("choice_one_judge")
+def _choice_one_judge(d: Path):
+    from judgelab.analyses.grounding import choice
+
+    t = _transport_table().assign(
+        judge="A", benchmark="b", split="s", item_id=["1", "2", "3", "4"]
+    )
+    return lambda: choice.rank_judges(t)
 
 
 @builds("finding_unnamed_measure")

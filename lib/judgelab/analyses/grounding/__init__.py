@@ -14,11 +14,13 @@ Given judge labels on every item and human labels on a subset, the face of the f
   on another slice's held-out labels graded PASS / FAIL / INCONCLUSIVE against a margin;
 - `support`: refusal of a level estimate where the unlabelled items' scores or categories
   fall outside what the labelled items cover (`support_reason`, `level_estimates`);
+- `choice`: which judge to use — several judges ranked on one human-labelled sample by κ and
+  by the PPI++ error they buy, rank intervals and P(best), cost per 1,000 items, frontier;
 - `tables`: judge-vs-human label tables from items and judgments, per-(judge, group) runs
   and the averaged budget curves; `plots`: width and coverage against the budget.
 """
 
-from judgelab.analyses.grounding import plots, support, tables, transport
+from judgelab.analyses.grounding import choice, plots, support, tables, transport
 from judgelab.analyses.grounding.budget import budget_curve
 from judgelab.analyses.grounding.methods import (
     KINDS,
@@ -41,6 +43,7 @@ __all__ = [
     "OUTCOMES",
     "TIE_RULES",
     "budget_curve",
+    "choice",
     "compare",
     "estimates",
     "pairwise_scores",

@@ -1,4 +1,4 @@
-"""Charts of notebook 16: interval width and coverage against the human-label budget."""
+"""Charts of notebook 16: width and coverage against the label budget; the judge choice."""
 
 from __future__ import annotations
 
@@ -39,4 +39,34 @@ def budget_panels(summary: pd.DataFrame, *, title: str = "", level: float = 0.95
     return fig
 
 
-__all__ = ["budget_panels"]
+def frontier(ranking: pd.DataFrame, *, title: str = "", ax=None):
+    """Cost per 1,000 items against κ with its interval, per judge; the frontier joined.
+
+    `ranking` is `choice.rank_judges` output. Judges without a cost are named in the
+    caption (they have no place on the cost axis).
+    """
+    if ax is None:
+        _, ax = plt.subplots(figsize=(6.4, 4.2))
+    known = ranking[ranking["cost_per_1000"].notna()]
+    err = [known["kappa"] - known["kappa_low"], known["kappa_high"] - known["kappa"]]
+    ax.errorbar(known["cost_per_1000"], known["kappa"], yerr=err, fmt="o", ms=4, capsize=2,
+                color="tab:blue", alpha=0.8)  # fmt: skip
+    for _, r in known.iterrows():
+        ax.annotate(str(r["judge"]), (r["cost_per_1000"], r["kappa"]), fontsize=7,
+                    xytext=(4, 3), textcoords="offset points")  # fmt: skip
+    front = known[known["frontier"]].sort_values("cost_per_1000")
+    ax.plot(front["cost_per_1000"], front["kappa"], "-", color="tab:orange", label="frontier")
+    if (known["cost_per_1000"] > 0).all() and len(known):
+        ax.set_xscale("log")
+    ax.set_xlabel("cost per 1,000 items ($)")
+    ax.set_ylabel("Cohen's κ with the humans")
+    missing = ranking.loc[ranking["cost_per_1000"].isna(), "judge"].tolist()
+    if missing:
+        ax.set_title(f"no cost: {', '.join(map(str, missing))}", fontsize=7, loc="left")
+    if title:
+        ax.figure.suptitle(title)
+    ax.legend(fontsize=8)
+    return ax
+
+
+__all__ = ["budget_panels", "frontier"]
