@@ -318,6 +318,8 @@ CASES: list[tuple[str, str, str, list[str]]] = [
      ["margin must be > 0", "got 0"]),
     ("choice_one_judge", "grounding.choice.rank_judges", "a single judge to rank",
      ["rank_judges needs at least 2 judges", "['A']"]),
+    ("confidence_score_not_probability", "grounding.confidence.scores", "a score of 7 (a rating)",
+     ["probabilities in [0, 1]", "1 scores are not", "row 2: 7.0", "rescale"]),
     # --- issue 34: the finding a notebook declares (`out.finding`) ---
     ("finding_unnamed_measure", "notebook.Outputs.finding", "measure='value'",
      ["finding measure 'value'", "name the measure"]),
@@ -1130,6 +1132,13 @@ def _choice_one_judge(d: Path):
         judge="A", benchmark="b", split="s", item_id=["1", "2", "3", "4"]
     )
     return lambda: choice.rank_judges(t)
+
+
+@builds("confidence_score_not_probability")
+def _confidence_score_not_probability(d: Path):
+    from judgelab.analyses.grounding import confidence
+
+    return lambda: confidence.scores([0.2, 0.9, 7.0, 0.5], [0, 1, 1, 0])
 
 
 @builds("finding_unnamed_measure")

@@ -16,11 +16,13 @@ Given judge labels on every item and human labels on a subset, the face of the f
   fall outside what the labelled items cover (`support_reason`, `level_estimates`);
 - `choice`: which judge to use — several judges ranked on one human-labelled sample by κ and
   by the PPI++ error they buy, rank intervals and P(best), cost per 1,000 items, frontier;
+- `confidence`: judge-confidence calibration — Brier and ECE with cluster intervals, the
+  reliability table, a cross-fitted recalibration scored on held-out folds only;
 - `tables`: judge-vs-human label tables from items and judgments, per-(judge, group) runs
   and the averaged budget curves; `plots`: width and coverage against the budget.
 """
 
-from judgelab.analyses.grounding import choice, plots, support, tables, transport
+from judgelab.analyses.grounding import choice, confidence, plots, support, tables, transport
 from judgelab.analyses.grounding.budget import budget_curve
 from judgelab.analyses.grounding.methods import (
     KINDS,
@@ -45,6 +47,7 @@ __all__ = [
     "budget_curve",
     "choice",
     "compare",
+    "confidence",
     "estimates",
     "pairwise_scores",
     "plots",

@@ -69,4 +69,27 @@ def frontier(ranking: pd.DataFrame, *, title: str = "", ax=None):
     return ax
 
 
-__all__ = ["budget_panels", "frontier"]
+def reliability(table: pd.DataFrame, *, title: str = "", ax=None):
+    """Reliability diagram: observed positive rate (with its interval) against mean score.
+
+    `table` is `confidence.reliability` output; the diagonal is perfect calibration and
+    each point's size follows its bin's items.
+    """
+    if ax is None:
+        _, ax = plt.subplots(figsize=(4.6, 4.4))
+    ax.plot([0, 1], [0, 1], ls="--", color="grey", lw=0.8)
+    err = [table["observed"] - table["ci_low"], table["ci_high"] - table["observed"]]
+    ax.errorbar(table["mean_score"], table["observed"], yerr=err, fmt="none", capsize=2,
+                color="tab:blue", alpha=0.7)  # fmt: skip
+    size = 10 + 90 * table["n"] / max(float(table["n"].max()), 1.0)
+    ax.scatter(table["mean_score"], table["observed"], s=size, color="tab:blue", zorder=3)
+    ax.set_xlim(-0.02, 1.02)
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_xlabel("judge's probability (bin mean)")
+    ax.set_ylabel("human positive rate")
+    if title:
+        ax.set_title(title, fontsize=9)
+    return ax
+
+
+__all__ = ["budget_panels", "frontier", "reliability"]

@@ -1,0 +1,65 @@
+"""Issue 36 item 4: judge-confidence calibration (Brier, ECE, cross-fitted recalibration)."""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+import numpy as np
+import pytest
+
+from judgelab.analyses.grounding import confidence, plots
+from judgelab.core import stats
+
+
+def _draw(rng, n=3000, clusters=150, bend=1.0):
+    truth = rng.random(n)
+    y = rng.binomial(1, truth).astype(float)
+    return truth**bend, y, rng.integers(0, clusters, n)
+
+
+def test_i36_4_calibrated_judge_scores_and_intervals():
+    rng = np.random.default_rng(21)
+    p, y, cl = _draw(rng)
+    out = confidence.scores(p, y, cluster=cl, n_boot=499).set_index(["version", "metric"])
+    raw = out.loc[("raw", "brier")]
+    assert raw["ci_low"] < 1 / 6 < raw["ci_high"]  # E[p(1 − p)] for a calibrated U(0, 1)
+    assert raw["value"] == pytest.approx(np.mean((p - y) ** 2))
+    assert out.loc[("raw", "ece"), "value"] < 0.04
+    assert raw["n_clusters"] == len(np.unique(cl)) and raw["n_eff_clusters"] > 100
+    diff = out.loc[("recalibrated − raw", "brier")]
+    # nothing to gain from recalibrating (the cross-fitted map's own noise costs a little)
+    assert abs(diff["value"]) < 0.005 and diff["ci_low"] > -0.005
+
+
+def test_i36_4_recalibration_helps_a_miscalibrated_judge_on_held_out_folds():
+    rng = np.random.default_rng(22)
+    p, y, cl = _draw(rng, bend=0.3)  # over-confident towards 1
+    out = confidence.scores(p, y, cluster=cl, n_boot=499, recalibrate="platt")
+    out = out.set_index(["version", "metric"])
+    assert out.loc[("raw", "ece"), "value"] > 0.15
+    rec = "recalibrated (platt, 5-fold cross-fit)"
+    assert out.loc[(rec, "ece"), "value"] < 0.05
+    assert out.loc[("recalibrated − raw", "brier"), "ci_high"] < 0
+    assert out.loc[("recalibrated − raw", "brier"), "p_value"] < 0.01
+    # out of fold: changing the labels of one fold's clusters leaves that fold's output alone
+    units = np.unique(cl, return_inverse=True)[1]
+    fold = stats.rng_for(0, "confidence.folds").permutation(units.max() + 1) % 5
+    at = fold[units] == 0
+    flipped = np.where(at, 1.0 - y, y)
+    a = confidence.crossfit(p, y, units, how="isotonic")
+    b = confidence.crossfit(p, flipped, units, how="isotonic")
+    assert np.array_equal(a[at], b[at]) and not np.array_equal(a[~at], b[~at])
+
+
+def test_i36_4_reliability_table_and_bad_scores():
+    rng = np.random.default_rng(23)
+    p, y, cl = _draw(rng, n=1000)
+    table = confidence.reliability(p, y, cluster=cl, bins=5, n_boot=199)
+    assert table["bin"].tolist() == [0, 1, 2, 3, 4] and table["n"].sum() == 1000
+    assert ((table["ci_low"] <= table["observed"]) & (table["observed"] <= table["ci_high"])).all()
+    assert abs(table["observed"] - table["mean_score"]).max() < 0.1
+    ax = plots.reliability(table, title="t")
+    assert ax.get_xlabel().startswith("judge's probability")
+    with pytest.raises(ValueError, match=r"2 scores are not \(first at row 1: 1.5\)"):
+        confidence.scores(np.array([0.2, 1.5, -1]), np.array([0, 1, 0.0]))
