@@ -63,3 +63,35 @@ def test_i36_4_reliability_table_and_bad_scores():
     assert ax.get_xlabel().startswith("judge's probability")
     with pytest.raises(ValueError, match=r"2 scores are not \(first at row 1: 1.5\)"):
         confidence.scores(np.array([0.2, 1.5, -1]), np.array([0, 1, 0.0]))
+
+
+def test_i36_4_only_scored_judges_are_calibrated():
+    rng = np.random.default_rng(24)
+    p, y, cl = _draw(rng, n=400, clusters=40)
+    import pandas as pd
+
+    table = pd.concat([pd.DataFrame({"judge": "prob", "judge_label": p, "human_label": y,
+                                     "cluster": cl}),
+                       pd.DataFrame({"judge": "verdict", "judge_label": (p > 0.5) * 1.0,
+                                     "human_label": y, "cluster": cl})])  # fmt: skip
+    assert confidence.scored_judges(table) == ["prob"]
+    assert confidence.scored_reason(table) is None
+    assert confidence.scored_reason(table[table.judge == "verdict"]).startswith("every judge")
+    scores, rel = confidence.by_judge(table, n_boot=99)
+    assert set(scores["judge"]) == {"prob"} and len(scores) == 5
+    assert set(rel["judge"]) == {"prob"} and rel["n"].sum() == 400
+
+
+def test_i36_4_pointwise_scores_reads_numeric_outputs():
+    import pandas as pd
+
+    from judgelab.analyses.grounding import tables
+
+    key = {"benchmark": "b", "split": "s"}
+    items = pd.DataFrame({**key, "item_id": ["1", "2", "3"], "gold": ["Yes", "No", None],
+                          "cluster": ["d1", "d1", "d2"], "meta": ["{}"] * 3})  # fmt: skip
+    judgments = pd.DataFrame({**key, "judge": "det", "item_id": ["1", "2", "3"],
+                              "output": ["0.9", "not a number", "0.1"]})  # fmt: skip
+    t = tables.pointwise_scores(judgments, items, positive="Yes")
+    assert t["item_id"].tolist() == ["1"]  # item 2: no number; item 3: no gold
+    assert t["judge_label"].tolist() == [0.9] and t["human_label"].tolist() == [1.0]

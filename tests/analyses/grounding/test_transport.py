@@ -104,3 +104,18 @@ def test_i36_3_refused_outside_the_labelled_range():
     human[5:8] = np.nan  # three unlabelled items inside the range, none outside
     ok = support.level_estimates(judge[:20], human[:20])
     assert ok["estimate"].notna().all() and (ok["refused"] == "").all()
+
+
+def test_i36_3_replay_refuses_a_scored_judge_and_keeps_a_verdict():
+    rng = np.random.default_rng(7)
+    n = 300
+    y = rng.binomial(1, 0.4, n).astype(float)
+    score = np.clip(0.5 * y + 0.5 * rng.random(n), 0, 1)
+    base = {"cluster": np.arange(n) // 3, "human_label": y}
+    table = pd.concat([pd.DataFrame({"judge": "scored", "judge_label": score, **base}),
+                       pd.DataFrame({"judge": "verdict", "judge_label": (score > 0.5) * 1.0,
+                                     **base})], ignore_index=True)  # fmt: skip
+    out = support.replay(table, budget=40, seed=0, n_boot=199).set_index("judge")
+    assert out.loc["verdict", "refused"] == "" and np.isfinite(out.loc["verdict", "estimate"])
+    assert out.loc["scored", "n_outside"] > 0 and np.isnan(out.loc["scored", "estimate"])
+    assert out.loc["scored", "refused"].startswith(f"{out.loc['scored', 'n_outside']} of 260")

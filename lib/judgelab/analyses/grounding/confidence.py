@@ -210,6 +210,33 @@ def scores(
     return pd.DataFrame(rows, columns=list(COLUMNS))
 
 
+def scored_judges(table: pd.DataFrame, *, judge: str = "judge", min_distinct: int = 4) -> list:
+    """Return the judges of a grounding table whose label is a probability, not a verdict.
+
+    A judge qualifies when its `judge_label` lies in [0, 1] and takes at least
+    `min_distinct` distinct values (a 0/1 verdict, or ½ for an invalid one, does not).
+    """
+    out = []
+    for name, g in table.groupby(judge, sort=True):
+        v = g["judge_label"].to_numpy(np.float64)
+        if v.size and np.all((v >= 0) & (v <= 1)) and len(np.unique(v)) >= min_distinct:
+            out.append(name)
+    return out
+
+
+def scored_reason(table: pd.DataFrame, *, judge: str = "judge") -> str | None:
+    """Return why confidence calibration cannot be shown, None when some judge gives scores."""
+    if table.empty:
+        return "no judge output could be read as a number"
+    if scored_judges(table, judge=judge):
+        return None
+    return (
+        "every judge here gives a verdict (at most three distinct values), not a probability; "
+        "calibration needs a judge whose output is a score in [0, 1] (a detector's probability, "
+        "a verdict's log-probability)"
+    )
+
+
 def reliability(
     score: np.ndarray,
     human: np.ndarray,
@@ -235,4 +262,32 @@ def reliability(
     return pd.DataFrame(rows)
 
 
-__all__ = ["COLUMNS", "RECALIBRATIONS", "crossfit", "ece", "reliability", "scores"]
+def by_judge(
+    table: pd.DataFrame, *, judge: str = "judge", bins: int = 10, **options
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Return (`scores`, `reliability`) rows of every scored judge of a grounding table."""
+    frames, rel = [], []
+    for name in scored_judges(table, judge=judge):
+        g = table[table[judge] == name]
+        kw = {"cluster": g["cluster"].to_numpy(dtype=object), "bins": bins, **options}
+        p, y = g["judge_label"].to_numpy(), g["human_label"].to_numpy()
+        frames.append(scores(p, y, **kw).assign(judge=name))
+        kw.pop("recalibrate", None), kw.pop("folds", None)
+        rel.append(reliability(p, y, **kw).assign(judge=name))
+    if not frames:
+        return pd.DataFrame(columns=["judge", *COLUMNS]), pd.DataFrame()
+    first = ["judge", *COLUMNS]
+    return pd.concat(frames, ignore_index=True)[first], pd.concat(rel, ignore_index=True)
+
+
+__all__ = [
+    "COLUMNS",
+    "RECALIBRATIONS",
+    "by_judge",
+    "crossfit",
+    "ece",
+    "reliability",
+    "scored_judges",
+    "scored_reason",
+    "scores",
+]

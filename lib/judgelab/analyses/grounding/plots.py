@@ -48,7 +48,8 @@ def frontier(ranking: pd.DataFrame, *, title: str = "", ax=None):
     if ax is None:
         _, ax = plt.subplots(figsize=(6.4, 4.2))
     known = ranking[ranking["cost_per_1000"].notna()]
-    err = [known["kappa"] - known["kappa_low"], known["kappa_high"] - known["kappa"]]
+    err = [(known["kappa"] - known["kappa_low"]).clip(lower=0),
+           (known["kappa_high"] - known["kappa"]).clip(lower=0)]  # fmt: skip
     ax.errorbar(known["cost_per_1000"], known["kappa"], yerr=err, fmt="o", ms=4, capsize=2,
                 color="tab:blue", alpha=0.8)  # fmt: skip
     for _, r in known.iterrows():
@@ -78,7 +79,9 @@ def reliability(table: pd.DataFrame, *, title: str = "", ax=None):
     if ax is None:
         _, ax = plt.subplots(figsize=(4.6, 4.4))
     ax.plot([0, 1], [0, 1], ls="--", color="grey", lw=0.8)
-    err = [table["observed"] - table["ci_low"], table["ci_high"] - table["observed"]]
+    # a Wilson bound at 0 can come back as 5e-17 above a rate of 0: clip the rounding
+    err = [(table["observed"] - table["ci_low"]).clip(lower=0),
+           (table["ci_high"] - table["observed"]).clip(lower=0)]  # fmt: skip
     ax.errorbar(table["mean_score"], table["observed"], yerr=err, fmt="none", capsize=2,
                 color="tab:blue", alpha=0.7)  # fmt: skip
     size = 10 + 90 * table["n"] / max(float(table["n"].max()), 1.0)
@@ -92,4 +95,17 @@ def reliability(table: pd.DataFrame, *, title: str = "", ax=None):
     return ax
 
 
-__all__ = ["budget_panels", "frontier", "reliability"]
+def reliability_panels(table: pd.DataFrame, *, title: str = "") -> Figure:
+    """One reliability diagram per judge of a `confidence.by_judge` reliability table."""
+    judges = list(dict.fromkeys(table["judge"]))
+    fig, axes = plt.subplots(1, max(len(judges), 1), figsize=(3.4 * max(len(judges), 1), 3.5),
+                             squeeze=False)  # fmt: skip
+    for ax, name in zip(axes[0], judges, strict=False):
+        reliability(table[table["judge"] == name], title=str(name), ax=ax)
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
+__all__ = ["budget_panels", "frontier", "reliability", "reliability_panels"]

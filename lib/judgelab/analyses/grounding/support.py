@@ -151,4 +151,33 @@ def level_estimates(
     )
 
 
-__all__ = ["KINDS", "Support", "level_estimates", "support", "support_reason"]
+def replay(
+    table: pd.DataFrame,
+    *,
+    budget: int,
+    seed: int = 0,
+    judge: str = "judge",
+    **options: Any,
+) -> pd.DataFrame:
+    """Return per judge the PPI++ level estimate with `budget` random labels, or its refusal.
+
+    Per judge of a grounding table, `budget` human labels are drawn at random and
+    `level_estimates` gives the PPI++ row or refuses it (the reason, the count outside).
+    `options` go to `methods.estimates` (`target`, `n_boot`, …); items' clusters are used.
+    """
+    rows = []
+    for name, g in table.groupby(judge, sort=True):
+        g = g.reset_index(drop=True)
+        rng = np.random.default_rng([int(seed), len(g)])
+        pick = np.zeros(len(g), dtype=bool)
+        pick[rng.choice(len(g), size=min(budget, len(g) - 2), replace=False)] = True
+        human = np.where(pick, g["human_label"].to_numpy(np.float64), np.nan)
+        est = level_estimates(g["judge_label"].to_numpy(np.float64), human,
+                              cluster=g["cluster"].to_numpy(dtype=object), seed=seed,
+                              methods=("ppi",), **options)  # fmt: skip
+        rows.append(est.assign(judge=name, all_human=float(g["human_label"].mean())))
+    out = pd.concat(rows, ignore_index=True)
+    return out[["judge", *[c for c in out.columns if c != "judge"]]]
+
+
+__all__ = ["KINDS", "Support", "level_estimates", "replay", "support", "support_reason"]
