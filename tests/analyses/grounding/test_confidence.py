@@ -95,3 +95,35 @@ def test_i36_4_pointwise_scores_reads_numeric_outputs():
     t = tables.pointwise_scores(judgments, items, positive="Yes")
     assert t["item_id"].tolist() == ["1"]  # item 2: no number; item 3: no gold
     assert t["judge_label"].tolist() == [0.9] and t["human_label"].tolist() == [1.0]
+
+
+def _overconfident(rng, G, per):
+    from judgelab.simulate.base import sigmoid
+
+    cl = np.repeat(np.arange(G), per)
+    x = 0.3 + rng.normal(0, 1.0, G)[cl] + rng.normal(0, 1.2, len(cl))
+    return sigmoid(x), (rng.random(len(cl)) < sigmoid(0.6 * x)).astype(float), cl
+
+
+def test_i36_7_brier_and_ece_intervals_on_planted_truth():
+    """R = 150, 50 clusters of 10: Brier ≈ 0.95; ECE basic ≈ 0.9, percentile ≈ 0.75."""
+    from judgelab.simulate.base import sigmoid
+
+    p, _, _ = _overconfident(np.random.default_rng(99), 40000, 5)
+    q = sigmoid(0.6 * np.log(p / (1 - p)))
+    brier = float(np.mean(p**2 - 2 * p * q + q))
+    b = np.minimum((p * 10).astype(int), 9)
+    ece = float(sum(np.mean(b == k) * abs(p[b == k].mean() - q[b == k].mean()) for k in range(10)))
+    rng = np.random.default_rng(5)
+    hits = {"brier": 0, "basic": 0, "percentile": 0}
+    R = 150
+    for _ in range(R):
+        p, y, cl = _overconfident(rng, 50, 10)
+        for how in ("basic", "percentile"):
+            s = confidence.scores(p, y, cluster=cl, recalibrate=None, n_boot=299,
+                                  ece_interval=how).set_index("metric")  # fmt: skip
+            hits[how] += s.loc["ece", "ci_low"] <= ece <= s.loc["ece", "ci_high"]
+        hits["brier"] += s.loc["brier", "ci_low"] <= brier <= s.loc["brier", "ci_high"]
+    cover = {k: v / R for k, v in hits.items()}
+    assert cover["brier"] >= 0.9, cover
+    assert cover["basic"] >= 0.84 and cover["percentile"] < cover["basic"] - 0.08, cover

@@ -8,8 +8,12 @@ human labels:
   `core.estimates` (the restricted wild cluster bootstrap; effective clusters on the row),
   and the expected calibration error ECE = Σ_b (n_b / n) |mean_b(p) − mean_b(y)| over
   `bins` equal-width bins. ECE is not linear in the items (the absolute value), so its
-  interval is the percentile interval of a cluster bootstrap (`core.stats`, Rao–Wu
-  rescaled); ECE is biased upwards in small bins, which the interval does not remove.
+  interval comes from a cluster bootstrap (`core.stats`, Rao–Wu rescaled). The plug-in ECE
+  is biased upwards (noise in a bin's gap only adds to |·|), so the default interval is the
+  *basic* one, reflected about the estimate, which moves it down by the replicates' bias.
+  Measured on planted truth (judge over-confident, ICC 0.3, R = 200): the percentile
+  interval covered 0.755 (50 equal clusters of 10) and 0.52 (15 unequal clusters), the
+  basic one 0.905 and 0.90 — better, still short of 0.95 (Brier: 0.96 and 0.93).
 - a cross-fitted recalibration: the items' clusters are split into `folds` folds; for
   each fold a map (isotonic, `transport.isotonic_map`, or Platt: a logistic regression of
   y on logit(p), statsmodels) is fitted on the other folds and applied to it, so every
@@ -33,6 +37,8 @@ from judgelab.errors import check_choice
 
 #: Recalibration maps fitted on the other folds.
 RECALIBRATIONS = ("isotonic", "platt")
+#: Intervals of the ECE from the cluster bootstrap (see `scores`).
+ECE_INTERVALS = ("basic", "percentile")
 #: Columns of a `scores` row.
 COLUMNS = (
     "version", "metric", "value", "ci_low", "ci_high", "p_value", "n", "n_clusters",
@@ -94,6 +100,7 @@ def _rows(
     level: float,
     n_boot: int,
     seed: int,
+    ece_interval: str = "basic",
 ) -> list[dict]:
     """Brier (wild interval) and ECE (cluster-bootstrap interval) rows of one version."""
     n = len(p)
@@ -107,14 +114,17 @@ def _rows(
     w = stats.bootstrap_weights(G, n_boot=min(n_boot, 999), draws=max(G - 1, 1),
                                 rng=stats.rng_for(seed, "confidence", version, "ece"))  # fmt: skip
     reps = _ece_from(np.einsum("rg,gkc->rkc", w, per))
+    value = float(_ece_from(per.sum(axis=0)))
     low, high = stats.percentile_interval(reps[:, None], level=level)
+    if ece_interval == "basic":  # reflected: the replicates' upward bias moves it down
+        low, high = np.maximum(2 * value - high, 0.0), 2 * value - low
     n_eff = clusters.effective(np.ones(n), units)
     ece_row = {
-        "version": version, "metric": "ece", "value": float(_ece_from(per.sum(axis=0))),
+        "version": version, "metric": "ece", "value": value,
         "ci_low": float(low[0]), "ci_high": float(high[0]), "p_value": float("nan"), "n": n,
         "n_clusters": G, "n_eff_clusters": n_eff,
         "few_clusters": bool(n_eff < clusters.FEW_EFFECTIVE),
-        "method": f"cluster bootstrap percentile (Rao–Wu, B={len(reps)}), {bins} bins",
+        "method": f"cluster bootstrap {ece_interval} (Rao–Wu, B={len(reps)}), {bins} bins",
     }  # fmt: skip
     return [brier, ece_row]
 
@@ -174,6 +184,7 @@ def scores(
     level: float = 0.95,
     n_boot: int = wild.N_BOOT,
     seed: int = 0,
+    ece_interval: str = "basic",
 ) -> pd.DataFrame:
     """Return Brier and ECE of the raw and the cross-fitted recalibrated probabilities.
 
@@ -187,6 +198,9 @@ def scores(
         level: Confidence level.
         n_boot: Bootstrap replicates.
         seed: Seed.
+        ece_interval: `basic` (default: the bootstrap interval reflected about the
+            estimate, which moves it down by the replicates' upward bias) or `percentile`
+            (the earlier choice; it under-covers — see the module docstring).
 
     Returns:
         Rows of `COLUMNS`: version `raw` and `recalibrated` × metric `brier` / `ece`, and
@@ -194,7 +208,9 @@ def scores(
     """
     p, y = _check(score, human)
     units = ppi.unit_codes(cluster, len(p))
-    kw = {"bins": bins, "level": level, "n_boot": n_boot, "seed": seed}
+    check_choice("ece_interval", ece_interval, ECE_INTERVALS)
+    kw = {"bins": bins, "level": level, "n_boot": n_boot, "seed": seed,
+          "ece_interval": ece_interval}  # fmt: skip
     rows = _rows(p, y, units, "raw", **kw)
     if recalibrate is not None:
         q = crossfit(p, y, units, how=recalibrate, folds=folds, seed=seed)
@@ -282,6 +298,7 @@ def by_judge(
 
 __all__ = [
     "COLUMNS",
+    "ECE_INTERVALS",
     "RECALIBRATIONS",
     "by_judge",
     "crossfit",
