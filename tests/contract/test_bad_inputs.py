@@ -316,6 +316,15 @@ CASES: list[tuple[str, str, str, list[str]]] = [
      ["strata_combine must be one of ('mover', 'joint')", "got 'pooled'"]),
     ("plan_negative_deff_floor", "plan position-bias --deff-floor", "--deff-floor -1",
      ["deff_floor must be >= 0", "-1"]),
+    # --- issue 36: the transport audit and the judge choice (grounding) ---
+    ("transport_unknown_train_slice", "grounding.transport.audit", "train=['gpt-5'] not a slice",
+     ["train slices ['gpt-5']", "not among the slices of 'group'"]),
+    ("transport_zero_margin", "grounding.transport.audit", "margin=0",
+     ["margin must be > 0", "got 0"]),
+    ("choice_one_judge", "grounding.choice.rank_judges", "a single judge to rank",
+     ["rank_judges needs at least 2 judges", "['A']"]),
+    ("confidence_score_not_probability", "grounding.confidence.scores", "a score of 7 (a rating)",
+     ["probabilities in [0, 1]", "1 scores are not", "row 2: 7.0", "rescale"]),
     # --- issue 34: the finding a notebook declares (`out.finding`) ---
     ("finding_unnamed_measure", "notebook.Outputs.finding", "measure='value'",
      ["finding measure 'value'", "name the measure"]),
@@ -1112,6 +1121,42 @@ def _ppi_unknown_strata_combine(d: Path):
     return lambda: grounding.estimates(
         judge, human, cluster=[0, 0, 1, 1], stratum=["a", "a", "b", "b"], strata_combine="pooled"
     )
+
+
+def _transport_table() -> pd.DataFrame:
+    labels = {"judge_label": [1.0, 0.0, 1.0, 1.0], "human_label": [1.0, 0.0, 0.0, 1.0]}
+    return pd.DataFrame({"group": ["a", "a", "b", "b"], "cluster": [0, 1, 0, 1], **labels})
+
+
+@builds("transport_unknown_train_slice")
+def _transport_unknown_train_slice(d: Path):
+    from judgelab.analyses.grounding import transport
+
+    return lambda: transport.audit(_transport_table(), train=["gpt-5"])
+
+
+@builds("transport_zero_margin")
+def _transport_zero_margin(d: Path):
+    from judgelab.analyses.grounding import transport
+
+    return lambda: transport.audit(_transport_table(), margin=0)
+
+
+@builds("choice_one_judge")
+def _choice_one_judge(d: Path):
+    from judgelab.analyses.grounding import choice
+
+    t = _transport_table().assign(
+        judge="A", benchmark="b", split="s", item_id=["1", "2", "3", "4"]
+    )
+    return lambda: choice.rank_judges(t)
+
+
+@builds("confidence_score_not_probability")
+def _confidence_score_not_probability(d: Path):
+    from judgelab.analyses.grounding import confidence
+
+    return lambda: confidence.scores([0.2, 0.9, 7.0, 0.5], [0, 1, 1, 0])
 
 
 @builds("finding_unnamed_measure")

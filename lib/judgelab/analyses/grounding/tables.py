@@ -65,6 +65,31 @@ def pointwise_table(
     return out[list(COLUMNS)].reset_index(drop=True)
 
 
+def pointwise_scores(
+    judgments: pd.DataFrame,
+    items: pd.DataFrame,
+    *,
+    positive: str,
+    group: str | None = None,
+    score: str = "output",
+) -> pd.DataFrame:
+    """Return the grounding table with the judge's numeric `score` as `judge_label`.
+
+    For judges whose raw output is a number (a detector's probability, a rating): rows
+    whose `score` is not a number are left out (their judge keeps its other rows), and
+    invalid verdicts keep their score. The human label is 1 where the gold is `positive`.
+    """
+    require_columns(judgments, ["judge", score, *KEY], "pointwise_scores")
+    it = items.assign(group=_group(items, group), cluster=_cluster(items))
+    it = it[it["gold"].notna()][[*KEY, "group", "cluster", "gold"]]
+    j = judgments[["judge", *KEY, score]].merge(it, on=KEY, how="inner")
+    value = pd.to_numeric(j[score].astype(object), errors="coerce")
+    out = j.assign(judge_label=value.astype(float),
+                   human_label=(j["gold"].astype(str) == positive).astype(float))  # fmt: skip
+    out = out[out["judge_label"].notna()].drop_duplicates(subset=["judge", *KEY], keep="first")
+    return out[list(COLUMNS)].reset_index(drop=True)
+
+
 def first_side(items: pd.DataFrame, rule: str) -> pd.Series:
     """Return, per item, whether `pos` is the "first" side of the win rate.
 
@@ -170,6 +195,7 @@ __all__ = [
     "focus",
     "pairwise_table",
     "per_group",
+    "pointwise_scores",
     "pointwise_table",
     "summarise_curves",
 ]
