@@ -19,6 +19,7 @@ FAMILIES = (
     "design",
     "probes",
     "stability",
+    "grounding_transport",
 )
 
 
