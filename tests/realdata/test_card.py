@@ -8,7 +8,7 @@ import pytest
 
 from judgelab.cli import card as cli_card
 from judgelab.core import paths
-from judgelab.reporting import notebook, pipeline
+from judgelab.reporting import card, notebook, pipeline
 
 ROOT = Path(__file__).resolve().parents[2]
 NB = "14_judge_report_card"
@@ -63,4 +63,4 @@ def test_card_command_prints_the_html(mirror, capsys):
     html = Path(capsys.readouterr().out.strip())
     assert html.name == "llmbar__GPT-4.Vanilla.html" and html.exists()
     lights = pd.read_csv(paths.figures() / NB / "llmbar__GPT-4.Vanilla" / "traffic_lights.csv")
-    assert set(lights["judge"]) == {"GPT-4.Vanilla"} and len(lights) == 8
+    assert set(lights["judge"]) == {"GPT-4.Vanilla"} and len(lights) == len(card.LIGHTS)

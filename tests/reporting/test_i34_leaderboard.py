@@ -15,7 +15,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from judgelab.reporting import leaderboard, pipeline
+from judgelab.reporting import card, leaderboard, pipeline
 from judgelab.testing.browser import CDN, CHROMIUM, probe
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -267,7 +267,8 @@ def test_i34_4_leaderboard_of_real_card_runs(tmp_path: Path, monkeypatch):
     assert len(r["judges"]) == 4
     assert all(j.endswith("illustrative sample, not a result") for j in r["judges"])
     assert all(re.fullmatch(r"\d+", n) for n in r["counts"])
-    assert len(r["lamps"]) == 4 * 8 and {c for _, c in r["lamps"]} & set(RGB.values())
+    assert len(r["lamps"]) == 4 * len(card.LIGHTS)
+    assert {c for _, c in r["lamps"]} & set(RGB.values())
     assert r["links"] and all(_resolves(h, index.parent) for h in r["links"]), r["links"]
     # the one judge with its own card links there; the others to the comparison card
     assert any(h.startswith("14_judge_report_card/own.html#") for h in r["links"])
