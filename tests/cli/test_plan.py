@@ -102,3 +102,19 @@ def test_i35_3_plan_trials_reads_a_pilot_with_repeated_samples(capsys, monkeypat
     monkeypatch.setattr(catalog, "load_source", lambda name: loaded)
     assert cli.main(["plan", "trials"]) == 2
     assert "sampled several times per item" in capsys.readouterr().err
+
+
+def test_i35_3_the_position_bias_plan_gains_a_trials_per_item_line(capsys, monkeypatch):
+    rc = cli.main(["plan", "position-bias", "--delta", "0.1", "--icc", "0.05",
+                   "--cluster-size", "10"])  # fmt: skip
+    out = capsys.readouterr().out
+    assert rc == 0 and "trials per item: 1 (no pilot judge sampled several times" in out
+    rc = cli.main(
+        ["plan", "position-bias", "--pilot", "sample:contextualjudgebench", "--delta", "0.1",
+         "--reps", "20"]
+    )  # fmt: skip
+    out = capsys.readouterr().out
+    # the sample's judges were sampled several times: one line per judge, with its interval
+    lines = [ln for ln in out.splitlines() if ln.startswith("trials per item (")]
+    assert rc == 0 and len(lines) >= 2 and all("many-trial majority" in ln for ln in lines)
+    assert not any("nan" in ln for ln in lines)

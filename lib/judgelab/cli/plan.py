@@ -60,25 +60,7 @@ def _plan(args: argparse.Namespace):
 
     judgments, items = _pilot(args)
     if args.target == "position-bias":
-        fig = design.pilot.position(judgments) if judgments is not None else None
-        if fig:
-            _show(f"pilot {args.pilot} ({args.judge or 'all judges'}):", fig)
-        return design.position_bias_plan(
-            args.delta,
-            pilot=fig,
-            judgments=judgments,
-            icc=args.icc,
-            cluster_size=args.cluster_size,
-            size_cv=args.size_cv,
-            order_corr=args.order_corr,
-            decisive_share=args.decisive_share,
-            alpha=args.alpha,
-            power=args.power,
-            repeats=[int(k) for k in _floats(args.repeats)],
-            deff_floor=args.deff_floor,
-            reps=args.reps,
-            seed=args.seed,
-        )
+        return _position(args, judgments)
     if args.target == "rate":
         fig = design.pilot.rate(judgments) if judgments is not None else None
         if fig:
@@ -138,6 +120,57 @@ def _plan(args: argparse.Namespace):
     )
 
 
+def _position(args: argparse.Namespace, judgments):
+    """The position-bias plan (verified by replays of a pilot), with its trials-per-item line."""
+    from judgelab.analyses import design
+
+    fig = design.pilot.position(judgments) if judgments is not None else None
+    if fig:
+        _show(f"pilot {args.pilot} ({args.judge or 'all judges'}):", fig)
+    plan = design.position_bias_plan(
+        args.delta,
+        pilot=fig,
+        judgments=judgments,
+        icc=args.icc,
+        cluster_size=args.cluster_size,
+        size_cv=args.size_cv,
+        order_corr=args.order_corr,
+        decisive_share=args.decisive_share,
+        alpha=args.alpha,
+        power=args.power,
+        repeats=[int(k) for k in _floats(args.repeats)],
+        deff_floor=args.deff_floor,
+        reps=args.reps,
+        seed=args.seed,
+    )
+    plan.attrs["trials"] = _trials_lines(judgments, args.seed)
+    return plan
+
+
+def _trials_lines(judgments, seed: int, agree: float = 0.9) -> list[str]:
+    """The plan's trials-per-item line(s): from a pilot sampled several times, else why not."""
+    if judgments is None or "sample" not in judgments or judgments["sample"].nunique() < 2:
+        return [
+            "trials per item: 1 (no pilot judge sampled several times per item, so no "
+            "repeat-trial figure; `judgelab plan trials --pilot SOURCE` reads one)"
+        ]
+    from judgelab.analyses import stability
+
+    needed, _ = stability.trials_needed(judgments, targets=(agree,), seed=seed)
+
+    def bound(k: float) -> str:
+        return f"{k:g}" if k == k else "beyond the largest k tried"  # NaN: beyond
+
+    return [
+        f"trials per item ({r.judge}): {r.trials_needed:g} [{bound(r.ci_low)}, "
+        f"{bound(r.ci_high)}] for its majority vote to agree with the many-trial majority "
+        f"with p >= {agree:g}"
+        if not r.beyond
+        else f"trials per item ({r.judge}): beyond the largest k tried for p >= {agree:g}"
+        for r in needed.itertuples(index=False)
+    ]
+
+
 def _trials(args: argparse.Namespace, judgments):
     """Trials per item for a repeated judge's majority vote to settle (notebook 19)."""
     if judgments is None:
@@ -179,6 +212,8 @@ def _cmd_plan(args: argparse.Namespace) -> int:
     if "verified_power" in table.columns:
         for row in table.itertuples(index=False):
             print(_verified_line(row))
+    for line in table.attrs.get("trials", []):
+        print(line)
     return 0
 
 
