@@ -156,20 +156,52 @@ def glm_wild_test(
     if interval:
         alpha = 1.0 - level
         se = companion.se if np.isfinite(companion.se) and companion.se > 0 else 1.0
-        low = _bound(scores, V, est, se, alpha, -1)
-        high = _bound(scores, V, est, se, alpha, +1)
+        seen: list[tuple[float, float]] = []  # (r, p(r)) the searches evaluated
+        low = _bound(scores, V, est, se, alpha, -1, seen)
+        high = _bound(scores, V, est, se, alpha, +1, seen)
+        p, low, high = _consistent(p, low, high, null, est, alpha, seen)
     return GlmWildResult(est, low, high, p, null, G, kind, len(V), companion)
 
 
+def _consistent(
+    p: float, low: float, high: float, null: float, est: float, alpha: float, seen: list
+) -> tuple[float, float, float]:
+    """Make the p-value and the interval agree where p(r) is not monotone (few clusters).
+
+    The interval is the hull of the accepted r the searches found; a null inside it whose own
+    p rejects gets the hull p-value: the largest p seen at or beyond the null, away from the
+    estimate (≥ alpha there, since the hull's end was accepted), as `core.wild` does exactly.
+    An accepted null outside the interval widens it to the null.
+    """
+    if np.isfinite(low) and np.isfinite(high) and low <= null <= high and p < alpha:
+        beyond = [q for r, q in seen if (r - null) * (est - null) <= 0]
+        p = max([p, *beyond])
+    if p >= alpha:
+        low, high = min(low, null), max(high, null)
+    return p, low, high
+
+
 def _bound(
-    scores: _Scores, V: np.ndarray, est: float, se: float, alpha: float, side: int
+    scores: _Scores,
+    V: np.ndarray,
+    est: float,
+    se: float,
+    alpha: float,
+    side: int,
+    seen: list[tuple[float, float]],
 ) -> float:
     """Return the end of {r: p(r) ≥ alpha} on one side of the estimate (bisection)."""
     scores.start = None
+
+    def p_at(r: float) -> float:
+        q = _p(scores.efficient(r), V)
+        seen.append((r, q))
+        return q
+
     inside, step = est, 2.0 * se
     outside = est + side * step
     for _ in range(12):
-        if _p(scores.efficient(outside), V) < alpha:
+        if p_at(outside) < alpha:
             break
         inside, outside = outside, outside + side * step
         step *= 2.0
@@ -180,7 +212,7 @@ def _bound(
         if abs(outside - inside) <= tol:
             break
         mid = 0.5 * (inside + outside)
-        if _p(scores.efficient(mid), V) >= alpha:
+        if p_at(mid) >= alpha:
             inside = mid
         else:
             outside = mid

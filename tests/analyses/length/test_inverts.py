@@ -10,7 +10,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from judgelab.analyses import length
@@ -55,6 +55,9 @@ def test_i33_2_picks_longer_p_inverts_its_interval(seed, G, per, bias):
 
 @settings(max_examples=12, deadline=None)
 @given(seed=st.integers(0, 10_000), G=st.integers(4, 12), bias=st.sampled_from([0.0, 0.8]))
+# found by this test in a clean-clone run: 4 clusters, the score bootstrap's p(0) = 0.048 dips
+# below alpha inside the accepted hull [-198, 2.87] its searches found (p not monotone)
+@example(seed=273, G=4, bias=0.0)
 def test_i33_2_length_regression_p_inverts_both_intervals(seed, G, bias):
     v = _pairs(seed, G, 6, bias)
     reg = length.length_regression(v, n_boot=399)
