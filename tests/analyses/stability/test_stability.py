@@ -246,3 +246,32 @@ def test_i35_4_headline_adds_the_drift_of_two_scorers():
     assert rows.loc["changed", "value"] == pytest.approx(1.0)  # every score differs
     with pytest.raises(ValueError, match="got 'C'"):
         st.headline(j, pd.DataFrame(), "A", "C")
+
+
+def test_i35_7_tau_projection_covers_a_population_tau_of_one_where_systems_are_close():
+    # Both raters share the population order s0 > … > s5, the middle four 0.02 apart: the
+    # sample τ falls below 1 and the percentile interval then misses τ = 1 (10 of 12 here).
+    means = [0.7, 0.56, 0.54, 0.52, 0.5, 0.3]
+    missed = {"projection": 0, "percentile": 0}
+    for seed in range(12):
+        scores = _board_scores(np.random.default_rng(seed), means, n_q=100)
+        for method in missed:
+            t = st.leaderboard_stability(
+                scores, n_boot=299, n_boot_wild=99, tau_interval=method
+            ).taus.iloc[0]
+            missed[method] += not (t["ci_low"] <= 1.0 <= t["ci_high"])
+            if method == "projection":
+                assert t["method"].startswith("projection") and "unsettled" in t["method"]
+    assert missed["projection"] == 0
+    assert missed["percentile"] >= 6
+
+
+def test_i35_7_tau_projection_settles_clear_orders_and_excludes_a_reversal(rng):
+    rows = _board_scores(rng, [0.9, 0.5, 0.1], raters=("humans",), n_q=300)
+    rev = _board_scores(rng, [0.1, 0.5, 0.9], raters=("J1",), n_q=300)
+    t = st.leaderboard_stability(pd.concat([rows, rev]), n_boot=299, n_boot_wild=99).taus
+    row = t.iloc[0]
+    assert row["tau"] == -1.0 and row["ci_low"] == row["ci_high"] == -1.0
+    assert "0 of 3 pairs unsettled" in row["method"]
+    with pytest.raises(ValueError, match="tau_interval"):
+        st.leaderboard_stability(rows, tau_interval="bca")

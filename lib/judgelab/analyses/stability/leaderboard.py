@@ -6,7 +6,7 @@ corpus has them, the humans (`scores_from_judgments`). A system's score under a 
 mean of its values (`core.estimates.ratio`: the restricted wild cluster bootstrap, inverted);
 its rank is 1 for the best. The clusters (questions shared by every system) are resampled
 together (`core.stats.bootstrap_sums`, rescaled) for what depends on the whole board:
-Kendall's τ-b between two raters' scores over the systems (percentile interval), each
+Kendall's τ-b between two raters' scores over the systems (its interval: `tau`), each
 system's 95 % rank set and its probability of leading, and P(leader changes) — the share of
 resamples in which the rater's leader is not the one it leads with on the full data.
 """
@@ -18,8 +18,10 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
+from judgelab.analyses.stability import tau
 from judgelab.core import clusters, estimates, stats, wild
 from judgelab.core.schema import meta_field, require_columns
+from judgelab.errors import check_choice
 
 #: The rater name of the human labels in `scores_from_judgments`.
 HUMANS = "humans"
@@ -134,6 +136,7 @@ def leaderboard_stability(
     level: float = 0.95,
     n_boot: int = 999,
     n_boot_wild: int = wild.N_BOOT,
+    tau_interval: str = "projection",
 ) -> Leaderboard:
     """Return each rater's board, Kendall's τ between raters and P(leader changes).
 
@@ -146,6 +149,9 @@ def leaderboard_stability(
         level: Confidence level.
         n_boot: Cluster bootstrap resamples for τ, rank sets and P(leader changes).
         n_boot_wild: Wild bootstrap replicates of each score's interval.
+        tau_interval: τ's interval: `projection` (default; covers the population τ, at
+            least `level`: `stability.tau`) or `percentile` (of the resampled sample τ-b;
+            misses a population τ near 1 where systems are close).
 
     Returns:
         A `Leaderboard`: `board` (`rater`, `system`, `estimates.FIELDS` of the score,
@@ -154,6 +160,7 @@ def leaderboard_stability(
         `method`), `leaders` (`rater`, `leader`, `p_leader_changes`, `runner_up`, `n_boot`).
     """
     require_columns(scores, ["system", "rater", "cluster", "value"], "leaderboard_stability")
+    check_choice("tau_interval", tau_interval, tau.TAU_INTERVALS)
     systems = sorted(scores["system"].astype(str).unique())
     raters = sorted(scores["rater"].astype(str).unique())
     if reference in raters:
@@ -177,7 +184,7 @@ def leaderboard_stability(
     n_eff = clusters.effective(np.ones(len(codes)), codes, resid=value - fitted) if G else 0.0
     few = bool(n_eff < clusters.FEW_EFFECTIVE)
     board = _board(scores, systems, raters, point, boot, codes, seed, level, n_boot_wild)
-    taus = _taus(raters, point, boot, G, n_eff, few, level, n_boot)
+    taus = _taus(raters, point, boot, G, n_eff, few, level, n_boot, tau_interval)
     leaders = _leaders(raters, systems, point, boot, n_boot)
     return Leaderboard(board, taus, leaders)
 
@@ -209,19 +216,27 @@ def _board(scores, systems, raters, point, boot, codes, seed, level, n_boot_wild
     return pd.DataFrame(rows)
 
 
-def _taus(raters, point, boot, G, n_eff, few, level, n_boot):
+def _taus(raters, point, boot, G, n_eff, few, level, n_boot, method):
     rows = []
     for i in range(len(raters)):
         for j in range(i + 1, len(raters)):
             ok = np.isfinite(point[i]) & np.isfinite(point[j])
-            tau = float(kendall_tau_b(point[i][ok], point[j][ok]))
-            reps = kendall_tau_b(boot[:, i][:, ok], boot[:, j][:, ok])
-            lo, hi = stats.percentile_interval(reps[:, None], level=level)
+            two_point = point[[i, j]][:, ok]
+            two_boot = boot[:, [i, j]][:, :, ok]
+            if method == "projection":
+                lo, hi, open_ = tau.projection_interval(two_point, two_boot, level=level)
+                how = f"projection of simultaneous pair orders ({open_} of "
+                how += f"{int(ok.sum()) * (int(ok.sum()) - 1) // 2} pairs unsettled; B={n_boot})"
+            else:
+                lo, hi = tau.percentile_interval(two_point, two_boot, level=level,
+                                                 tau_b=kendall_tau_b)  # fmt: skip
+                how = f"percentile cluster bootstrap (rescaled, B={n_boot})"
             rows.append(
-                {"rater_1": raters[i], "rater_2": raters[j], "tau": tau}
-                | {"ci_low": float(lo[0]), "ci_high": float(hi[0]), "n_systems": int(ok.sum())}
+                {"rater_1": raters[i], "rater_2": raters[j]}
+                | {"tau": float(kendall_tau_b(two_point[0], two_point[1]))}
+                | {"ci_low": lo, "ci_high": hi, "n_systems": int(ok.sum())}
                 | {"n_clusters": G, "n_eff_clusters": n_eff, "few_clusters": few}
-                | {"method": f"percentile cluster bootstrap (rescaled, B={n_boot})"}
+                | {"method": how}
             )
     cols = ["rater_1", "rater_2", "tau", "ci_low", "ci_high", "n_systems", "n_clusters"]
     return pd.DataFrame(rows, columns=[*cols, "n_eff_clusters", "few_clusters", "method"])
