@@ -20,6 +20,7 @@ from judgelab.core import tables
 from judgelab.data import ingest
 from judgelab.data.importers import SourceFormatError
 from judgelab.data.importers.frame_check import frame_warnings, presentation_accuracy
+from judgelab.data.importers.mapping import load_mapping
 
 DOC = Path(__file__).resolve().parents[3] / "docs" / "importing.md"
 FENCE = re.compile(r"^```([^\n]*)\n(.*?)^```", re.S | re.M)
@@ -93,7 +94,10 @@ def test_the_page_has_an_example_of_every_shape():
     titles = " ".join(SECTIONS)
     for shape in ("Nested", "Both orders", "file name", "several files", "judgment_meta"):
         assert shape in titles
-    assert len(RUNNABLE) >= 7
+    # issue 37 item 2: optional paths, the path's folders, column joins, .txt, named keys
+    for shape in ("`optional`", "folders of the path", "adds columns", "`.txt`", "named keys"):
+        assert shape in titles
+    assert len(RUNNABLE) >= 13
 
 
 @pytest.mark.parametrize("title", sorted(RUNNABLE))
@@ -166,3 +170,23 @@ def test_reversed_map_is_reported_as_reversed(tmp_path):
 def test_frame_checks_stay_quiet_on_small_or_gold_free_imports():
     assert frame_warnings(None) == []
     assert presentation_accuracy(pd.DataFrame({"judge": []})).empty
+
+
+def test_i37_2i_the_pages_bracket_paths_are_quoted_and_parse(tmp_path):
+    """Issue 37 item 2i: the page's bracket path inside `{…}` is quoted and parses; unquoted
+    it is a YAML error naming the mapping's line."""
+    title = next(t for t in SECTIONS if "named keys of one record" in t)
+    body = next(b for info, b in SECTIONS[title] if info == "yaml file=named_keys.yaml")
+    assert '{column: "results[-1].winner"' in body
+    quoted = tmp_path / "quoted.yaml"
+    quoted.write_text(body, encoding="utf-8")
+    fields = load_mapping(quoted)
+    assert fields["verdict"].column == "results[-1].winner"
+    assert fields["explode"].keys == ("swap = False", "swap = True")
+    bare = tmp_path / "bare.yaml"
+    bare.write_text(body.replace('"results[-1].winner"', "results[-1].winner"), encoding="utf-8")
+    line = 1 + body.splitlines().index(
+        next(ln for ln in body.splitlines() if ln.startswith("verdict:"))
+    )
+    with pytest.raises(SourceFormatError, match=f"bare.yaml, line {line}: not valid YAML"):
+        load_mapping(bare)
