@@ -15,6 +15,8 @@ import json
 from pathlib import Path
 
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 from judgelab.core import tables
 from judgelab.data.importers.base import SourceFormatError
@@ -65,7 +67,7 @@ def read_records(
                 data = next(iter(data.values()))
             if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
                 raise SourceFormatError(str(p), "expected a JSON list of objects")
-            df = pd.DataFrame(data, dtype=object)
+            df = _ints_kept(pd.DataFrame(data), data)
             df.index = pd.RangeIndex(1, len(df) + 1)
             unit = "row"
         elif suffix == ".parquet":
@@ -117,17 +119,39 @@ def _read_jsonl(p: Path) -> pd.DataFrame:
         parsed = tables.parse_jsonl(tables.read_utf8(p), source=str(p))
     except (tables.JsonlError, tables.NotUTF8) as exc:
         raise SourceFormatError(exc.file, exc.problem, line=exc.line) from None
-    return pd.DataFrame(
-        [rec for _, rec in parsed], index=pd.Index([n for n, _ in parsed]), dtype=object
-    )
+    records = [rec for _, rec in parsed]
+    return _ints_kept(pd.DataFrame(records, index=pd.Index([n for n, _ in parsed])), records)
+
+
+def _ints_kept(frame: pd.DataFrame, records: list[dict]) -> pd.DataFrame:
+    """`frame` with each column of JSON integers and nulls as ints and None (not 6603.0).
+
+    pandas reads such a column as floats; it is rebuilt from the records' own values.
+    """
+    for col in frame.columns[
+        (frame.dtypes == "float64").to_numpy() & frame.isna().any().to_numpy()
+    ]:
+        values = [rec.get(col) for rec in records]
+        if all(v is None or (isinstance(v, int) and not isinstance(v, bool)) for v in values):
+            frame[col] = pd.Series(values, index=frame.index, dtype=object)
+    return frame
 
 
 def _read_parquet(p: Path) -> pd.DataFrame:
-    """A parquet file's columns; an integer column with nulls stays integers (and None)."""
-    frame = pd.read_parquet(p, dtype_backend="numpy_nullable")
-    for col in frame.columns:
-        if isinstance(frame[col].dtype, pd.core.arrays.integer.IntegerDtype):
-            frame[col] = frame[col].astype(object).where(frame[col].notna(), None)
+    """A parquet file's columns as pandas reads them, with integers kept as integers.
+
+    pandas turns an integer column with nulls into floats (6603.0): such a column is read
+    again from arrow as Python ints and None.
+    """
+    frame = pd.read_parquet(p)
+    for field in pq.read_schema(p):
+        if (
+            pa.types.is_integer(field.type)
+            and field.name in frame.columns
+            and frame[field.name].dtype.kind == "f"
+        ):
+            values = pq.read_table(p, columns=[field.name]).column(0).to_pylist()
+            frame[field.name] = pd.Series(values, index=frame.index, dtype=object)
     return frame
 
 
