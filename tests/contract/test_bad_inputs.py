@@ -258,6 +258,21 @@ CASES: list[tuple[str, str, str, list[str]]] = [
      ["{d}/m.yaml", "mapping key 'join'", "files must map a name"]),
     ("judgment_meta_not_paths", "data import-file", "judgment_meta: 5",
      ["{d}/m.yaml", "mapping key 'judgment_meta'"]),
+    # issue 37 item 2: optional paths, path captures, column joins, .txt, named keys
+    ("optional_not_a_flag", "data import-file", "optional: maybe",
+     ["{d}/m.yaml", "mapping key 'verdict'", "optional must be true or false"]),
+    ("path_capture_no_match", "data import-file", "evaluators/(..)/ against j.jsonl's path",
+     ["{d}/j.jsonl", "mapping key 'judge'", "the file path does not match"]),
+    ("join_columns_missing_row", "data import-file", "out_b.jsonl has no row for q2",
+     ["{d}/items.jsonl", "line 2", "column 'id'", "out_b.jsonl has no row with join key 'q2'"]),
+    ("join_adds_unknown", "data import-file", "join adds: both",
+     ["{d}/m.yaml", "mapping key 'join.adds'", "'both'"]),
+    ("txt_without_column", "data import-file", "a .txt data file, no txt_column",
+     ["{d}/labels.txt", "txt_column: NAME"]),
+    ("explode_key_absent", "data import-file", "line 2 has no 'swap = True'",
+     ["{d}/j.jsonl", "line 2", "column 'results[-1]'", "key 'swap = True' is absent"]),
+    ("explode_keys_not_a_list", "data import-file", "explode keys: a string",
+     ["{d}/m.yaml", "mapping key 'explode'", "keys: [KEY, ...]"]),
     ("all_verdicts_invalid", "data import-file", "every verdict outside the map",
      ["{d}/j.csv", "column 'winner'", "all 3 verdicts are invalid", "'A'", "'B'",
       "--allow-invalid"]),
@@ -717,6 +732,49 @@ BUILDERS["join_bad_spec"] = _files_case(
     {"items.jsonl": ITEMS2},
     JOIN_MAPPING.replace("{a: out_a.jsonl, b: out_b.jsonl}", "[out_a.jsonl]"),
     ["items.jsonl"],
+)
+# issue 37 item 2
+NAMED = (
+    '{"id": "q1", "r": ["a", "b"], "results": [{"swap = False": {"w": "A"}, '
+    '"swap = True": {"w": "B"}}]}\n'
+    '{"id": "q2", "r": ["c", "d"], "results": [{"swap = False": {"w": "A"}}]}\n'
+)
+NAMED_MAPPING = (
+    "benchmark: demo\nitem_id: id\nresponse_1: r[0]\nresponse_2: r[1]\n"
+    'explode: {path: "results[-1]", keys: ["swap = False", "swap = True"]}\n'
+    'swapped: {column: _key, map: {"swap = False": false, "swap = True": true}}\n'
+    'verdict: "results[-1].w"\n'
+)
+BUILDERS["optional_not_a_flag"] = _import_case(
+    NESTED,
+    name="j.jsonl",
+    mapping=NESTED_MAPPING.replace("eval.verdict", "{column: eval.verdict, optional: maybe}"),
+)
+BUILDERS["path_capture_no_match"] = _import_case(
+    NESTED, name="j.jsonl", mapping=NESTED_MAPPING + "judge: {path: 'evaluators/([^/]+)/'}\n"
+)
+BUILDERS["join_columns_missing_row"] = _files_case(
+    {"items.jsonl": ITEMS2, "out_a.jsonl": OUT2, "out_b.jsonl": OUT2.splitlines()[0] + "\n"},
+    KEYED.replace("on: {left: id, right: qid}", "on: {left: id, right: qid}, adds: columns")
+    .replace("swapped: {column: _join, map: {a: false, b: true}}\n", "")
+    .replace("verdict: joined.v", "verdict: joined.a.v"),
+    ["items.jsonl"],
+)
+BUILDERS["join_adds_unknown"] = _files_case(
+    {"items.jsonl": ITEMS2, "out_a.jsonl": OUT2, "out_b.jsonl": OUT2},
+    JOIN_MAPPING.replace("on: line", "on: line, adds: both"),
+    ["items.jsonl"],
+)
+BUILDERS["txt_without_column"] = _import_case(
+    "correct\nincorrect\n",
+    name="labels.txt",
+    mapping="benchmark: demo\ntask: pointwise\ngold: label\n",
+)
+BUILDERS["explode_key_absent"] = _import_case(NAMED, name="j.jsonl", mapping=NAMED_MAPPING)
+BUILDERS["explode_keys_not_a_list"] = _import_case(
+    NAMED,
+    name="j.jsonl",
+    mapping=NAMED_MAPPING.replace('keys: ["swap = False", "swap = True"]', "keys: swap"),
 )
 BUILDERS["join_file_dotdot"] = _files_case(
     {"items.jsonl": ITEMS2, "out_a.jsonl": OUT2, "out_b.jsonl": OUT2},

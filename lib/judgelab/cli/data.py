@@ -190,7 +190,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--limit", type=int, help="keep the first N items of every split")
     p.set_defaults(func=_cmd_import)
     p = dsub.add_parser(
-        "import-file", help="import CSV/JSONL/JSON/parquet file(s) with a mapping (see docs)"
+        "import-file", help="import CSV/JSONL/JSON/parquet/TXT file(s) with a mapping (see docs)"
     )
     p.add_argument("file", nargs="+", help="data file(s) or glob pattern(s): one import")
     p.add_argument("--mapping", required=True, metavar="MAPPING.yaml", help="column mapping")

@@ -18,8 +18,9 @@ import pytest
 from judgelab.cli import main as cli
 from judgelab.core import tables
 from judgelab.data import ingest
-from judgelab.data.importers import SourceFormatError
+from judgelab.data.importers import SourceFormatError, mapped_fast, reshape
 from judgelab.data.importers.frame_check import frame_warnings, presentation_accuracy
+from judgelab.data.importers.mapping import import_records, load_mapping
 
 DOC = Path(__file__).resolve().parents[3] / "docs" / "importing.md"
 FENCE = re.compile(r"^```([^\n]*)\n(.*?)^```", re.S | re.M)
@@ -56,8 +57,8 @@ def _shown(df: pd.DataFrame, columns: list[str]) -> list[tuple[str, ...]]:
     return sorted(tuple(cell(v) for v in row) for row in df[columns].astype(object).to_numpy())
 
 
-def _run(blocks: list[tuple[str, str]], where: Path):
-    """Write the section's files and run its commands: return the last report or first error."""
+def _commands(blocks: list[tuple[str, str]], where: Path) -> list[tuple[list[str], str, list]]:
+    """Write the section's files; return its commands as (files, mapping, arguments)."""
     commands = []
     for info, body in blocks:
         m = re.match(r"\S+ file=(\S+)", info)
@@ -67,7 +68,7 @@ def _run(blocks: list[tuple[str, str]], where: Path):
             p.write_text(body, encoding="utf-8")
         elif info == "console":
             commands += [shlex.split(ln[2:]) for ln in body.splitlines() if ln.startswith("$ ")]
-    out = None
+    out = []
     for command in commands:
         assert command[:3] == ["judgelab", "data", "import-file"], command
         args = command[3:]
@@ -77,6 +78,14 @@ def _run(blocks: list[tuple[str, str]], where: Path):
             for i, a in enumerate(args)
             if a not in ("--mapping", "--replace") and args[i - 1] != "--mapping"
         ]
+        out.append((files, mapping, args))
+    return out
+
+
+def _run(blocks: list[tuple[str, str]], where: Path):
+    """Write the section's files and run its commands: return the last report or first error."""
+    out = None
+    for files, mapping, args in _commands(blocks, where):
         try:
             out = ingest.import_mapped_file(
                 [str(where / f) for f in files],
@@ -93,7 +102,10 @@ def test_the_page_has_an_example_of_every_shape():
     titles = " ".join(SECTIONS)
     for shape in ("Nested", "Both orders", "file name", "several files", "judgment_meta"):
         assert shape in titles
-    assert len(RUNNABLE) >= 7
+    # issue 37 item 2: optional paths, the path's folders, column joins, .txt, named keys
+    for shape in ("`optional`", "folders of the path", "adds columns", "`.txt`", "named keys"):
+        assert shape in titles
+    assert len(RUNNABLE) >= 13
 
 
 @pytest.mark.parametrize("title", sorted(RUNNABLE))
@@ -166,3 +178,48 @@ def test_reversed_map_is_reported_as_reversed(tmp_path):
 def test_frame_checks_stay_quiet_on_small_or_gold_free_imports():
     assert frame_warnings(None) == []
     assert presentation_accuracy(pd.DataFrame({"judge": []})).empty
+
+
+def test_i37_2i_the_pages_bracket_paths_are_quoted_and_parse(tmp_path):
+    """Issue 37 item 2i: the page's bracket path inside `{…}` is quoted and parses; unquoted
+    it is a YAML error naming the mapping's line."""
+    title = next(t for t in SECTIONS if "named keys of one record" in t)
+    body = next(b for info, b in SECTIONS[title] if info == "yaml file=named_keys.yaml")
+    assert '{column: "results[-1].winner"' in body
+    quoted = tmp_path / "quoted.yaml"
+    quoted.write_text(body, encoding="utf-8")
+    fields = load_mapping(quoted)
+    assert fields["verdict"].column == "results[-1].winner"
+    assert fields["explode"].keys == ("swap = False", "swap = True")
+    bare = tmp_path / "bare.yaml"
+    bare.write_text(body.replace('"results[-1].winner"', "results[-1].winner"), encoding="utf-8")
+    line = 1 + body.splitlines().index(
+        next(ln for ln in body.splitlines() if ln.startswith("verdict:"))
+    )
+    with pytest.raises(SourceFormatError, match=f"bare.yaml, line {line}: not valid YAML"):
+        load_mapping(bare)
+
+
+def test_i37_3_both_engines_agree_on_every_documented_example(tmp_path):
+    """Issue 37 item 3: where the column-wise path takes a documented example, its tables are
+    the record path's exactly; where the record path refuses one, the column-wise path
+    declines it (returns None) so the record path's error is the one raised."""
+    took_fast = []
+    for n, (title, blocks) in enumerate(sorted(RUNNABLE.items())):
+        where = tmp_path / str(n)
+        for files, mapping_file, _ in _commands(blocks, where):
+            fields = load_mapping(where / mapping_file)
+            data = reshape.expand([str(where / f) for f in files])
+            fast = mapped_fast.fast_import(data, fields, allow_invalid=False)
+            try:
+                slow = import_records(reshape.read(data, fields), fields)
+            except SourceFormatError:
+                assert fast is None, title
+                continue
+            if fast is None:
+                continue
+            took_fast.append(title)
+            pd.testing.assert_frame_equal(fast.items, slow.items)
+            pd.testing.assert_frame_equal(fast.judgments, slow.judgments)
+    assert any(t.startswith("8.") for t in took_fast), took_fast
+    assert any(t.startswith("7d.") for t in took_fast), took_fast

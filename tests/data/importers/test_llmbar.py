@@ -164,3 +164,16 @@ def test_bad_label_and_unknown_option(tmp_path):
         import_llmbar(tmp_path, _source(paths))
     with pytest.raises(SourceFormatError, match="rating_ties"):
         import_llmbar(tmp_path, _source(paths, rating_ties="coin"))
+
+
+def test_i37_2h_llmbar_writes_shown_first(tree):
+    """Issue 37 item 2h: every judgment keeps the slot shown first, beside the gold order."""
+    root, paths = tree
+    got = import_llmbar(root, _source(paths))
+    j = got.judgments[got.judgments["judge"] == "GPT-4.Vanilla"].sort_values(
+        ["item_id", "shown_first"]
+    )
+    assert j["shown_first"].tolist() == ["1", "2", "1", "2"]
+    assert j["order"].tolist() == [0, 1, 1, 0]  # item 1's gold is slot 2
+    rating = got.judgments[got.judgments["judge"] == "GPT-4.Rating"]
+    assert sorted(rating["shown_first"]) == ["1", "1", "2", "2"]

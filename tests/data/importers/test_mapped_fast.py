@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import csv
 import json
 
 import pandas as pd
 import pytest
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
 
 from judgelab.data.importers import SourceFormatError, mapped_fast, mapping, reshape
+from judgelab.errors import SchemaError
 
 PAIR_CSV = """id,instruction,out1,out2,label,swap,winner,judge,run
 q1,Say hi,Hello!,Go away.,1,false,[[A]],gpt-4:v1,0
@@ -146,3 +150,180 @@ def test_mixed_json_types_take_the_record_path(tmp_path):
     assert fast is None
     imported = mapping.import_file(path, MODELS_MAPPING)
     pd.testing.assert_frame_equal(imported.judgments, slow.judgments)
+
+
+# --- issue 37 item 3: a property test over generated flat mappings ---------------------------
+#
+# Two implementations of one mapping language stay (the record path for every shape, the
+# column-wise path for a flat pairwise file, ~10x faster at 10^6 rows): this test keeps them
+# one language. For every generated file and mapping, either the column-wise path declines
+# (None) or both give identical tables; and whenever the record path refuses the input, the
+# column-wise path declines it, so the user sees the record path's error.
+
+RAW_VERDICTS = ["A", "B", "a", "b", "1", "2", "tie", "C", "pos", "neg", "[[A]]", "[[B]]", "x"]
+MAP_TARGETS = ["A", "B", "1", "2", "pos", "neg", "tie", None]
+
+
+@st.composite
+def flat_cases(draw):
+    """A flat pairwise file (CSV or JSONL) and a mapping over it: generated columns, verdict
+    maps, missing values, ties, slots listed in either order, items that disagree."""
+    jsonl = draw(st.booleans())
+    posneg = draw(st.booleans())
+    n_items = draw(st.integers(1, 4))
+    texts = st.sampled_from(["Hello!", "Go away.", "4", "5", "same"])
+    items = [
+        {
+            "q": draw(st.sampled_from([None, "Q1", "Q2"])),
+            "r1": draw(texts),
+            "r2": draw(texts),
+            "gold": draw(st.sampled_from([None, "1", "2", "tie", "1", "2", "3"])),
+            "m1": draw(st.sampled_from([None, "", "alpha", "zeta"])),
+            "m2": draw(st.sampled_from([None, "", "alpha", "zeta"])),
+        }
+        for _ in range(n_items)
+    ]
+    rows = []
+    for k in range(draw(st.integers(1, 10))):
+        i = draw(st.integers(0, n_items - 1))
+        item = items[i]
+        flip = draw(st.booleans())  # the file lists this record's slots the other way round
+        gold = item["gold"]
+        if flip and draw(st.integers(0, 7)):  # mostly a consistent gold, sometimes not
+            gold = {"1": "2", "2": "1"}.get(gold, gold)
+        row = {
+            "id": f"q{i}" if not draw(st.booleans()) or not jsonl else i,
+            "q": item["q"] if draw(st.integers(0, 19)) else "other question",
+            "r1": item["r2"] if flip else item["r1"],
+            "r2": item["r1"] if flip else item["r2"],
+            "m1": item["m2"] if flip else item["m1"],
+            "m2": item["m1"] if flip else item["m2"],
+            "gold": gold,
+            "swap": draw(st.sampled_from([None, True, False] + ([] if jsonl else ["1", "0"]))),
+            "order": draw(st.sampled_from([0, 1, None] if posneg else [0])),
+            "v": draw(st.sampled_from([None, *RAW_VERDICTS])),
+            "judge": draw(st.sampled_from(["j1", "j-2", None])),
+            "sample": k if draw(st.integers(0, 9)) else 0,  # a repeated key now and then
+        }
+        if jsonl and row["gold"] is not None and draw(st.booleans()):
+            row["gold"] = int(row["gold"]) if row["gold"].isdigit() else row["gold"]
+        if jsonl and draw(st.booleans()):  # a JSON key left out rather than null
+            row = {k: v for k, v in row.items() if v is not None or k == "id"}
+        rows.append(row)
+    raw = {"benchmark": "gen", "item_id": "id", "judge": {"column": "judge"}}
+    if posneg:
+        raw.update(response_pos="r1", response_neg="r2")
+        if draw(st.booleans()):
+            raw["order"] = "order"
+    else:
+        raw.update(response_1="r1", response_2="r2")
+        if draw(st.booleans()):
+            raw["gold"] = draw(
+                st.sampled_from(["gold", {"column": "gold", "map": {"1": "1", "2": "2"}}])
+            )
+        if draw(st.booleans()):
+            raw["swapped"] = "swap"
+        if draw(st.booleans()):
+            raw.update(model_1="m1", model_2="m2")
+    raw["sample"] = "sample"
+    for key, column in (("question", "q"), ("output", "v")):
+        if draw(st.booleans()):
+            raw[key] = column
+    if draw(st.booleans()):
+        keys = draw(st.lists(st.sampled_from(RAW_VERDICTS), min_size=1, max_size=6, unique=True))
+        raw["verdict"] = {
+            "column": "v",
+            "map": {k: draw(st.sampled_from(MAP_TARGETS)) for k in keys},
+        }
+    else:
+        raw["verdict"] = "v"
+    return jsonl, rows, raw
+
+
+def _write_flat(path, rows, jsonl):
+    if jsonl:
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+        return
+    with path.open("w", newline="", encoding="utf-8") as out:
+        writer = csv.DictWriter(out, fieldnames=list(dict.fromkeys(k for r in rows for k in r)))
+        writer.writeheader()
+        for r in rows:
+            writer.writerow(
+                {
+                    k: ""
+                    if v is None
+                    else str(v).lower()
+                    if v in (True, False) and isinstance(v, bool)
+                    else v
+                    for k, v in r.items()
+                }
+            )
+
+
+def _check_case(where, case) -> None:
+    """Both paths on one generated case: identical tables, or the record path's refusal."""
+    jsonl, rows, raw = case
+    path = where / ("gen.jsonl" if jsonl else "gen.csv")
+    _write_flat(path, rows, jsonl)
+    fields = mapping.parse_mapping(raw)
+    refused = None
+    try:
+        slow = mapping.import_records(reshape.read([path], fields), fields)
+    except (SourceFormatError, SchemaError) as exc:
+        refused = exc
+    try:
+        fast = mapped_fast.fast_import([path], fields, allow_invalid=False)
+    except SchemaError as exc:  # the tables' own check (a repeated key): the same error
+        assert str(exc) == str(refused)
+        return
+    if refused is not None:
+        assert fast is None, (
+            f"the column-wise path imported what the record path refuses: {refused}"
+        )
+        return
+    event(f"column-wise path {'ran' if fast is not None else 'declined'}")
+    if fast is None:
+        return
+    pd.testing.assert_frame_equal(fast.items, slow.items)
+    pd.testing.assert_frame_equal(fast.judgments, slow.judgments)
+
+
+_PROPERTY = {"deadline": None, "suppress_health_check": [HealthCheck.too_slow]}
+
+
+@settings(max_examples=60, **_PROPERTY)
+@given(case=flat_cases())
+def test_i37_3_both_paths_give_identical_tables(tmp_path_factory, case):
+    _check_case(tmp_path_factory.mktemp("gen"), case)
+
+
+@pytest.mark.slow
+@settings(max_examples=300, **_PROPERTY)
+@given(case=flat_cases())
+def test_i37_3_both_paths_give_identical_tables_long_run(tmp_path_factory, case):
+    _check_case(tmp_path_factory.mktemp("gen"), case)
+
+
+def test_i37_3_the_generated_cases_reach_the_column_wise_path(tmp_path):
+    """The property test is not vacuous: a plain generated case takes the column-wise path."""
+    rows = [
+        {"id": "q0", "r1": "a", "r2": "b", "gold": "1", "swap": "true", "v": "A"},
+        {"id": "q0", "r1": "b", "r2": "a", "gold": "2", "swap": "1", "v": "tie"},
+        {"id": "q1", "r1": "c", "r2": "d", "gold": "", "swap": "", "v": "x"},
+    ]
+    path = tmp_path / "gen.csv"
+    _write_flat(path, rows, jsonl=False)
+    raw = {
+        "benchmark": "gen",
+        "item_id": "id",
+        "response_1": "r1",
+        "response_2": "r2",
+        "gold": "gold",
+        "swapped": "swap",
+        "verdict": "v",
+    }
+    fast, slow = both_paths(path, raw)
+    assert fast is not None
+    pd.testing.assert_frame_equal(fast.judgments, slow.judgments)
+    chosen = fast.judgments["chosen"]
+    assert chosen.astype(object).where(chosen.notna(), None).tolist() == ["neg", "tie", None]

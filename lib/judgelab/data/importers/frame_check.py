@@ -5,9 +5,11 @@ reversed map) imports without an error but with wrong numbers. Two signatures ar
 for, per judge, among valid verdicts on items with gold (Wilson 95 % intervals, at least
 `MIN_N` verdicts in each group):
 
-- *inverted*: accuracy is below chance in both gold-relative orders (the upper bound under
-  0.5) while the judge is consistent across orders (it picks the same response in both
-  orders at least half the time): the verdict or gold map is likely reversed;
+- *inverted*: among its decisive verdicts (ties left out: a tie is neither frame's pick, and
+  a judge that ties 36 % of the time would otherwise look below chance on a correct map),
+  accuracy is below chance in both gold-relative orders (the upper bound under 0.5) while
+  the judge is consistent across orders (it picks the same response in both orders at least
+  half the time): the verdict or gold map is likely reversed;
 - *slot/position*: in the source's own frame (`shown_first`), accuracy is above chance when
   one slot is shown first and below chance when the other is: verdicts naming the slot were
   likely mapped as positions, or the other way round (a strong position bias on a gold that
@@ -78,14 +80,15 @@ def frame_warnings(judgments: pd.DataFrame | None) -> list[str]:
     out: list[str] = []
     graded = _graded(judgments)
     for judge, j in graded.groupby("judge", sort=True):
-        by_order = _acc(j, ["order"]).set_index("order")
+        decisive = j[j["chosen"] != "tie"]
+        by_order = _acc(decisive, ["order"]).set_index("order")
         if {0, 1} <= set(by_order.index) and (by_order["n"] >= MIN_N).all():
-            same, both_right, pairs = _consistency(j)
+            same, both_right, pairs = _consistency(decisive)
             if (by_order["ci_high"] < 0.5).all() and pairs >= MIN_N and same >= 0.5:
                 a0, a1 = (_fig(by_order.loc[o]) for o in (0, 1))
                 out.append(
                     f"judge {judge!r}: accuracy {a0} with the gold response shown first and "
-                    f"{a1} shown second, both "
+                    f"{a1} shown second (ties left out), both "
                     f"far below chance, while it picks the same response in both orders "
                     f"{same:.3f} of the time ({pairs} pairs; right in both {both_right:.3f}): "
                     "the verdict or gold map looks reversed"

@@ -19,7 +19,8 @@ accuracy).
 Tables: benchmark = the source name; split = the set folder without the leading `LLMBar/`
 ("Natural", "Adversarial/Neighbor", "Processed/MT-Bench", "CaseStudy/Normal", ...);
 item_id = the record's index in dataset.json; judge = "<Judge>.<Strategy>" (e.g.
-"GPT-4.Vanilla"), model = the LLMBar judge name, prompt = the strategy.
+"GPT-4.Vanilla"), model = the LLMBar judge name, prompt = the strategy; shown_first = the
+slot shown first ("1" in the "swap = False" run, "2" in "swap = True").
 """
 
 from __future__ import annotations
@@ -156,6 +157,7 @@ def _judgment_rows(
                 "sample": 0,
                 "output": output,
                 **out,
+                "shown_first": first,  # the source's slot shown as "Output (a)"
             }
         )
     return rows

@@ -38,7 +38,7 @@ from judgelab.data.importers.records import read_records
 from judgelab.errors import UnsafeNameError
 
 _SUFFIXES = (".csv", ".tsv", ".jsonl", ".ndjson")
-_SHAPES = ("join", "explode", "judgment_meta", "meta")
+_SHAPES = ("join", "explode", "judgment_meta", "meta", "txt_column")
 _UNMAPPED = object()
 _SWAP = {"pos": "neg", "neg": "pos"}
 _SHORT = {"a": "A", "b": "B", "tie": "tie", "c": "tie"}
@@ -64,7 +64,7 @@ def eligible(files: list[Path], fields: dict[str, Any]) -> bool:
     cluster = fields.get("cluster")
     if cluster is not None and cluster.column is not None:
         return False
-    return all(f.filename is None for f in fields.values() if isinstance(f, Field))
+    return all(f.capture is None for f in fields.values() if isinstance(f, Field))
 
 
 def fast_import(

@@ -3,7 +3,8 @@
 `Rows` reads a field as its column path, file-name capture or constant, applies its value
 map (an unmapped value is `Unmapped`), and raises errors that name the file, line/row and
 column. It also remembers which nested paths resolved somewhere, so a path that resolves in
-no record at all (a typo) is an error rather than a silently empty column.
+no record at all (a typo) is an error rather than a silently empty column, unless the field
+is `optional` (then an absent path, or a column no file has, reads as null).
 """
 
 from __future__ import annotations
@@ -53,6 +54,8 @@ class Rows:
             have.update(rec.row)
         self.paths: dict[str, str] = {}
         for key, f in fields.items():
+            if isinstance(f, Field) and f.optional:
+                continue  # absent from some or every record: null
             for path in paths_of(key, f):
                 self.paths[path] = key
                 if fieldpath.column_of(path) not in have and path not in have:
@@ -97,7 +100,7 @@ class Rows:
         f = self.fields.get(key)
         if f is None:
             return None
-        if f.filename is not None:
+        if f.capture is not None:
             return rec.row[CAPTURED + key]
         return f.value if f.column is None else self.resolve(rec, f.column)
 

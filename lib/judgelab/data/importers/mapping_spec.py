@@ -47,6 +47,18 @@ Shapes (docs/importing.md has a worked example of each):
   (`joined.verdict`) and the file's name at `_join`.
 - *Per-judgment fields*: `judgment_meta: [run, score]` (or `{name: path}`) is kept on each
   judgment (`judgments.judgment_meta`); item `meta` must agree between an item's rows.
+- *Optional paths*: `{column: eval.reason, optional: true}` reads null where the path is
+  absent (from some or every record); without it a path absent everywhere is an error.
+- *Constants from the path*: `judge: {path: 'evaluators/([^/]+)/[^/]+/result\.json$'}`
+  searches the file's path (`/` separators), not only its name.
+- *A join that adds columns*: `join: {files: {gpt35: a.jsonl, vicuna: b.jsonl}, on: KEY,
+  adds: columns}` puts every file's row beside the record at `joined.<name>`
+  (`joined.gpt35.text`); every record must have a row in every file.
+- *One value a line*: a `.txt` file's lines are the column `txt_column: NAME`.
+- *Both orders under named keys*: `explode: {path: "results[-1]", keys: ["swap = False",
+  "swap = True"]}` makes one record per key; the key's name is the pseudo-column `_key`.
+- Inside `{...}` quote a path with brackets (`{column: "judgments[1].decision"}`): unquoted,
+  YAML reads `[` as a list.
 
 `parse_mapping(raw)` validates the mapping's content and `load_mapping(path)` reads it from a
 YAML file; errors (`SourceFormatError`) name the file and the mapping key.
@@ -90,30 +102,57 @@ COLUMN_FIELDS = (
     "order",
     "sample",
 )
-SHAPE_FIELDS = ("explode", "join", "judgment_meta")
+SHAPE_FIELDS = ("explode", "join", "judgment_meta", "txt_column")
 ALL_FIELDS = (*CONSTANT_FIELDS, *COLUMN_FIELDS, "meta", "cluster", *SHAPE_FIELDS)
-#: Pseudo-columns every record has (file name) or gets (list position, joined file name).
-PSEUDO_COLUMNS = ("_file", "_index", "_join")
+#: Pseudo-columns every record has (file name) or gets (list position, key name, joined file).
+PSEUDO_COLUMNS = ("_file", "_index", "_key", "_join")
+#: What a join adds: a record per output row (orders), or the output rows as columns.
+JOIN_ADDS = ("rows", "columns")
 PAIRWISE_VERDICTS = ("A", "B", "1", "2", "pos", "neg", "tie")
 
 
 @dataclass(frozen=True)
 class Field:
-    """One mapped field: a column path (+ value map), a constant, or a file-name capture."""
+    """One mapped field: a column path (+ value map), a constant, or a file name/path capture.
+
+    `optional`: a column path absent from some or every record reads as null (else a path
+    that resolves in no record is an error). `path`: a capture from the file's path (with
+    `/` separators, as given or as the glob matched it), not only its name.
+    """
 
     column: str | None = None
     value: Any = None
     map: dict[str, Any] | None = None
     filename: re.Pattern[str] | None = None
+    path: re.Pattern[str] | None = None
+    optional: bool = False
+
+    @property
+    def capture(self) -> re.Pattern[str] | None:
+        """The file name or file path pattern this field captures from (None: neither)."""
+        return self.filename if self.filename is not None else self.path
 
 
 @dataclass(frozen=True)
 class Join:
-    """Output files joined to each record: `{name: path}` and the key (None: by line)."""
+    """Output files joined to each record: `{name: path}`, the key (None: by line), and more.
+
+    `adds`: `rows` (one record per output row, at `joined`) or `columns` (every file's row
+    beside the record, at `joined.<name>`).
+    """
 
     files: dict[str, str]
     left: str | None = None
     right: str | None = None
+    adds: str = "rows"
+
+
+@dataclass(frozen=True)
+class Explode:
+    """One record per element: of the list at `path`, or (`keys`) of the named keys there."""
+
+    path: str
+    keys: tuple[str, ...] | None = None
 
 
 def _fail_mapping(where: str, key: str, problem: str) -> SourceFormatError:
@@ -164,6 +203,29 @@ def _filename_pattern(where: str, key: str, pattern: Any) -> re.Pattern[str]:
     return rx
 
 
+def _explode(spec: Any, where: str) -> Explode:
+    """Return the `explode` option: a list path, or `{path: P, keys: [K, ...]}`."""
+    if isinstance(spec, str):
+        return Explode(_path(where, "explode", spec))
+    keys = spec.get("keys") if isinstance(spec, dict) else None
+    if (
+        not isinstance(spec, dict)
+        or set(spec) != {"path", "keys"}
+        or not isinstance(spec["path"], str)
+        or not isinstance(keys, list)
+        or not keys
+        or not all(isinstance(k, str) and k for k in keys)
+        or len(set(keys)) != len(keys)
+    ):
+        raise _fail_mapping(
+            where,
+            "explode",
+            "must be the path of a list column, or {path: P, keys: [KEY, ...]} "
+            "(distinct key names, quoted when they hold spaces or '=')",
+        )
+    return Explode(_path(where, "explode", spec["path"]), tuple(keys))
+
+
 def _field(key: str, spec: Any, where: str) -> Any:
     """Return one mapped field: meta paths, a column, a constant or a shape option."""
     if key in ("meta", "judgment_meta"):
@@ -171,38 +233,65 @@ def _field(key: str, spec: Any, where: str) -> Any:
     if key == "cluster":
         return _cluster_field(spec, where)
     if key == "explode":
-        if not isinstance(spec, str):
-            raise _fail_mapping(where, key, "must be the path of a list column")
-        return _path(where, key, spec)
+        return _explode(spec, where)
     if key == "join":
         return _join(spec, where)
+    if key == "txt_column":
+        if not isinstance(spec, str) or not spec.strip():
+            raise _fail_mapping(where, key, "must be the column name of a .txt file's lines")
+        return spec
     if isinstance(spec, dict):
-        extra = sorted(set(spec) - {"column", "value", "map", "filename"})
-        given = [k for k in ("column", "value", "filename") if k in spec]
-        if extra or len(given) != 1:
-            raise _fail_mapping(
-                where, key, "a dict needs exactly one of column/value/filename (+ map)"
-            )
-        vmap = spec.get("map")
-        if vmap is not None and not isinstance(vmap, dict):
-            raise _fail_mapping(where, key, "map must be a mapping of raw value: value")
-        vmap = None if vmap is None else {normalise(k): v for k, v in vmap.items()}
-        column = spec.get("column")
-        if column is not None:
-            _path(where, key, column)
-        rx = _filename_pattern(where, key, spec["filename"]) if "filename" in spec else None
-        return Field(column=column, value=spec.get("value"), map=vmap, filename=rx)
+        return _dict_field(key, spec, where)
     if key in CONSTANT_FIELDS or not isinstance(spec, str):
         return Field(value=spec)
     return Field(column=_path(where, key, spec))
+
+
+def _dict_field(key: str, spec: dict[Any, Any], where: str) -> Field:
+    """Return a field given as a dict: one of column/value/filename/path, + map, + optional."""
+    extra = sorted(
+        map(str, set(spec) - {"column", "value", "map", "filename", "path", "optional"})
+    )
+    given = [k for k in ("column", "value", "filename", "path") if k in spec]
+    if extra or len(given) != 1:
+        raise _fail_mapping(
+            where, key, "a dict needs exactly one of column/value/filename/path (+ map, optional)"
+        )
+    vmap = spec.get("map")
+    if vmap is not None and not isinstance(vmap, dict):
+        raise _fail_mapping(where, key, "map must be a mapping of raw value: value")
+    vmap = None if vmap is None else {normalise(k): v for k, v in vmap.items()}
+    optional = spec.get("optional", False)
+    if not isinstance(optional, bool):
+        raise _fail_mapping(where, key, f"optional must be true or false, got {optional!r}")
+    column = spec.get("column")
+    if column is not None:
+        _path(where, key, column)
+    elif optional:
+        raise _fail_mapping(where, key, "optional applies to a column only")
+    return Field(
+        column=column,
+        value=spec.get("value"),
+        map=vmap,
+        filename=_filename_pattern(where, key, spec["filename"]) if "filename" in spec else None,
+        path=_filename_pattern(where, key, spec["path"]) if "path" in spec else None,
+        optional=optional,
+    )
 
 
 def _join(spec: Any, where: str) -> Join:
     """Return the `join` option: output files by name, aligned by line or joined on a key."""
     if isinstance(spec, dict) and True in spec:  # YAML 1.1 reads a bare `on:` key as True
         spec = {("on" if k is True else k): v for k, v in spec.items()}
-    if not isinstance(spec, dict) or set(spec) - {"files", "on"} or "files" not in spec:
-        raise _fail_mapping(where, "join", "must be {files: {name: path, ...}, on: line | KEY}")
+    if not isinstance(spec, dict) or set(spec) - {"files", "on", "adds"} or "files" not in spec:
+        raise _fail_mapping(
+            where,
+            "join",
+            "must be {files: {name: path, ...}, on: line | KEY, adds: rows | columns}",
+        )
+    adds = spec.get("adds", "rows")
+    if adds not in JOIN_ADDS:
+        raise _fail_mapping(where, "join.adds", f"{adds!r} is not one of {JOIN_ADDS}")
     files = spec["files"]
     if (
         not isinstance(files, dict)
@@ -218,13 +307,12 @@ def _join(spec: Any, where: str) -> Join:
             )
     on = spec.get("on", "line")
     if on == "line":
-        return Join(dict(files))
+        return Join(dict(files), adds=adds)
     if isinstance(on, str):
-        return Join(dict(files), _path(where, "join", on), _path(where, "join", on))
+        return Join(dict(files), _path(where, "join", on), _path(where, "join", on), adds)
     if isinstance(on, dict) and set(on) == {"left", "right"}:
-        return Join(
-            dict(files), _path(where, "join", on["left"]), _path(where, "join", on["right"])
-        )
+        left, right = (_path(where, "join", on[k]) for k in ("left", "right"))
+        return Join(dict(files), left, right, adds)
     raise _fail_mapping(where, "join", "on must be line, a key path or {left: KEY, right: KEY}")
 
 
@@ -281,7 +369,7 @@ def parse_mapping(raw: Any, *, where: str = "mapping") -> dict[str, Any]:
     if isinstance(bench, Field) and bench.column is None:  # a constant becomes a file name
         safe_name("benchmark", str(bench.value), where=f"{where}, mapping key 'benchmark'")
     judge = out.get("judge")
-    if isinstance(judge, Field) and judge.column is None and judge.filename is None:
+    if isinstance(judge, Field) and judge.column is None and judge.capture is None:
         if judge.map is None and judge.value is not None:  # so does the judge (issue 32, 16)
             safe_name("judge", str(judge.value), where=f"{where}, mapping key 'judge'")
     task = out.get("task", Field(value="pairwise"))
@@ -345,6 +433,8 @@ __all__ = [
     "PAIRWISE_VERDICTS",
     "PSEUDO_COLUMNS",
     "SHAPE_FIELDS",
+    "JOIN_ADDS",
+    "Explode",
     "Field",
     "Join",
     "digest",

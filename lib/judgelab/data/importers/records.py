@@ -1,8 +1,10 @@
-"""Read a data file of judgments (CSV, TSV, JSONL, JSON, parquet) into a frame, naming errors.
+"""Read a data file of judgments (CSV, TSV, JSONL, JSON, parquet, TXT) into a frame.
 
-`read_records(path)` returns the frame and the unit its index counts in: JSONL rows keep
-their line number ("line"), other rows are numbered from 1 ("row"), so every error a later
-step raises can name the place in the file.
+`read_records(path)` returns the frame and the unit its index counts in: JSONL and TXT rows
+keep their line number ("line"), other rows are numbered from 1 ("row"), so every error a
+later step raises can name the place in the file. JSON values keep their type: an integer
+column with missing values holds ints and None (never 6603.0), and so does a parquet
+integer column with nulls.
 """
 
 from __future__ import annotations
@@ -13,17 +15,22 @@ import json
 from pathlib import Path
 
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 from judgelab.core import tables
 from judgelab.data.importers.base import SourceFormatError
 
 
-def read_records(path: str | Path, *, compact: bool = False) -> tuple[pd.DataFrame, str]:
+def read_records(
+    path: str | Path, *, compact: bool = False, txt_column: str | None = None
+) -> tuple[pd.DataFrame, str]:
     """Read a data file into a frame of strings; return it and the row unit ("line"/"row").
 
     CSV/TSV cells are read as text (empty -> null: None in an object column, or with
     `compact` NaN in the parser's string column, a fraction of the memory); JSONL rows keep
-    their line number in the index so errors can name it.
+    their line number in the index so errors can name it. A `.txt` file holds one value a
+    line, read as the column `txt_column` (required for one; an empty line is null).
     """
     p = Path(path)
     if not p.is_file():
@@ -48,6 +55,8 @@ def read_records(path: str | Path, *, compact: bool = False) -> tuple[pd.DataFra
             unit = "row"
         elif suffix in (".jsonl", ".ndjson"):
             df, unit = _read_jsonl(p), "line"
+        elif suffix == ".txt":
+            df, unit = _read_txt(p, txt_column), "line"
         elif suffix == ".json":
             data = json.loads(tables.read_utf8(p))
             if (
@@ -58,16 +67,17 @@ def read_records(path: str | Path, *, compact: bool = False) -> tuple[pd.DataFra
                 data = next(iter(data.values()))
             if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
                 raise SourceFormatError(str(p), "expected a JSON list of objects")
-            df = pd.DataFrame(data)
+            df = _ints_kept(pd.DataFrame(data), data)
             df.index = pd.RangeIndex(1, len(df) + 1)
             unit = "row"
         elif suffix == ".parquet":
-            df = pd.read_parquet(p)
+            df = _read_parquet(p)
             df.index = pd.RangeIndex(1, len(df) + 1)
             unit = "row"
         else:
             raise SourceFormatError(
-                str(p), f"unsupported file type {suffix!r} (csv, tsv, jsonl, json, parquet)"
+                str(p),
+                f"unsupported file type {suffix!r} (csv, tsv, jsonl, json, parquet, txt)",
             )
     except tables.NotUTF8 as exc:
         raise SourceFormatError(exc.file, exc.problem, line=exc.line) from None
@@ -109,7 +119,53 @@ def _read_jsonl(p: Path) -> pd.DataFrame:
         parsed = tables.parse_jsonl(tables.read_utf8(p), source=str(p))
     except (tables.JsonlError, tables.NotUTF8) as exc:
         raise SourceFormatError(exc.file, exc.problem, line=exc.line) from None
-    return pd.DataFrame([rec for _, rec in parsed], index=pd.Index([n for n, _ in parsed]))
+    records = [rec for _, rec in parsed]
+    return _ints_kept(pd.DataFrame(records, index=pd.Index([n for n, _ in parsed])), records)
+
+
+def _ints_kept(frame: pd.DataFrame, records: list[dict]) -> pd.DataFrame:
+    """`frame` with each column of JSON integers and nulls as ints and None (not 6603.0).
+
+    pandas reads such a column as floats; it is rebuilt from the records' own values.
+    """
+    for col in frame.columns[
+        (frame.dtypes == "float64").to_numpy() & frame.isna().any().to_numpy()
+    ]:
+        values = [rec.get(col) for rec in records]
+        if all(v is None or (isinstance(v, int) and not isinstance(v, bool)) for v in values):
+            frame[col] = pd.Series(values, index=frame.index, dtype=object)
+    return frame
+
+
+def _read_parquet(p: Path) -> pd.DataFrame:
+    """A parquet file's columns as pandas reads them, with integers kept as integers.
+
+    pandas turns an integer column with nulls into floats (6603.0): such a column is read
+    again from arrow as Python ints and None.
+    """
+    frame = pd.read_parquet(p)
+    for field in pq.read_schema(p):
+        if (
+            pa.types.is_integer(field.type)
+            and field.name in frame.columns
+            and frame[field.name].dtype.kind == "f"
+        ):
+            values = pq.read_table(p, columns=[field.name]).column(0).to_pylist()
+            frame[field.name] = pd.Series(values, index=frame.index, dtype=object)
+    return frame
+
+
+def _read_txt(p: Path, column: str | None) -> pd.DataFrame:
+    """One value a line (line numbers kept; a trailing newline ends the last line)."""
+    if column is None:
+        raise SourceFormatError(
+            str(p),
+            "a .txt file holds one value a line: name its column with the mapping key "
+            "txt_column: NAME",
+        )
+    lines = tables.read_utf8(p).splitlines()
+    values = [line if line.strip() else None for line in lines]
+    return pd.DataFrame({column: values}, index=pd.RangeIndex(1, len(values) + 1), dtype=object)
 
 
 __all__ = ["read_records"]

@@ -3,14 +3,19 @@
 Each `Record` is one row the mapping is applied to, with the place it came from (`Loc`:
 file, line or row) so every later error can name it. Steps, in order, per data file:
 
-1. read it (`records.read_records`); every record gets `_file` (the file's name) and the
-   constants the mapping captures from that name (`Field.filename`);
-2. `join`: pair each record with its record in every output file (by line number, or on a
-   key), under `joined`, the output file's name under `_join`; a record no output file
-   has is kept as an item without a judgment (and counted in the notes). An output file
-   must lie inside the data file's folder (links resolved);
+1. read it (`records.read_records`; a `.txt` file's lines are the column `txt_column`);
+   every record gets `_file` (the file's name) and the constants the mapping captures from
+   that name (`Field.filename`) or from its path (`Field.path`, `/` separators);
+2. `join` that adds rows: pair each record with its record in every output file (by line
+   number, or on a key), under `joined`, the output file's name under `_join`; a record no
+   output file has is kept as an item without a judgment (and counted in the notes).
+   A `join` that adds columns puts every file's row beside the record, at `joined.<name>`
+   (a record that some file lacks is an error naming it and the file). An output file must
+   lie inside the data file's folder (links resolved);
 3. `explode`: one record per element of a list, the element at the exploded path, its
-   0-based position at `_index`; an empty list keeps the item without a judgment.
+   0-based position at `_index`; an empty list keeps the item without a judgment. With
+   `keys`, one record per named key of the record at the path, in the order given, the
+   key's value at the path, the key at `_key` (a key absent from a record is an error).
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ from typing import Any
 from judgelab.core.names import check_inside
 from judgelab.data.importers import fieldpath
 from judgelab.data.importers.base import SourceFormatError
-from judgelab.data.importers.mapping_spec import Field, Join, normalise
+from judgelab.data.importers.mapping_spec import Explode, Field, Join, normalise
 from judgelab.data.importers.records import read_records
 from judgelab.errors import UnsafeNameError
 
@@ -95,21 +100,24 @@ def expand(files: str | Path | list[str | Path] | tuple[str | Path, ...]) -> lis
 def _captures(path: Path, fields: dict[str, Any]) -> dict[str, str]:
     out = {}
     for key, f in fields.items():
-        if not isinstance(f, Field) or f.filename is None:
+        if not isinstance(f, Field) or f.capture is None:
             continue
-        m = f.filename.search(path.name)
+        what, subject = (
+            ("name", path.name) if f.filename is not None else ("path", path.as_posix())
+        )
+        m = f.capture.search(subject)
         if m is None:
             raise SourceFormatError(
                 str(path),
-                f"mapping key '{key}': the file name does not match {f.filename.pattern!r}",
+                f"mapping key '{key}': the file {what} does not match {f.capture.pattern!r}",
             )
         named = m.groupdict().get("value")
         out[CAPTURED + key] = named if named is not None else m.group(1)
     return out
 
 
-def _rows(path: Path) -> tuple[list[dict[str, Any]], list[int], str]:
-    df, unit = read_records(path)
+def _rows(path: Path, fields: dict[str, Any]) -> tuple[list[dict[str, Any]], list[int], str]:
+    df, unit = read_records(path, txt_column=fields.get("txt_column"))
     rows = df.astype(object).where(df.notna(), None).to_dict("records")
     return rows, [int(i) for i in df.index], unit
 
@@ -118,15 +126,17 @@ def read(files: list[Path], fields: dict[str, Any]) -> Reshaped:
     """Read, join and explode every data file into records (see the module docstring)."""
     out = Reshaped([])
     for path in files:
-        rows, index, unit = _rows(path)
+        rows, index, unit = _rows(path, fields)
         consts = {"_file": path.name, **_captures(path, fields)}
         records = [
             Record(Loc(str(path), unit, idx), pos, {**row, **consts})
             for pos, (idx, row) in enumerate(zip(index, rows, strict=True))
         ]
         join = fields.get("join")
-        if join is not None:
-            records = _join(path, records, join, out.notes)
+        if join is not None and join.adds == "columns":
+            records = _join_columns(path, records, join, fields)
+        elif join is not None:
+            records = _join(path, records, join, out.notes, fields)
         explode = fields.get("explode")
         if explode is not None:
             records = _explode(records, explode, out.notes)
@@ -141,38 +151,70 @@ def _key(rec: dict[str, Any], path: str, loc: Loc) -> str:
     return normalise(value)
 
 
-def _join(path: Path, records: list[Record], join: Join, notes: list[str]) -> list[Record]:
+def _pairs(
+    path: Path, records: list[Record], join: Join, other: Path, fields: dict[str, Any]
+) -> tuple[list[tuple[int, tuple[int, dict[str, Any]]]], str]:
+    """Return (record number, (index, row)) of every row of joined file `other`, and its unit."""
+    rows, index, unit = _rows(other, fields)
+    if join.left is None:
+        if len(rows) != len(records):
+            raise SourceFormatError(
+                str(other),
+                f"join by line: {len(rows)} records here but {len(records)} in {path}",
+            )
+        return list(enumerate(zip(index, rows, strict=True))), unit
+    by_key: dict[str, int] = {}
+    for i, rec in enumerate(records):
+        k = _key(rec.row, join.left, rec.loc)
+        if k in by_key:
+            first = records[by_key[k]].loc
+            raise rec.loc.error(f"join key {k!r} repeats {first}", join.left)
+        by_key[k] = i
+    pairs, seen = [], {}
+    for idx, row in zip(index, rows, strict=True):
+        here = Loc(str(other), unit, idx)
+        k = _key(row, join.right, here)
+        if k not in by_key:
+            raise here.error(f"join key {k!r} is not in {path}", join.right)
+        if k in seen:
+            raise here.error(f"join key {k!r} repeats {unit} {seen[k]}", join.right)
+        seen[k] = idx
+        pairs.append((by_key[k], (idx, row)))
+    return pairs, unit
+
+
+def _join_columns(
+    path: Path, records: list[Record], join: Join, fields: dict[str, Any]
+) -> list[Record]:
+    """Put every joined file's row beside its record, at `joined.<name>` (see `Join`)."""
+    beside: list[dict[str, Any]] = [{} for _ in records]
+    for name, rel in join.files.items():
+        other = _joined_file(path, name, rel)
+        pairs, _ = _pairs(path, records, join, other, fields)
+        for i, (_, row) in pairs:
+            beside[i][name] = row
+        for rec, got in zip(records, beside, strict=True):
+            if name not in got:
+                key = _key(rec.row, join.left, rec.loc) if join.left else rec.loc.index
+                raise rec.loc.error(
+                    f"join (adds columns): {other} has no row with join key {key!r}",
+                    join.left,
+                )
+    return [
+        Record(r.loc, r.pos, {**r.row, "joined": got}, r.judged)
+        for r, got in zip(records, beside, strict=True)
+    ]
+
+
+def _join(
+    path: Path, records: list[Record], join: Join, notes: list[str], fields: dict[str, Any]
+) -> list[Record]:
     """Pair each record with its record in every joined file (see `Join`)."""
     out: list[Record] = []
     matched = [False] * len(records)
     for name, rel in join.files.items():
         other = _joined_file(path, name, rel)
-        rows, index, unit = _rows(other)
-        if join.left is None:
-            if len(rows) != len(records):
-                raise SourceFormatError(
-                    str(other),
-                    f"join by line: {len(rows)} records here but {len(records)} in {path}",
-                )
-            pairs = list(enumerate(zip(index, rows, strict=True)))
-        else:
-            by_key: dict[str, int] = {}
-            for i, rec in enumerate(records):
-                k = _key(rec.row, join.left, rec.loc)
-                if k in by_key:
-                    first = records[by_key[k]].loc
-                    raise rec.loc.error(f"join key {k!r} repeats {first}", join.left)
-                by_key[k] = i
-            pairs, seen = [], {}
-            for idx, row in zip(index, rows, strict=True):
-                here = Loc(str(other), unit, idx)
-                k = _key(row, join.right, here)
-                if k not in by_key:
-                    raise here.error(f"join key {k!r} is not in {path}", join.right)
-                if k in seen:
-                    raise here.error(f"join key {k!r} repeats {unit} {seen[k]}", join.right)
-                seen[k] = idx
-                pairs.append((by_key[k], (idx, row)))
+        pairs, unit = _pairs(path, records, join, other, fields)
         missing = len(records) - len(pairs)
         if missing:
             notes.append(f"{missing} records of {path.name} have no output in {other.name}")
@@ -219,14 +261,40 @@ def _as_list(value: Any) -> list[Any] | None:
     return list(value) if isinstance(value, (list, tuple)) else None
 
 
-def _explode(records: list[Record], path: str, notes: list[str]) -> list[Record]:
-    """One record per element of the list at `path` (an empty list: no judgment)."""
+def _named(rec: Record, raw: Any, explode: Explode) -> list[Any]:
+    """The values of the named keys of `raw` (a record), in the order the mapping lists them."""
+    if isinstance(raw, str) and raw[:1] == "{":
+        try:
+            raw = json.loads(raw)
+        except ValueError:
+            pass
+    if not isinstance(raw, dict):
+        raise rec.loc.error(
+            f"explode: expected a record with keys {list(explode.keys)}, got "
+            f"{type(raw).__name__} {str(raw)[:60]!r}",
+            explode.path,
+        )
+    for key in explode.keys or ():
+        if key not in raw:
+            found = ", ".join(map(repr, list(raw)[:12]))
+            raise rec.loc.error(
+                f"explode: key {key!r} is absent from this record (keys there: {found})",
+                explode.path,
+            )
+    return [raw[key] for key in explode.keys or ()]
+
+
+def _explode(records: list[Record], explode: Explode, notes: list[str]) -> list[Record]:
+    """One record per element of the list (or named key) at the path (empty: no judgment)."""
     out: list[Record] = []
     empty = 0
+    path = explode.path
     for rec in records:
         raw = fieldpath.resolve(rec.row, path)
         if raw is fieldpath.MISSING or raw is None:
             values: list[Any] | None = []
+        elif explode.keys is not None:
+            values = _named(rec, raw, explode)
         else:
             values = _as_list(raw)
         if values is None:
@@ -244,15 +312,17 @@ def _explode(records: list[Record], path: str, notes: list[str]) -> list[Record]
                 fieldpath.EXPLODED: path,
                 fieldpath.ELEMENT: element,
                 "_index": i,
+                "_key": None if explode.keys is None else explode.keys[i],
             }
-            loc = Loc(rec.loc.file, rec.loc.unit, rec.loc.index, _joined(rec.loc.note, path, i))
+            step = i if explode.keys is None else json.dumps(explode.keys[i])
+            loc = Loc(rec.loc.file, rec.loc.unit, rec.loc.index, _joined(rec.loc.note, path, step))
             out.append(Record(loc, rec.pos, row, rec.judged))
     if empty:
         notes.append(f"{empty} records have no element in '{path}' (items without judgments)")
     return out
 
 
-def _joined(note: str, path: str, i: int) -> str:
+def _joined(note: str, path: str, i: int | str) -> str:
     here = f"{path}[{i}]"
     return f"{note}; {here}" if note else here
 
