@@ -65,9 +65,11 @@ bench: $(STAMP) ## Benchmarks of issues 12 and 34 (offline): table of median/min
 	$(BIN)/python -m bench.scale_runner
 	$(BIN)/python -m bench.tables $(BENCH_TABLES_ARGS)
 
-# R = 30 replicates per cell of the 24-scenario grid, then more (doubling) for the cells whose
-# verdict is still inconclusive while 25 minutes last: ~55 min on 2 cores (s_per_rep, issue 33).
-CALIBRATE_ARGS ?= --reps 30 --max-reps 1600 --budget-min 25 --variants after
+# A replicate of every check costs 8.7 CPU-s over the 30 generators (measured, issue 33; the
+# GLM score bootstrap at 50 clusters, the plan replay and the juries are 1-2.4 s each), so
+# R = 10 over the 24 scenarios x 2 hypotheses is ~35 min on 2 cores; then 20 minutes of
+# extension (doubling) for the cells whose verdict is still inconclusive: ~55 min in all.
+CALIBRATE_ARGS ?= --reps 10 --max-reps 1600 --budget-min 20 --variants after
 calibrate: $(STAMP) ## Coverage, type-I error and power of every estimator on the scenario grid (~55 min on 2 cores)
 	$(BIN)/python -m judgelab.reporting.calibration $(CALIBRATE_ARGS)
 
