@@ -136,7 +136,7 @@ def leaderboard_stability(
     level: float = 0.95,
     n_boot: int = 999,
     n_boot_wild: int = wild.N_BOOT,
-    tau_interval: str = "projection",
+    tau_interval: str = "extended",
 ) -> Leaderboard:
     """Return each rater's board, Kendall's τ between raters and P(leader changes).
 
@@ -149,9 +149,10 @@ def leaderboard_stability(
         level: Confidence level.
         n_boot: Cluster bootstrap resamples for τ, rank sets and P(leader changes).
         n_boot_wild: Wild bootstrap replicates of each score's interval.
-        tau_interval: τ's interval: `projection` (default; covers the population τ, at
-            least `level`: `stability.tau`) or `percentile` (of the resampled sample τ-b;
-            misses a population τ near 1 where systems are close).
+        tau_interval: τ's interval (`stability.tau`): `extended` (default: the percentile
+            interval, its end away from 0 moved out to the projection's), `projection` (the
+            τ range the unsettled system pairs leave open; wide) or `percentile` (of the
+            resampled sample τ-b; misses a population τ near 1 where systems are close).
 
     Returns:
         A `Leaderboard`: `board` (`rater`, `system`, `estimates.FIELDS` of the score,
@@ -223,17 +224,22 @@ def _taus(raters, point, boot, G, n_eff, few, level, n_boot, method):
             ok = np.isfinite(point[i]) & np.isfinite(point[j])
             two_point = point[[i, j]][:, ok]
             two_boot = boot[:, [i, j]][:, :, ok]
+            sample = float(kendall_tau_b(two_point[0], two_point[1]))
+            pct = tau.percentile_interval(two_point, two_boot, level=level, tau_b=kendall_tau_b)
+            proj_lo, proj_hi, open_ = tau.projection_interval(two_point, two_boot, level=level)
+            pairs = f"{open_} of {int(ok.sum()) * (int(ok.sum()) - 1) // 2} pairs unsettled"
             if method == "projection":
-                lo, hi, open_ = tau.projection_interval(two_point, two_boot, level=level)
-                how = f"projection of simultaneous pair orders ({open_} of "
-                how += f"{int(ok.sum()) * (int(ok.sum()) - 1) // 2} pairs unsettled; B={n_boot})"
+                lo, hi = proj_lo, proj_hi
+                how = f"projection of simultaneous pair orders ({pairs}; B={n_boot})"
+            elif method == "extended":
+                lo, hi = tau.extended_interval(sample, pct, (proj_lo, proj_hi))
+                how = f"percentile, far end to the projection's ({pairs}; B={n_boot})"
             else:
-                lo, hi = tau.percentile_interval(two_point, two_boot, level=level,
-                                                 tau_b=kendall_tau_b)  # fmt: skip
+                lo, hi = pct
                 how = f"percentile cluster bootstrap (rescaled, B={n_boot})"
             rows.append(
                 {"rater_1": raters[i], "rater_2": raters[j]}
-                | {"tau": float(kendall_tau_b(two_point[0], two_point[1]))}
+                | {"tau": sample}
                 | {"ci_low": lo, "ci_high": hi, "n_systems": int(ok.sum())}
                 | {"n_clusters": G, "n_eff_clusters": n_eff, "few_clusters": few}
                 | {"method": how}

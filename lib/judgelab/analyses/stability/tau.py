@@ -3,14 +3,19 @@
 The sample τ of two boards is a biased estimate of the τ between the *population* rankings:
 where systems are close, sampling noise reorders them and pulls the sample τ towards 0, so a
 percentile bootstrap interval of it misses a population τ of 1 about half the time (issue 35:
-coverage 0.42–0.53 with 8–15 very unequal clusters). The projection interval instead asks,
-pair of systems by pair, whether the data settle each rater's order: a pair whose difference
-clears the simultaneous (max-|t|, cluster bootstrap) critical value under both raters counts
-as concordant or discordant; any other pair could be either. The interval runs from "every
-unsettled pair discordant" to "every unsettled pair concordant" (τ-a over the pairs, the
-population having no ties). It covers the population τ whenever the simultaneous intervals
-of the differences do (at least `level`, asymptotically), and is conservative by design: at
-τ = 1, a boundary, no interval can cover at exactly `level`.
+coverage 0.42–0.53 with 8–15 very unequal clusters) — on the side away from 0.
+
+The projection interval asks, pair of systems by pair, whether the data settle each rater's
+order: a pair whose difference clears the simultaneous (max-|t|, cluster bootstrap) critical
+value under both raters counts as concordant or discordant; any other pair could be either.
+It runs from "every unsettled pair discordant" to "every unsettled pair concordant" (τ-a over
+the pairs, the population having no ties) and covers the population τ whenever the
+simultaneous intervals of the differences do — but it is wide (R = 100: coverage 1.00 and
+mean width 1.97 at 8 unequal clusters, 1.48 at 50 balanced).
+
+The default, `extended`, keeps the percentile interval and moves only its end away from 0 out
+to the projection's (the side the sample τ's pull towards 0 makes it miss): at τ = 1, a
+boundary, it covers whenever the projection does; inside, at least as often as the percentile.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ import numpy as np
 from judgelab.core import stats
 
 #: Interval methods of `leaderboard_stability`'s τ.
-TAU_INTERVALS = ("projection", "percentile")
+TAU_INTERVALS = ("extended", "projection", "percentile")
 
 
 def settled_signs(point: np.ndarray, boot: np.ndarray, *, level: float) -> np.ndarray:
@@ -84,3 +89,19 @@ def percentile_interval(
     reps = tau_b(boot[:, 0], boot[:, 1])
     lo, hi = stats.percentile_interval(reps[:, None], level=level)
     return float(lo[0]), float(hi[0])
+
+
+def extended_interval(
+    tau: float, percentile: tuple[float, float], projection: tuple[float, float]
+) -> tuple[float, float]:
+    """Return the percentile interval with its end away from 0 moved out to the projection's.
+
+    >>> extended_interval(0.6, (0.3, 0.9), (-0.2, 1.0))
+    (0.3, 1.0)
+    >>> extended_interval(-0.6, (-0.9, -0.3), (-1.0, 0.2))
+    (-1.0, -0.3)
+    """
+    lo, hi = percentile
+    if tau >= 0:
+        return lo, max(hi, projection[1])
+    return min(lo, projection[0]), hi
