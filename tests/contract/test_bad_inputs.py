@@ -329,6 +329,11 @@ CASES: list[tuple[str, str, str, list[str]]] = [
      ["label budget 3 outside [4, 4]", "2 strata need 2 labels each"]),
     ("slices_unknown_judge", "grounding.slices.study", "judge 'GPT-5' not in the table",
      ["judge 'GPT-5' not in the table", "judges: ['A']"]),
+    ("certificate_unknown_criterion", "reporting.certificate.check_margins",
+     "a margin for 'posiiton' (misspelt)",
+     ["certificate_margins: unknown criteria ['posiiton']", "known: ['agreement'"]),
+    ("certificate_negative_margin", "reporting.certificate.check_margins", "length margin -0.05",
+     ["certificate_margins: a margin must be > 0", "'length': -0.05"]),
     # --- issue 34: the finding a notebook declares (`out.finding`) ---
     ("finding_unnamed_measure", "notebook.Outputs.finding", "measure='value'",
      ["finding measure 'value'", "name the measure"]),
@@ -1178,6 +1183,20 @@ def _slices_unknown_judge(d: Path):
     from judgelab.analyses.grounding import slices
 
     return lambda: slices.study(_transport_table().assign(judge="A"), judge="GPT-5", budget=4)
+
+
+@builds("certificate_unknown_criterion")
+def _certificate_unknown_criterion(d: Path):
+    from judgelab.reporting import certificate
+
+    return lambda: certificate.check_margins({"posiiton": 0.05})
+
+
+@builds("certificate_negative_margin")
+def _certificate_negative_margin(d: Path):
+    from judgelab.reporting import certificate
+
+    return lambda: certificate.check_margins({"length": -0.05})
 
 
 @builds("finding_unnamed_measure")

@@ -83,7 +83,10 @@ def test_i36_6_overall_rule_and_json_certificate(tmp_path):
     assert good["margins"] == certificate.DEFAULT_MARGINS
     assert good["data"] == data["src"]
     agree = next(c for c in good["criteria"] if c["criterion"] == "agreement")
-    assert agree["calibration"] == {"correctness.kappa": "fail (1/2 scenarios pass)"}
+    assert agree["calibration"] == {
+        "correctness.kappa": "fail (1/2 scenarios pass)",
+        "certificate.agreement": "not calibrated: the check is not in the saved summary",
+    }
     unmeasured = next(c for c in good["criteria"] if c["criterion"] == "self_preference")
     assert unmeasured["calibration"] == {} and unmeasured["value"] is None
     path = certificate.save(certs, tmp_path / "certificates.json")

@@ -24,8 +24,8 @@ The overall grade (`RULE`): PASS iff every measured criterion passes (and at lea
 measured), FAIL if any fails, INCONCLUSIVE otherwise. `certificate` returns it JSON-able with
 its margins, the rule, the data hashes (`data_hashes`: the registry's sha256 of each file read,
 or a digest of the loaded tables for a sample) and the calibration status of every estimator
-behind a criterion (`calibration_status`: the verdict of its checks in the saved `make
-calibrate` summary, or that none was saved).
+behind a criterion and of the criterion's grade itself (`grade_checks`, `calibration_status`:
+the verdict of those checks in the saved `make calibrate` summary, or that none was saved).
 """
 
 from __future__ import annotations
@@ -201,13 +201,18 @@ def criteria(
     return pd.DataFrame(rows)
 
 
+def grade_checks(criterion: str) -> tuple[str, ...]:
+    """The calibration checks behind a criterion: its estimator's, then its grade's own."""
+    return (*CRITERIA[criterion].checks, f"certificate.{criterion}")
+
+
 def calibration_status(summary: pd.DataFrame | None) -> dict[str, str]:
     """Return check → status from a saved calibration summary (`summary.csv`), after variant.
 
     The status is the worst verdict over its scenarios with the counts ("pass (4/4
     scenarios)"), or why there is none.
     """
-    names = sorted({c for crit in CRITERIA.values() for c in crit.checks})
+    names = sorted({c for key in CRITERIA for c in grade_checks(key)})
     if summary is None or summary.empty:
         return {c: "not calibrated: no `make calibrate` summary saved" for c in names}
     after = summary[summary["variant"] == "after"]
@@ -279,7 +284,7 @@ def certificate(
 
     crit = []
     for r in part.to_dict("records"):
-        checks = CRITERIA[r["criterion"]].checks
+        checks = grade_checks(r["criterion"])
         used = (
             {c: status.get(c, "unknown") for c in checks} if r["grade"] != "NOT MEASURED" else {}
         )
@@ -371,6 +376,7 @@ __all__ = [
     "criteria",
     "data_hashes",
     "grade",
+    "grade_checks",
     "html_view",
     "overall",
     "save",
