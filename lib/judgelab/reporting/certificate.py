@@ -78,14 +78,6 @@ CRITERIA: dict[str, Criterion] = {
                            ("grounding_transport.rectifier",)),
 }  # fmt: skip
 
-#: Why a criterion whose measure the card does not compute is not measured.
-ABSENT: dict[str, str] = {
-    "transport": (
-        "the card computes no transport measure; notebook 16's audit grades each UMass "
-        "judge's correction per exam-taker (umass_transport)"
-    ),
-}
-
 #: Default margins (workbench choices; notebook 14 declares its own in params).
 DEFAULT_MARGINS: dict[str, float] = {
     "agreement": 0.6,
@@ -144,7 +136,7 @@ def _criterion_row(head: pd.DataFrame, key: str, margin: float, *, min_n: int,
             "margin": margin, "value": np.nan, "ci_low": np.nan, "ci_high": np.nan, "n": 0,
             "n_eff_clusters": np.nan}  # fmt: skip
     if c.measure not in head.index:
-        why = ABSENT.get(key, f"no `{c.measure}` row on the card for this judge")
+        why = f"no `{c.measure}` row on the card for this judge"
         return {**base, "grade": "NOT MEASURED", "note": why}
     r = head.loc[c.measure]
     if r["status"] != "ok":
