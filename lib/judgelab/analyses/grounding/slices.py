@@ -108,8 +108,10 @@ def study(
     Args:
         table: `tables.pointwise_table` rows (every item with its human label).
         judge: The judge studied.
-        budget: Human labels in all (the pilot's included).
-        pilot: Labels drawn at random in every slice first (what the plan is made from).
+        budget: Human labels in all (the pilot's included); a replay places at most half
+            of the table's items (`budget_asked` in the plan keeps what was asked).
+        pilot: Labels drawn at random in every slice first (what the plan is made from; at
+            most a quarter of a slice's items, so a small table still leaves room to plan).
         slice_col: The slices (strata).
         cluster_col: Resampling unit, or None.
         level: Confidence level.
@@ -135,10 +137,13 @@ def study(
         raise ValueError("study replays a table with a human label on every item")
     names, codes = np.unique(one[slice_col].astype(str).to_numpy(), return_inverse=True)
     rng = stats.rng_for(seed, "grounding.slices", judge)
-    first = _draw(rng, codes, np.zeros(len(one), bool), np.full(len(names), pilot))
+    sizes = np.bincount(codes)
+    first = _draw(rng, codes, np.zeros(len(one), bool), np.minimum(pilot, sizes // 4))
+    placed = min(int(budget), len(one) // 2)
     human = one["human_label"].to_numpy(float)
     plan = _budget.allocate(one["judge_label"].to_numpy(float), np.where(first, human, np.nan),
-                            names[codes], budget)  # fmt: skip
+                            names[codes], placed)  # fmt: skip
+    plan.insert(len(plan.columns), "budget_asked", int(budget))
     truth = one.groupby(slice_col)["human_label"].mean().rename(lambda s: str(s)).to_dict()
     truth["all"] = float(human.mean())
     parts = []
