@@ -340,6 +340,15 @@ CASES: list[tuple[str, str, str, list[str]]] = [
      ["rank_judges needs at least 2 judges", "['A']"]),
     ("confidence_score_not_probability", "grounding.confidence.scores", "a score of 7 (a rating)",
      ["probabilities in [0, 1]", "1 scores are not", "row 2: 7.0", "rescale"]),
+    ("allocate_budget_too_small", "grounding.budget.allocate", "3 labels for 2 strata of 3",
+     ["label budget 3 outside [4, 4]", "2 strata need 2 labels each"]),
+    ("slices_unknown_judge", "grounding.slices.study", "judge 'GPT-5' not in the table",
+     ["judge 'GPT-5' not in the table", "judges: ['A']"]),
+    ("certificate_unknown_criterion", "reporting.certificate.check_margins",
+     "a margin for 'posiiton' (misspelt)",
+     ["certificate_margins: unknown criteria ['posiiton']", "known: ['agreement'"]),
+    ("certificate_negative_margin", "reporting.certificate.check_margins", "length margin -0.05",
+     ["certificate_margins: a margin must be > 0", "'length': -0.05"]),
     # --- issue 34: the finding a notebook declares (`out.finding`) ---
     ("finding_unnamed_measure", "notebook.Outputs.finding", "measure='value'",
      ["finding measure 'value'", "name the measure"]),
@@ -1215,6 +1224,37 @@ def _confidence_score_not_probability(d: Path):
     from judgelab.analyses.grounding import confidence
 
     return lambda: confidence.scores([0.2, 0.9, 7.0, 0.5], [0, 1, 1, 0])
+
+
+@builds("allocate_budget_too_small")
+def _allocate_budget_too_small(d: Path):
+    from judgelab.analyses.grounding import budget
+
+    t = _transport_table()
+    f, y = t["judge_label"].tolist() + [1.0, 0.0], t["human_label"].tolist() + [None, None]
+    return lambda: budget.allocate(f, [float("nan") if v is None else v for v in y],
+                                   ["a", "a", "b", "b", "a", "b"], 3)  # fmt: skip
+
+
+@builds("slices_unknown_judge")
+def _slices_unknown_judge(d: Path):
+    from judgelab.analyses.grounding import slices
+
+    return lambda: slices.study(_transport_table().assign(judge="A"), judge="GPT-5", budget=4)
+
+
+@builds("certificate_unknown_criterion")
+def _certificate_unknown_criterion(d: Path):
+    from judgelab.reporting import certificate
+
+    return lambda: certificate.check_margins({"posiiton": 0.05})
+
+
+@builds("certificate_negative_margin")
+def _certificate_negative_margin(d: Path):
+    from judgelab.reporting import certificate
+
+    return lambda: certificate.check_margins({"length": -0.05})
 
 
 @builds("finding_unnamed_measure")

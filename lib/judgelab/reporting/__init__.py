@@ -18,12 +18,14 @@
 - `explore` — the items behind a number: the cases of an outcome category, expandable.
 - `provenance` — what made a run (code, versions, lock, data revisions, seeds);
   `runs_diff` — what differs between two runs, numbers included.
-- `card` — the judge report card (measures registered by the analysis families, lights, HTML).
+- `card` — the judge report card (measures registered by the analysis families, lights, HTML);
+  `certificate` — a certificate per judge and task graded from the card's intervals.
 """
 
 __all__ = [
     "calibration",
     "card",
+    "certificate",
     "comparison",
     "design_check",
     "execution",

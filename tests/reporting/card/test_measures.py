@@ -57,6 +57,7 @@ def test_collector_pairwise_with_only_some_measures(pairwise_tables):
         "fpr",
         "fnr",
         "pass_rate_grounded",
+        "transport_error",
         "probe_pull",
         "self_gap",
         "kappa_answered",

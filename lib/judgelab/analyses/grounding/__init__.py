@@ -10,6 +10,9 @@ Given judge labels on every item and human labels on a subset, the face of the f
 - `intervals`: the intervals of those estimates (jackknife, cluster bootstrap, z, Wilson);
 - `strata`: stratified PPI (per-stratum estimates combined by population share);
 - `budget`: `budget_curve`, interval width and coverage of each method per label budget;
+  `allocate`, where a label budget goes across strata (proportional vs Neyman) from a pilot;
+- `slices`: per-slice PPI++ rows and the population row from the strata (`by_slice`), and a
+  replayed stratified study — pilot, plan, labels, estimates (`study`);
 - `transport`: the transport audit — a correction fitted on some slices' labels, its error
   on another slice's held-out labels graded PASS / FAIL / INCONCLUSIVE against a margin;
 - `support`: refusal of a level estimate where the unlabelled items' scores or categories
@@ -22,7 +25,15 @@ Given judge labels on every item and human labels on a subset, the face of the f
   and the averaged budget curves; `plots`: width and coverage against the budget.
 """
 
-from judgelab.analyses.grounding import choice, confidence, plots, support, tables, transport
+from judgelab.analyses.grounding import (
+    choice,
+    confidence,
+    plots,
+    slices,
+    support,
+    tables,
+    transport,
+)
 from judgelab.analyses.grounding.budget import budget_curve
 from judgelab.analyses.grounding.methods import (
     KINDS,
@@ -51,6 +62,7 @@ __all__ = [
     "estimates",
     "pairwise_scores",
     "plots",
+    "slices",
     "support",
     "support_reason",
     "ppi_mean",

@@ -287,3 +287,129 @@ def budget_curve(
         n_lab = float(masks.sum(axis=1).mean())
         rows.extend(_summary(budget, n_lab, fits, truth, label))
     return pd.DataFrame(rows, columns=list(COLUMNS))
+
+
+#: Label allocations across strata `allocate` compares.
+ALLOCATIONS = ("proportional", "neyman")
+#: Columns of an allocation plan (one row per stratum, then the `all` row).
+PLAN_COLUMNS = (
+    "stratum", "n_items", "share", "pilot_labels", "lambda", "resid_sd", "judge_sd",
+    "proportional", "neyman", "se_proportional", "se_neyman",
+)  # fmt: skip
+
+
+def _spread(share: np.ndarray, budget: int, low: np.ndarray, high: np.ndarray) -> np.ndarray:
+    """Return integers n_h in [low_h, high_h] summing to `budget`, closest to share_h · budget.
+
+    Largest remainders: the floor of the ideal counts (clipped), then one label at a time to
+    the stratum furthest below its ideal (or from the one furthest above it).
+    """
+    ideal = share * budget
+    n = np.clip(np.floor(ideal), low, high).astype(np.int64)
+    while n.sum() < budget:
+        gap = np.where(n < high, ideal - n, -np.inf)
+        n[int(np.argmax(gap))] += 1
+    while n.sum() > budget:
+        gap = np.where(n > low, n - ideal, -np.inf)
+        n[int(np.argmax(gap))] -= 1
+    return n
+
+
+def _expected_se(n: np.ndarray, shares, resid_var, lam, judge_var, n_items) -> float:
+    """Return √Σ_h W_h² (s²_h / n_h + λ_h² v_h / (N_h − n_h)): the PPI++ SE at allocation n."""
+    unl = np.maximum(n_items - n, 1)
+    return float(np.sqrt(np.sum(shares**2 * (resid_var / n + lam**2 * judge_var / unl))))
+
+
+def allocate(
+    judge: np.ndarray,
+    human: np.ndarray,
+    stratum: np.ndarray,
+    budget: int,
+    *,
+    min_labels: int = 2,
+    prior_labels: float = 2.0,
+) -> pd.DataFrame:
+    """Plan where `budget` human labels go across strata, from a pilot: proportional vs Neyman.
+
+    Every item of stratum h carries the judge's label; the pilot's human labels (NaN where
+    unlabelled) give its PPI++ λ̂_h (`ppi.solve` on the stratum) and the residual SD s_h of
+    the rectifier Y − λ̂_h f over its pilot labels, shrunk towards the pooled residual
+    variance by `prior_labels` pseudo-labels ((m_h − 1) s²_h + k s²) / (m_h − 1 + k), so a
+    pilot of a few labels that all agree with the judge does not plan a stratum at zero.
+    The stratified PPI++ estimate Σ_h W_h θ̂_h (W_h = N_h / N) has, with n_h labels in h
+    drawn one by one, SE² = Σ_h W_h² (s²_h / n_h + λ̂_h² v_h / (N_h − n_h)), v_h the
+    variance of the judge's labels in h. Proportional allocation puts n_h ∝ N_h; Neyman
+    allocation n_h ∝ N_h s_h (what minimises the first, dominant term). Both are rounded
+    to integers in [`min_labels`, N_h − 1] by largest remainders. With clustered items the
+    SE is that of labels drawn one by one (a design effect would scale both alike).
+
+    Args:
+        judge: Judge label of every item.
+        human: Human label, NaN where the pilot did not label the item.
+        stratum: Stratum (slice) of every item.
+        budget: Total human labels to place (the pilot's count towards it).
+        min_labels: The fewest labels a stratum gets (the stratified estimate needs 2).
+        prior_labels: Pseudo-labels of the shrinkage of s²_h (0: none).
+
+    Returns:
+        One row per stratum with `PLAN_COLUMNS` (its labels under each allocation; the SE
+        columns are the stratum's own SE at those labels), then the `all` row: the totals
+        and the expected SE of the population estimate under each allocation.
+
+    Raises:
+        ValueError: The budget cannot give every stratum `min_labels` labels and leave one
+            item unlabelled in each, or a stratum's pilot has fewer than 2 labels.
+    """
+    f, y, lab = ppi.prepare(judge, human)
+    if f.shape[1] != 1:
+        raise ValueError("allocate plans a mean (one label column), not a ratio")
+    s = np.asarray(stratum, dtype=object).astype(str)
+    if s.shape != (len(f),):
+        raise ValueError(f"stratum has {s.shape} entries for {len(f)} items")
+    names, codes = np.unique(s, return_inverse=True)
+    n_items = np.bincount(codes, minlength=len(names)).astype(float)
+    low, high = np.minimum(min_labels, n_items - 1), n_items - 1
+    budget = int(budget)
+    if not low.sum() <= budget <= high.sum():
+        raise ValueError(
+            f"label budget {budget} outside [{int(low.sum())}, {int(high.sum())}]: "
+            f"{len(names)} strata need {min_labels} labels each and one unlabelled item each"
+        )
+    lam, resid_var, judge_var, pilot = (np.zeros(len(names)) for _ in range(4))
+    for h, name in enumerate(names):
+        idx = codes == h
+        pilot[h] = int(lab[idx].sum())
+        if pilot[h] < 2:
+            raise ValueError(f"stratum {name!r} has {int(pilot[h])} pilot label(s); need >= 2")
+        sums = ppi.moment_rows(y[idx], f[idx], lab[idx]).sum(axis=0)[None]
+        lam[h] = float(ppi.solve(sums, 1)["ppi"][2][0])
+        resid_var[h] = float(np.var(y[idx & lab, 0] - lam[h] * f[idx & lab, 0], ddof=1))
+        judge_var[h] = float(np.var(f[idx, 0], ddof=1)) if idx.sum() > 1 else 0.0
+    pooled = float(np.sum((pilot - 1) * resid_var) / np.sum(pilot - 1))
+    shrunk = ((pilot - 1) * resid_var + prior_labels * pooled) / (pilot - 1 + prior_labels)
+    shares = n_items / n_items.sum()
+    plans = {
+        "proportional": _spread(shares, budget, low, high),
+        "neyman": _spread(shares * np.sqrt(shrunk) / np.sum(shares * np.sqrt(shrunk)),
+                          budget, low, high),
+    }  # fmt: skip
+    rows = [
+        {"stratum": str(name), "n_items": int(n_items[h]), "share": float(shares[h]),
+         "pilot_labels": int(pilot[h]), "lambda": float(lam[h]),
+         "resid_sd": float(np.sqrt(shrunk[h])), "judge_sd": float(np.sqrt(judge_var[h])),
+         **{a: int(plans[a][h]) for a in ALLOCATIONS},
+         **{f"se_{a}": _expected_se(plans[a][h : h + 1], np.ones(1),
+                                    *(t[h : h + 1] for t in (shrunk, lam, judge_var)),
+                                    n_items[h : h + 1]) for a in ALLOCATIONS}}
+        for h, name in enumerate(names)
+    ]  # fmt: skip
+    rows.append(
+        {"stratum": "all", "n_items": int(n_items.sum()), "share": 1.0,
+         "pilot_labels": int(pilot.sum()), "lambda": float(np.sum(shares * lam)),
+         "resid_sd": float(np.sqrt(pooled)), "judge_sd": float(np.std(f[:, 0], ddof=1)),
+         **{a: int(plans[a].sum()) for a in ALLOCATIONS},
+         **{f"se_{a}": _expected_se(plans[a], shares, shrunk, lam, judge_var, n_items)
+            for a in ALLOCATIONS}}
+    )  # fmt: skip
+    return pd.DataFrame(rows, columns=list(PLAN_COLUMNS))

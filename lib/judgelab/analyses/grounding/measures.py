@@ -7,6 +7,12 @@ drawn at random (PPI++, the headline: what a team that labels that many would re
 the all-human value, each with its interval and n. The intervals are for the population the
 items come from (`target="population"`: the wild cluster bootstrap when the items share
 source clusters); the note says how many effective clusters stand behind the estimate.
+
+`transport_error` (issue 36): where the graded answers come from several candidate models
+(UMass TriviaQA's exam-takers), the transport audit (`transport.audit`, leave one candidate
+out) of the judge's PPI rectifier — one row per held-out candidate with its transported error
+and interval; the headline is the candidate whose interval reaches furthest from 0, so an
+equivalence grade of the headline passes only when every candidate's interval would.
 """
 
 from __future__ import annotations
@@ -14,13 +20,17 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from judgelab.analyses.grounding import methods, tables
+from judgelab.analyses.grounding import methods, tables, transport
 from judgelab.analyses.registry import CardContext, measure, na, row
 from judgelab.core.stats import rng_for
 
 FAMILY = "grounding"
 #: Human labels the card's corrected estimate uses (all of them when fewer).
 HUMAN_BUDGET = 100
+#: What a correction must travel across on the card: the graded answers' candidate model.
+TRANSPORT_SLICE = "meta.candidate_model"
+#: Wild-bootstrap replicates of each transported error on the card (a card stays cheap).
+TRANSPORT_BOOT = 399
 
 
 def _mapped(frame: pd.DataFrame, column: str, label_map) -> pd.Series:
@@ -85,4 +95,41 @@ def pass_rate_grounded(ctx: CardContext) -> list[dict]:
     ]
 
 
-__all__ = ["HUMAN_BUDGET", "pass_rate_grounded"]
+@measure(
+    "transport_error",
+    family=FAMILY,
+    label="Transported correction error",
+    doc="error of the PPI correction learned on the other candidate models, per held-out one",
+    needs=("pointwise", "gold"),
+    direction="abs",
+)
+def transport_error(ctx: CardContext) -> list[dict]:
+    """Leave-one-candidate-out transport audit of the judge's rectifier, one row per slice."""
+    label_map = ctx.options.label_map
+    items = ctx.items.assign(gold=_mapped(ctx.items, "gold", label_map))
+    own = ctx.own.assign(verdict=_mapped(ctx.own, "verdict", label_map))
+    table = tables.pointwise_table(own, items, positive="Correct", group=TRANSPORT_SLICE)
+    slices = sorted(set(table["group"]) - {"?"})
+    if len(slices) < 3:
+        return na("fewer than 3 candidate models to carry a correction across")
+    table = table[table["group"].isin(slices)]
+    audit = transport.audit(table, level=ctx.options.level,
+                            n_boot=TRANSPORT_BOOT, seed=ctx.options.seed)  # fmt: skip
+    ok = audit[audit["grade"] != "REFUSED"]
+    if ok.empty:
+        return na("every candidate's judge labels leave the range the others' labels cover")
+    reach = np.maximum(ok["ci_low"].abs(), ok["ci_high"].abs())
+    head = str(ok.loc[reach.idxmax(), "slice"])
+    return [
+        row(str(r["slice"]), headline=str(r["slice"]) == head, value=float(r["error"]),
+            ci_low=float(r["ci_low"]), ci_high=float(r["ci_high"]), n=int(r["n"]),
+            n_eff_clusters=float(r["n_eff_clusters"]), p_value=float(r["p_value"]),
+            note=f"trained on the {len(slices) - 1} other candidates"
+            + ("; headline: the interval reaching furthest from 0" if str(r["slice"]) == head
+               else ""))
+        for _, r in ok.iterrows()
+    ]  # fmt: skip
+
+
+__all__ = ["HUMAN_BUDGET", "TRANSPORT_BOOT", "TRANSPORT_SLICE", "pass_rate_grounded",
+           "transport_error"]  # fmt: skip

@@ -38,6 +38,7 @@ ORDER = (
     "fpr",
     "fnr",
     "pass_rate_grounded",
+    "transport_error",
     "consistency",
     "pos_a_rate",
     "p_longer",
