@@ -65,11 +65,11 @@ bench: $(STAMP) ## Benchmarks of issues 12 and 34 (offline): table of median/min
 	$(BIN)/python -m bench.scale_runner
 	$(BIN)/python -m bench.tables $(BENCH_TABLES_ARGS)
 
-# A replicate of every check costs 8.7 CPU-s over the 30 generators (measured, issue 33; the
+# A replicate of every check costs 9.9 CPU-s over the 37 generators (measured, issue 33; the
 # GLM score bootstrap at 50 clusters, the plan replay and the juries are 1-2.4 s each), so
-# R = 10 over the 24 scenarios x 2 hypotheses is ~35 min on 2 cores; then 20 minutes of
+# R = 10 over the 24 scenarios x 2 hypotheses is ~40 min on 2 cores; then 15 minutes of
 # extension (doubling) for the cells whose verdict is still inconclusive: ~55 min in all.
-CALIBRATE_ARGS ?= --reps 10 --max-reps 1600 --budget-min 20 --variants after
+CALIBRATE_ARGS ?= --reps 10 --max-reps 1600 --budget-min 15 --variants after
 calibrate: $(STAMP) ## Coverage, type-I error and power of every estimator on the scenario grid (~55 min on 2 cores)
 	$(BIN)/python -m judgelab.reporting.calibration $(CALIBRATE_ARGS)
 

@@ -10,8 +10,7 @@ and the p-value of error 0 (type-I error, power) at level 0.95; the grade itself
 equivalence reading of the 0.90 interval of the same construction (the false-PASS and PASS
 rates at the planned n: `tests/reporting/calibration/test_grounding_transport_smoke.py`).
 
-Not registered in `checks.FAMILIES` (the family list `make calibrate` runs): run it with
-`run(grounding_transport.CHECKS, ...)` until it is.
+Registered in `checks.FAMILIES` as `grounding_transport` (`make calibrate` runs it).
 """
 
 from __future__ import annotations
