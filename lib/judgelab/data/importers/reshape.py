@@ -3,7 +3,8 @@
 Each `Record` is one row the mapping is applied to, with the place it came from (`Loc`:
 file, line or row) so every later error can name it. Steps, in order, per data file:
 
-1. read it (`records.read_records`; a `.txt` file's lines are the column `txt_column`);
+1. read it (`records.read_records`; a `.txt` file's lines are the column `txt_column`; with
+   `reader: TOOL` the tool's bridge, `judgelab.data.bridges`, makes the records);
    every record gets `_file` (the file's name) and the constants the mapping captures from
    that name (`Field.filename`) or from its path (`Field.path`, `/` separators);
 2. `join` that adds rows: pair each record with its record in every output file (by line
@@ -116,7 +117,18 @@ def _captures(path: Path, fields: dict[str, Any]) -> dict[str, str]:
     return out
 
 
-def _rows(path: Path, fields: dict[str, Any]) -> tuple[list[dict[str, Any]], list[int], str]:
+def _rows(
+    path: Path, fields: dict[str, Any], *, joined: bool = False
+) -> tuple[list[dict[str, Any]], list[int], str]:
+    """A data file's rows, row numbers and unit (a joined file is a table, never a log)."""
+    reader = None if joined else fields.get("reader")
+    if reader is not None:  # a tool's log: its bridge makes the records (numbered from 1)
+        from judgelab.data import bridges
+
+        if not path.is_file():
+            raise SourceFormatError(str(path), "file not found")
+        records = bridges.read(reader, path)
+        return records, list(range(1, len(records) + 1)), "row"
     df, unit = read_records(path, txt_column=fields.get("txt_column"))
     rows = df.astype(object).where(df.notna(), None).to_dict("records")
     return rows, [int(i) for i in df.index], unit
@@ -155,7 +167,7 @@ def _pairs(
     path: Path, records: list[Record], join: Join, other: Path, fields: dict[str, Any]
 ) -> tuple[list[tuple[int, tuple[int, dict[str, Any]]]], str]:
     """Return (record number, (index, row)) of every row of joined file `other`, and its unit."""
-    rows, index, unit = _rows(other, fields)
+    rows, index, unit = _rows(other, fields, joined=True)
     if join.left is None:
         if len(rows) != len(records):
             raise SourceFormatError(
