@@ -244,13 +244,101 @@ def make_promptfoo(out: Path, promptfoo: tuple[str, ...] = ("npx", "promptfoo"))
     return [target]
 
 
+LM_EVAL_TASK = """\
+task: bridge_qa
+dataset_path: json
+dataset_kwargs:
+  data_files: {{test: {data}}}
+test_split: test
+output_type: generate_until
+doc_to_text: "Answer briefly: {{{{question}}}}"
+doc_to_target: "{{{{answer}}}}"
+generation_kwargs: {{until: ["\\n\\n"], max_gen_toks: 32}}
+process_results: !function judge_utils.judge
+metric_list:
+  - metric: judge_correct
+    aggregation: mean
+    higher_is_better: true
+"""
+
+LM_EVAL_JUDGE = '''\
+"""A metric given by a grader model (judgelab's bridge fixture): GRADE: C / GRADE: I."""
+
+import json
+import os
+import re
+import urllib.request
+
+
+def judge(doc, results):
+    prompt = (
+        f"[Task]: {doc['question']}\\n[Submission]: {results[0]}\\n"
+        f"[Criterion]: {doc['answer']}\\nReply GRADE: C (correct) or GRADE: I (incorrect)."
+    )
+    body = {"model": "grader-model", "messages": [{"role": "user", "content": prompt}]}
+    request = urllib.request.Request(
+        os.environ["OPENAI_BASE_URL"] + "/chat/completions",
+        data=json.dumps(body).encode(),
+        headers={"Content-Type": "application/json", "Authorization": "Bearer sk-test"},
+    )
+    with urllib.request.urlopen(request, timeout=30) as answer:
+        text = json.load(answer)["choices"][0]["message"]["content"]
+    grade = re.search(r"GRADE: ([CI])", text)
+    return {"judge_correct": 1.0 if grade and grade.group(1) == "C" else 0.0}
+'''
+
+
+def make_lm_eval(out: Path, lm_eval: tuple[str, ...] = ("lm_eval",)) -> list[Path]:
+    """Run a small lm-eval task whose metric a grader model gives, with `--log_samples`.
+
+    `lm_eval`: the command that runs lm-evaluation-harness. Returns the samples file and
+    the results file lm-eval wrote (in `out`).
+    """
+    out.mkdir(parents=True, exist_ok=True)
+    tasks = out / "tasks"
+    tasks.mkdir(exist_ok=True)
+    data = tasks / "questions.jsonl"
+    data.write_text(
+        "".join(json.dumps({"question": q, "answer": a}) + "\n" for _, q, a in QUESTIONS),
+        encoding="utf-8",
+    )
+    (tasks / "bridge_qa.yaml").write_text(LM_EVAL_TASK.format(data=data), encoding="utf-8")
+    (tasks / "judge_utils.py").write_text(LM_EVAL_JUDGE, encoding="utf-8")
+    logs = out / "logs"
+    with OpenAIServer(responder=grader_responder, models=(CANDIDATE_MODEL, GRADER_MODEL)) as s:
+        _run(
+            [
+                *lm_eval,
+                "--model",
+                "local-chat-completions",
+                "--model_args",
+                f"model={CANDIDATE_MODEL},base_url={s.url}/chat/completions,num_concurrent=1",
+                "--tasks",
+                "bridge_qa",
+                "--include_path",
+                str(tasks),
+                "--apply_chat_template",
+                "--log_samples",
+                "--output_path",
+                str(logs),
+            ],
+            {**_env(s), "HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1"},
+            cwd=out,
+        )
+    made = sorted(logs.rglob("samples_bridge_qa_*.jsonl")) + sorted(logs.rglob("results_*.json"))
+    if len(made) != 2:
+        raise RuntimeError(f"lm-eval wrote {made} in {logs}")
+    return made
+
+
 def main(argv: list[str] | None = None) -> int:
     """`python -m judgelab.testing.bridge_logs TOOL OUT_DIR`."""
     p = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    p.add_argument("tool", choices=["inspect", "promptfoo"])
+    p.add_argument("tool", choices=["inspect", "promptfoo", "lm-eval"])
     p.add_argument("out", type=Path)
     args = p.parse_args(argv)
-    made = make_inspect(args.out) if args.tool == "inspect" else make_promptfoo(args.out)
+    makers = {"inspect": make_inspect, "promptfoo": make_promptfoo, "lm-eval": make_lm_eval}
+    made = makers[args.tool](args.out)
     for path in made:
         print(path)
     return 0

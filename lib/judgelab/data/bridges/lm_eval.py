@@ -11,7 +11,7 @@ the reader turns every line into one record per metric:
 |-------------|------------------------------------------------------------------------|
 | `task`      | the file name's `<task>` (`samples_<task>_<timestamp>.jsonl`)         |
 | `doc_id`    | `doc_id` (the item: human labels join by it)                          |
-| `prompt`    | the first argument of `arguments` (the prompt as sent)                |
+| `prompt`    | the first argument of `arguments` (chat messages: their contents)     |
 | `response`  | `filtered_resps[0]` (the answer the metric saw; nested lists unwrapped) |
 | `target`    | `target`                                                               |
 | `filter`    | `filter` (the answer filter; `none` by default)                       |
@@ -42,12 +42,19 @@ def _first(value: Any) -> Any:
 
 
 def _prompt(arguments: Any) -> Any:
+    """The prompt sent: the first argument (chat messages as JSON text: their contents)."""
     if isinstance(arguments, dict) and arguments:
         first = next(iter(arguments.values()))
-        if isinstance(first, dict):
-            return first.get("arg_0")
-        return first
-    return _first(arguments)
+        arguments = first.get("arg_0") if isinstance(first, dict) else first
+    prompt = _first(arguments)
+    if isinstance(prompt, str) and prompt[:1] == "[":
+        try:
+            messages = json.loads(prompt)
+        except ValueError:
+            return prompt
+        if isinstance(messages, list) and all(isinstance(m, dict) for m in messages):
+            return "\n".join(str(m.get("content", "")) for m in messages)
+    return prompt
 
 
 def _model(path: Path) -> str | None:

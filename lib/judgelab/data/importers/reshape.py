@@ -11,7 +11,8 @@ file, line or row) so every later error can name it. Steps, in order, per data f
    number, or on a key), under `joined`, the output file's name under `_join`; a record no
    output file has is kept as an item without a judgment (and counted in the notes).
    A `join` that adds columns puts every file's row beside the record, at `joined.<name>`
-   (a record that some file lacks is an error naming it and the file). An output file must
+   (a record that some file lacks is an error naming it and the file; records sharing a
+   key, as a sample's epochs, all get its row). An output file must
    lie inside the data file's folder (links resolved);
 3. `explode`: one record per element of a list, the element at the exploded path, its
    0-based position at `_index`; an empty list keeps the item without a judgment. With
@@ -175,13 +176,15 @@ def _pairs(
                 f"join by line: {len(rows)} records here but {len(records)} in {path}",
             )
         return list(enumerate(zip(index, rows, strict=True))), unit
-    by_key: dict[str, int] = {}
+    by_key: dict[str, list[int]] = {}
     for i, rec in enumerate(records):
         k = _key(rec.row, join.left, rec.loc)
-        if k in by_key:
-            first = records[by_key[k]].loc
+        if k in by_key and join.adds != "columns":
+            first = records[by_key[k][0]].loc
             raise rec.loc.error(f"join key {k!r} repeats {first}", join.left)
-        by_key[k] = i
+        # a join that adds columns gives each record with the key the row (epochs of a
+        # sample, outputs of a test); a join that adds rows needs one record a key
+        by_key.setdefault(k, []).append(i)
     pairs, seen = [], {}
     for idx, row in zip(index, rows, strict=True):
         here = Loc(str(other), unit, idx)
@@ -191,7 +194,7 @@ def _pairs(
         if k in seen:
             raise here.error(f"join key {k!r} repeats {unit} {seen[k]}", join.right)
         seen[k] = idx
-        pairs.append((by_key[k], (idx, row)))
+        pairs.extend((i, (idx, row)) for i in by_key[k])
     return pairs, unit
 
 
