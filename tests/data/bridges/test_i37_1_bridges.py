@@ -30,13 +30,11 @@ INSPECT_JSON = FIXTURES / "inspect_bridge_qa.json"
 PROMPTFOO = FIXTURES / "promptfoo_results.json"
 LM_EVAL = next(FIXTURES.glob("samples_bridge_qa_*.jsonl"), None)
 #: Inspect's value_to_float: C 1, P 0.5, I 0.
-SCORE = {"correct": 1.0, "partial": 0.5, "incorrect": 0.0}
+SCORE = {"Correct": 1.0, "Partial": 0.5, "Incorrect": 0.0}
 
 
 def _judgments(report) -> pd.DataFrame:
-    return pd.concat(
-        [tables.read_judgments(p) for p in report.judgment_paths], ignore_index=True
-    )
+    return pd.concat([tables.read_judgments(p) for p in report.judgment_paths], ignore_index=True)
 
 
 def _items(report) -> pd.DataFrame:
@@ -75,12 +73,12 @@ def test_i37_1_inspect_eval_log_agrees_with_inspects_accuracy():
     Inspect's accuracy 0.667 = the mean of the imported verdicts."""
     judg = _check_inspect(INSPECT_EVAL)
     assert len(judg) == 12
-    assert sorted(judg["sample"].unique()) == [1, 2]
+    assert sorted(judg["sample"].unique()) == [0, 1]  # epochs 1 and 2
     assert sorted(judg["item_id"].unique()) == [f"q{i}" for i in range(1, 7)]
     assert set(judg["judge"]) == {"model_graded_qa:grader-model"}
     assert set(judg["model"]) == {"grader-model"}
     assert judg["output"].str.endswith(("GRADE: C", "GRADE: I")).all()
-    assert judg["verdict"].value_counts().to_dict() == {"correct": 8, "incorrect": 4}
+    assert judg["verdict"].value_counts().to_dict() == {"Correct": 8, "Incorrect": 4}
 
 
 def test_i37_1_inspect_json_log_gives_the_eval_logs_tables(tmp_path, monkeypatch):
@@ -110,8 +108,8 @@ def test_i37_1_inspect_human_labels_join_by_sample_id(tmp_path):
     """Three lines of mapping join human labels by sample id (every epoch gets its label)."""
     log = tmp_path / INSPECT_EVAL.name
     shutil.copy(INSPECT_EVAL, log)
-    human = {"q1": "incorrect", "q2": "correct", "q3": "incorrect", "q4": "correct"}
-    human |= {"q5": "incorrect", "q6": "correct"}
+    human = {"q1": "Incorrect", "q2": "Correct", "q3": "Incorrect", "q4": "Correct"}
+    human |= {"q5": "Incorrect", "q6": "Correct"}
     (tmp_path / "human.jsonl").write_text(
         "".join(json.dumps({"id": k, "label": v}) + "\n" for k, v in human.items())
     )
@@ -124,7 +122,7 @@ def test_i37_1_inspect_human_labels_join_by_sample_id(tmp_path):
     judg, items = _judgments(report), _items(report)
     assert items.set_index("item_id")["gold"].to_dict() == human
     wrong = judg.loc[~judg["correct"].astype(bool), ["item_id", "sample"]]
-    assert sorted(map(tuple, wrong.to_numpy().tolist())) == [("q5", 1), ("q5", 2)]
+    assert sorted(map(tuple, wrong.to_numpy().tolist())) == [("q5", 0), ("q5", 1)]
 
 
 def test_i37_1_inspect_cli_from_needs_no_mapping(capsys):
@@ -201,7 +199,7 @@ def test_i37_1_lm_eval_samples_agree_with_lm_evals_metric():
     report = _import(LM_EVAL, "lm-eval")
     judg, items = _judgments(report), _items(report)
     assert len(judg) == 6 and set(judg["judge"]) == {"judge_correct"}
-    assert (judg["verdict"] == "correct").mean() == pytest.approx(figure, abs=1e-12)
+    assert (judg["verdict"] == "Correct").mean() == pytest.approx(figure, abs=1e-12)
     assert set(items["benchmark"]) == {"bridge_qa"}
     assert {json.loads(m)["model"] for m in items["meta"]} == {"test-model"}
     assert items["question"].str.startswith("Answer briefly: ").all()
@@ -247,4 +245,4 @@ def test_i37_1_a_fresh_lm_eval_run_agrees(tmp_path):
     samples, results = make_lm_eval(tmp_path / "run", _tool("JUDGELAB_LM_EVAL", "lm_eval"))
     figure = json.loads(results.read_text())["results"]["bridge_qa"]["judge_correct,none"]
     judg = _judgments(_import(samples, "lm-eval"))
-    assert (judg["verdict"] == "correct").mean() == pytest.approx(figure, abs=1e-12)
+    assert (judg["verdict"] == "Correct").mean() == pytest.approx(figure, abs=1e-12)

@@ -11,7 +11,9 @@ one record per scorer:
 | `task`        | `eval.task`                                                         |
 | `model`       | `eval.model` (the model evaluated)                                  |
 | `sample_id`   | `sample.id` (the item: human labels join by it)                     |
-| `epoch`       | `sample.epoch` (repeated samples)                                   |
+| `epoch`       | `sample.epoch` (1-based)                                            |
+| `sample`      | `epoch - 1`: judgelab's 0-based repeated-sample number (the first   |
+|               | epoch is sample 0, the one a report card reads)                     |
 | `input`       | `sample.input` (a list of messages: the text of its user messages)  |
 | `target`      | `sample.target` (a list: joined by newlines)                        |
 | `answer`      | `score.answer`, else `sample.output.completion`                     |
@@ -107,6 +109,13 @@ def _grader(score: dict[str, Any], options: dict[str, Any]) -> str | None:
     return str(model) if isinstance(model, str) else None
 
 
+def _sample(epoch: Any) -> Any:
+    """judgelab's 0-based sample number of a 1-based epoch (anything else as it is)."""
+    if isinstance(epoch, int) and not isinstance(epoch, bool):
+        return epoch - 1
+    return epoch
+
+
 def _judge(scorer: str, grader: str | None) -> str:
     return scorer if not grader else f"{scorer}:{grader.split('/', 1)[-1]}"
 
@@ -141,6 +150,7 @@ def read(path: Path) -> list[dict[str, Any]]:
                     "model": header.get("model"),
                     "sample_id": sid,
                     "epoch": sample.get("epoch"),
+                    "sample": _sample(sample.get("epoch")),
                     "input": _text(sample.get("input")),
                     "target": _text(sample.get("target")),
                     "answer": answer,
