@@ -297,6 +297,8 @@ CASES: list[tuple[str, str, str, list[str]]] = [
      ["{d}/m.yaml", "mapping key 'reader'", "conflicts with --from inspect"]),
     ("import_file_no_mapping", "data import-file", "neither --mapping nor --from",
      ["--mapping", "--from TOOL"]),
+    ("bridge_unknown_tool", "data import-file --from", "--from langsmith",
+     ["--from must be one of", "'inspect'", "'langsmith'"]),
     # --- issue 32: batch registry ids, export prefixes, abandon (`judgelab batch ...`) ---
     ("batch_registry_id_escapes", "batch status --offline", "b1.json says local_id ../../x",
      ["batches/b1.json", "batch id '../../x'", "does not match its file name"]),
@@ -1334,6 +1336,7 @@ BUILDERS["bridge_lm_eval_misnamed"] = _bridge_case(
     lambda: next(BRIDGES.glob("samples_*.jsonl")).read_text(encoding="utf-8"),
     "lm-eval",
 )
+BUILDERS["bridge_unknown_tool"] = _bridge_case("j.jsonl", lambda: NESTED, "langsmith")
 BUILDERS["bridge_reader_conflict"] = _bridge_case(
     "log.json",
     lambda: (BRIDGES / "inspect_bridge_qa.json").read_text(encoding="utf-8"),

@@ -207,8 +207,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--from",
         dest="bridge",
-        choices=["inspect", "promptfoo", "promptfoo-select-best", "lm-eval"],
-        help="a tool's own log, read with the mapping judgelab ships for it (docs §15-17)",
+        metavar="TOOL",
+        help="a tool's own log (inspect, promptfoo, promptfoo-select-best, lm-eval), read "
+        "with the mapping judgelab ships for it (docs/importing.md sections 15-17)",
     )
     p.add_argument("--limit", type=int, help="keep the first N items of every split")
     p.add_argument(

@@ -46,6 +46,7 @@ from judgelab.data.importers import (
     summarize,
 )
 from judgelab.data.importers import mapping as mapping_importer
+from judgelab.errors import check_choice
 
 
 class ImportReport(NamedTuple):
@@ -222,7 +223,11 @@ def bridge_mapping(name: str, extra: str | Path | None = None) -> dict[str, Any]
     `extra` (a mapping YAML) adds keys (a `join` of human labels, a `gold`) or replaces the
     shipped ones (a `benchmark` or `judge` of the user's choosing); the result is validated
     as one mapping by the import.
+
+    Raises:
+        ChoiceError: `name` is no bridge (the message lists them).
     """
+    check_choice("--from", name, tuple(bridges.READERS))
     shipped = mapping_spec.read_raw(bridges.mapping_path(name))
     if extra is None:
         return shipped

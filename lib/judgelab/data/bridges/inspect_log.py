@@ -110,7 +110,7 @@ def _grader(score: dict[str, Any], options: dict[str, Any]) -> str | None:
 
 
 def _sample(epoch: Any) -> Any:
-    """judgelab's 0-based sample number of a 1-based epoch (anything else as it is)."""
+    """The 0-based judgelab sample number of a 1-based epoch (anything else as it is)."""
     if isinstance(epoch, int) and not isinstance(epoch, bool):
         return epoch - 1
     return epoch
