@@ -29,6 +29,24 @@ INSPECT_EVAL = FIXTURES / "inspect_bridge_qa.eval"
 INSPECT_JSON = FIXTURES / "inspect_bridge_qa.json"
 PROMPTFOO = FIXTURES / "promptfoo_results.json"
 LM_EVAL = next(FIXTURES.glob("samples_bridge_qa_*.jsonl"), None)
+
+
+def _eval_readable() -> bool:
+    """Whether .eval logs can be read here: Inspect, or a zipfile that reads zstd (3.14+)."""
+    try:
+        import inspect_ai.log  # noqa: F401
+    except ImportError:
+        try:
+            zipfile.ZipFile(INSPECT_EVAL).read("header.json")
+        except NotImplementedError:
+            return False
+    return True
+
+
+needs_eval = pytest.mark.skipif(
+    not _eval_readable(),
+    reason="an .eval log is zstd-compressed: needs Inspect ([inspect] extra) or Python 3.14",
+)
 #: Inspect's value_to_float: C 1, P 0.5, I 0.
 SCORE = {"Correct": 1.0, "Partial": 0.5, "Incorrect": 0.0}
 
@@ -67,11 +85,11 @@ def _check_inspect(log: Path) -> pd.DataFrame:
 # --- Inspect AI -------------------------------------------------------------------------
 
 
-def test_i37_1_inspect_eval_log_agrees_with_inspects_accuracy():
-    """Before: `--from` did not exist (argparse: --mapping required) and the .eval file was
-    refused ("unsupported file type '.eval'"). After: 12 judgments (6 samples x 2 epochs),
-    Inspect's accuracy 0.667 = the mean of the imported verdicts."""
-    judg = _check_inspect(INSPECT_EVAL)
+def test_i37_1_inspect_log_agrees_with_inspects_accuracy():
+    """Before: `--from` did not exist (argparse: --mapping required) and the log was refused
+    ('.json': "expected a JSON list of objects"; '.eval': "unsupported file type"). After:
+    12 judgments (6 samples x 2 epochs), Inspect's accuracy 0.667 = the imported verdicts'."""
+    judg = _check_inspect(INSPECT_JSON)
     assert len(judg) == 12
     assert sorted(judg["sample"].unique()) == [0, 1]  # epochs 1 and 2
     assert sorted(judg["item_id"].unique()) == [f"q{i}" for i in range(1, 7)]
@@ -81,11 +99,12 @@ def test_i37_1_inspect_eval_log_agrees_with_inspects_accuracy():
     assert judg["verdict"].value_counts().to_dict() == {"Correct": 8, "Incorrect": 4}
 
 
-def test_i37_1_inspect_json_log_gives_the_eval_logs_tables(tmp_path, monkeypatch):
-    """The .json log (before: "expected a JSON list of objects") gives the .eval's table."""
-    a = _check_inspect(INSPECT_EVAL)
+@needs_eval
+def test_i37_1_inspect_eval_log_gives_the_json_logs_tables(tmp_path, monkeypatch):
+    """The .eval log of the same run gives the .json's table, and Inspect's accuracy."""
+    a = _check_inspect(INSPECT_JSON)
     monkeypatch.setenv("JUDGELAB_HOME", str(tmp_path / "other"))
-    b = _check_inspect(INSPECT_JSON)
+    b = _check_inspect(INSPECT_EVAL)
     cols = ["item_id", "sample", "judge", "model", "verdict", "output", "judgment_meta"]
     key = ["item_id", "sample"]
     pd.testing.assert_frame_equal(
@@ -96,18 +115,32 @@ def test_i37_1_inspect_json_log_gives_the_eval_logs_tables(tmp_path, monkeypatch
 
 def test_i37_1_inspect_reads_the_documented_format_without_inspect_ai(monkeypatch):
     """Without the `[inspect]` extra the documented format gives the same records."""
-    with_tool = {p: inspect_log.read(p) for p in (INSPECT_EVAL, INSPECT_JSON)}
+    logs = [INSPECT_JSON, *([INSPECT_EVAL] if _eval_readable() else [])]
+    with_tool = {p: inspect_log.read(p) for p in logs}
     monkeypatch.setitem(sys.modules, "inspect_ai.log", None)  # import fails
     monkeypatch.setitem(sys.modules, "inspect_ai", None)
     for path, records in with_tool.items():
         assert inspect_log.read(path) == records
-    assert with_tool[INSPECT_EVAL] == with_tool[INSPECT_JSON]
+    assert len(with_tool[INSPECT_JSON]) == 12
+
+
+def test_i37_1_an_eval_log_python_cannot_unzip_is_refused_with_the_way_out(monkeypatch):
+    """Inspect compresses .eval members with zstd; before 3.14 zipfile cannot read them."""
+
+    def no_zstd(self, name, pwd=None):
+        raise NotImplementedError("That compression method is not supported")
+
+    monkeypatch.setattr(inspect_log, "_load", inspect_log._load_documented)
+    monkeypatch.setattr(zipfile.ZipFile, "read", no_zstd)
+    with pytest.raises(SourceFormatError, match="header.json is compressed with zstd") as info:
+        inspect_log.read(INSPECT_EVAL)
+    assert "judgelab[inspect]" in str(info.value) and "inspect log convert" in str(info.value)
 
 
 def test_i37_1_inspect_human_labels_join_by_sample_id(tmp_path):
     """Three lines of mapping join human labels by sample id (every epoch gets its label)."""
-    log = tmp_path / INSPECT_EVAL.name
-    shutil.copy(INSPECT_EVAL, log)
+    log = tmp_path / INSPECT_JSON.name
+    shutil.copy(INSPECT_JSON, log)
     human = {"q1": "Incorrect", "q2": "Correct", "q3": "Incorrect", "q4": "Correct"}
     human |= {"q5": "Incorrect", "q6": "Correct"}
     (tmp_path / "human.jsonl").write_text(
@@ -126,14 +159,14 @@ def test_i37_1_inspect_human_labels_join_by_sample_id(tmp_path):
 
 
 def test_i37_1_inspect_cli_from_needs_no_mapping(capsys):
-    assert cli.main(["data", "import-file", str(INSPECT_EVAL), "--from", "inspect"]) == 0
+    assert cli.main(["data", "import-file", str(INSPECT_JSON), "--from", "inspect"]) == 0
     out = capsys.readouterr().out
     assert "6 items, 12 judgments" in out
     assert "model_graded_qa:grader-model" in out
 
 
 def test_i37_1_cli_without_mapping_or_from_is_refused(capsys):
-    assert cli.main(["data", "import-file", str(INSPECT_EVAL)]) == 2
+    assert cli.main(["data", "import-file", str(INSPECT_JSON)]) == 2
     assert "give --mapping MAPPING.yaml or --from TOOL" in capsys.readouterr().err
 
 

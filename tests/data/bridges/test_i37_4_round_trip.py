@@ -20,7 +20,7 @@ from judgelab.core import paths
 from judgelab.data import ingest
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "bridges"
-INSPECT = FIXTURES / "inspect_bridge_qa.eval"
+INSPECT = FIXTURES / "inspect_bridge_qa.json"
 PROMPTFOO = FIXTURES / "promptfoo_results.json"
 HUMAN = {"q1": "Incorrect", "q2": "Correct", "q3": "Incorrect", "q4": "Correct"}
 HUMAN |= {"q5": "Incorrect", "q6": "Correct"}

@@ -3,7 +3,10 @@
 The log is read with `inspect_ai.log.read_eval_log` when Inspect is installed (the
 `[inspect]` extra), else from its documented file format: a `.json` log is one object
 (`eval`, `samples`, ...), an `.eval` log a zip holding `header.json` and one
-`samples/<id>_epoch_<n>.json` per sample and epoch. Either way each sample's scores become
+`samples/<id>_epoch_<n>.json` per sample and epoch. Inspect compresses those members with
+zstd, which Python's own zipfile reads only from 3.14 on: without Inspect, on an older
+Python, an `.eval` log is refused with the way out (install the extra, or convert the log
+to JSON with `inspect log convert`). Either way each sample's scores become
 one record per scorer:
 
 | record key    | from the log                                                        |
@@ -60,9 +63,9 @@ def _load_documented(path: Path) -> dict[str, Any]:
             data = json.loads(path.read_text(encoding="utf-8"))
         elif path.suffix.lower() == ".eval":
             with zipfile.ZipFile(path) as zf:
-                data = json.loads(zf.read("header.json"))
+                data = json.loads(_member(zf, "header.json", path))
                 names = sorted(n for n in zf.namelist() if n.startswith("samples/"))
-                samples = [json.loads(zf.read(n)) for n in names]
+                samples = [json.loads(_member(zf, n, path)) for n in names]
             ids = [str(i) for i in (data["eval"].get("dataset") or {}).get("sample_ids") or []]
             rank = {sid: i for i, sid in enumerate(ids)}
             # in the order of the .json log: by epoch, then the dataset's order
@@ -76,6 +79,19 @@ def _load_documented(path: Path) -> dict[str, Any]:
     if not isinstance(data, dict) or not isinstance(data.get("eval"), dict):
         raise SourceFormatError(str(path), "not an Inspect eval log (no 'eval' header)")
     return data
+
+
+def _member(zf: zipfile.ZipFile, name: str, path: Path) -> bytes:
+    """A member of an `.eval` zip; Inspect compresses them with zstd (zip method 93)."""
+    try:
+        return zf.read(name)
+    except NotImplementedError:  # zstd: Python's zipfile reads it from 3.14 on
+        raise SourceFormatError(
+            str(path),
+            f"{name} is compressed with zstd, which this Python's zipfile cannot read: "
+            "install Inspect (pip install 'judgelab[inspect]'), or convert the log to JSON "
+            "(inspect log convert --to json LOG) and import the .json",
+        ) from None
 
 
 def _text(value: Any) -> str | None:
