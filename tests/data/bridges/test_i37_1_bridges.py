@@ -137,6 +137,24 @@ def test_i37_1_an_eval_log_python_cannot_unzip_is_refused_with_the_way_out(monke
     assert "judgelab[inspect]" in str(info.value) and "inspect log convert" in str(info.value)
 
 
+def test_i37_1_inspect_epochs_that_answered_differently_keep_each_answer(tmp_path):
+    """An item's response is the model's answer only when every epoch gave the same one;
+    else it is empty and each epoch's answer is its judgment's `judgment_meta.answer` (the
+    item stays the sample id, so human labels still join by it)."""
+    data = json.loads(INSPECT_JSON.read_text(encoding="utf-8"))
+    (second,) = [s for s in data["samples"] if (s["id"], s["epoch"]) == ("q1", 2)]
+    second["scores"]["model_graded_qa"]["answer"] = "Paris"  # epoch 2 answered otherwise
+    log = tmp_path / "log.json"
+    log.write_text(json.dumps(data), encoding="utf-8")
+    report = _import(log, "inspect")
+    items = _items(report).set_index("item_id")
+    judg = _judgments(report)
+    assert pd.isna(items.loc["q1", "response"])
+    assert items.loc["q2", "response"] == "Eight"
+    q1 = judg[judg["item_id"] == "q1"].sort_values("sample")
+    assert [json.loads(m)["answer"] for m in q1["judgment_meta"]] == ["Oxygen", "Paris"]
+
+
 def test_i37_1_inspect_human_labels_join_by_sample_id(tmp_path):
     """Three lines of mapping join human labels by sample id (every epoch gets its label)."""
     log = tmp_path / INSPECT_JSON.name
