@@ -280,6 +280,25 @@ CASES: list[tuple[str, str, str, list[str]]] = [
      ["{d}/j.csv", "row 2", "column 'instruction'", "differs from", "row 1"]),
     ("item_meta_differs", "data import-file", "a per-judgment value mapped as item meta",
      ["{d}/j.csv", "row 2", "meta.judge", "judgment_meta"]),
+    # issue 37 item 1: the bridges (`data import-file LOG --from inspect|promptfoo|lm-eval`)
+    ("bridge_unknown_reader", "data import-file", "reader: langsmith",
+     ["{d}/m.yaml", "mapping key 'reader'", "unknown reader 'langsmith'", "inspect"]),
+    ("bridge_inspect_not_a_log", "data import-file --from", "a text file named run.eval",
+     ["{d}/run.eval", "not an Inspect eval log"]),
+    ("bridge_inspect_no_samples", "data import-file --from", "a real .json log, samples cut",
+     ["{d}/log.json", "the log holds no samples", "log_samples"]),
+    ("bridge_promptfoo_not_results", "data import-file --from", "a JSON list, not -o output",
+     ["{d}/results.json", "not a promptfoo results file"]),
+    ("bridge_select_best_three", "data import-file --from", "select-best over 3 outputs",
+     ["{d}/results.json", "test 0: select-best over 3 outputs", "two-way"]),
+    ("bridge_lm_eval_misnamed", "data import-file --from", "an lm-eval file renamed out.jsonl",
+     ["{d}/out.jsonl", "samples_<task>_<timestamp>.jsonl"]),
+    ("bridge_reader_conflict", "data import-file --from", "--from inspect, reader: promptfoo",
+     ["{d}/m.yaml", "mapping key 'reader'", "conflicts with --from inspect"]),
+    ("import_file_no_mapping", "data import-file", "neither --mapping nor --from",
+     ["--mapping", "--from TOOL"]),
+    ("bridge_unknown_tool", "data import-file --from", "--from langsmith",
+     ["--from must be one of", "'inspect'", "'langsmith'"]),
     # --- issue 32: batch registry ids, export prefixes, abandon (`judgelab batch ...`) ---
     ("batch_registry_id_escapes", "batch status --offline", "b1.json says local_id ../../x",
      ["batches/b1.json", "batch id '../../x'", "does not match its file name"]),
@@ -1306,3 +1325,67 @@ def _leaderboard_text_in_a_number(d: Path):
 @builds("plan_negative_deff_floor")
 def _plan_negative_deff_floor(d: Path):
     return ["plan", "position-bias", "--delta", "0.1", "--deff-floor", "-1"]
+
+
+# ---------------------------------------------------------------- issue 37 item 1 (bridges)
+
+BRIDGES = ROOT / "tests" / "data" / "fixtures" / "bridges"
+
+
+def _bridge_case(name: str, content: Callable[[], str], tool: str, mapping: str | None = None):
+    def build(d: Path):
+        (d / name).write_text(content(), encoding="utf-8")
+        args = ["data", "import-file", str(d / name), "--from", tool]
+        if mapping is not None:
+            (d / "m.yaml").write_text(mapping, encoding="utf-8")
+            args += ["--mapping", str(d / "m.yaml")]
+        return args
+
+    return build
+
+
+def _promptfoo_three_outputs() -> str:
+    data = json.loads((BRIDGES / "promptfoo_results.json").read_text(encoding="utf-8"))
+    third = json.loads(json.dumps(data["results"]["results"][0]))
+    third["provider"]["id"] = "openai:chat:third-model"
+    data["results"]["results"].append(third)
+    return json.dumps(data)
+
+
+def _inspect_without_samples() -> str:
+    data = json.loads((BRIDGES / "inspect_bridge_qa.json").read_text(encoding="utf-8"))
+    del data["samples"]
+    return json.dumps(data)
+
+
+BUILDERS["bridge_unknown_reader"] = _import_case(
+    NESTED, name="j.jsonl", mapping=NESTED_MAPPING + "reader: langsmith\n"
+)
+BUILDERS["bridge_inspect_not_a_log"] = _bridge_case("run.eval", lambda: "not a zip\n", "inspect")
+BUILDERS["bridge_inspect_no_samples"] = _bridge_case(
+    "log.json", _inspect_without_samples, "inspect"
+)
+BUILDERS["bridge_promptfoo_not_results"] = _bridge_case(
+    "results.json", lambda: '[{"a": 1}]', "promptfoo"
+)
+BUILDERS["bridge_select_best_three"] = _bridge_case(
+    "results.json", _promptfoo_three_outputs, "promptfoo-select-best"
+)
+BUILDERS["bridge_lm_eval_misnamed"] = _bridge_case(
+    "out.jsonl",
+    lambda: next(BRIDGES.glob("samples_*.jsonl")).read_text(encoding="utf-8"),
+    "lm-eval",
+)
+BUILDERS["bridge_unknown_tool"] = _bridge_case("j.jsonl", lambda: NESTED, "langsmith")
+BUILDERS["bridge_reader_conflict"] = _bridge_case(
+    "log.json",
+    lambda: (BRIDGES / "inspect_bridge_qa.json").read_text(encoding="utf-8"),
+    "inspect",
+    mapping="reader: promptfoo\n",
+)
+
+
+@builds("import_file_no_mapping")
+def _(d: Path):
+    (d / "j.jsonl").write_text(NESTED, encoding="utf-8")
+    return ["data", "import-file", str(d / "j.jsonl")]

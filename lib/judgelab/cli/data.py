@@ -162,9 +162,15 @@ def _cmd_import(args: argparse.Namespace) -> int:
 def _cmd_import_file(args: argparse.Namespace) -> int:
     from judgelab.data import ingest as imports
 
+    if args.mapping is None and args.bridge is None:
+        print("error: give --mapping MAPPING.yaml or --from TOOL", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    mapping = args.mapping
+    if args.bridge is not None:
+        mapping = imports.bridge_mapping(args.bridge, args.mapping)
     report = imports.import_mapped_file(
         args.file,
-        args.mapping,
+        mapping,
         limit=args.limit,
         allow_invalid=args.allow_invalid,
         replace=args.replace,
@@ -193,7 +199,18 @@ def register(sub: argparse._SubParsersAction) -> None:
         "import-file", help="import CSV/JSONL/JSON/parquet/TXT file(s) with a mapping (see docs)"
     )
     p.add_argument("file", nargs="+", help="data file(s) or glob pattern(s): one import")
-    p.add_argument("--mapping", required=True, metavar="MAPPING.yaml", help="column mapping")
+    p.add_argument(
+        "--mapping",
+        metavar="MAPPING.yaml",
+        help="column mapping (with --from: keys added to, or replacing, the tool's mapping)",
+    )
+    p.add_argument(
+        "--from",
+        dest="bridge",
+        metavar="TOOL",
+        help="a tool's own log (inspect, promptfoo, promptfoo-select-best, lm-eval), read "
+        "with the mapping judgelab ships for it (docs/importing.md sections 15-17)",
+    )
     p.add_argument("--limit", type=int, help="keep the first N items of every split")
     p.add_argument(
         "--allow-invalid",

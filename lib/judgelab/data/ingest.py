@@ -35,7 +35,7 @@ import pyarrow.parquet as pq
 
 from judgelab.core import clusters, paths, schema, tables
 from judgelab.core.names import check_case, safe_name
-from judgelab.data import clustering, fetch, imported, manifests, sources
+from judgelab.data import bridges, clustering, fetch, imported, manifests, sources
 from judgelab.data.imported import is_imported as is_imported
 from judgelab.data.importers import (
     Imported,
@@ -46,6 +46,7 @@ from judgelab.data.importers import (
     summarize,
 )
 from judgelab.data.importers import mapping as mapping_importer
+from judgelab.errors import check_choice
 
 
 class ImportReport(NamedTuple):
@@ -214,6 +215,30 @@ def import_source(
         origin=f"source {name!r}",
         cluster=source.cluster,
     )
+
+
+def bridge_mapping(name: str, extra: str | Path | None = None) -> dict[str, Any]:
+    """Return the mapping shipped for bridge `name`, with the keys of mapping `extra` on top.
+
+    `extra` (a mapping YAML) adds keys (a `join` of human labels, a `gold`) or replaces the
+    shipped ones (a `benchmark` or `judge` of the user's choosing); the result is validated
+    as one mapping by the import.
+
+    Raises:
+        ChoiceError: `name` is no bridge (the message lists them).
+    """
+    check_choice("--from", name, tuple(bridges.READERS))
+    shipped = mapping_spec.read_raw(bridges.mapping_path(name))
+    if extra is None:
+        return shipped
+    added = mapping_spec.read_raw(extra)
+    if not isinstance(added, dict):
+        raise SourceFormatError(str(extra), "the mapping must be a YAML mapping of field: column")
+    if added.get("reader", name) != name:
+        raise SourceFormatError(
+            str(extra), f"mapping key 'reader': {added['reader']!r} conflicts with --from {name}"
+        )
+    return {**shipped, **added}
 
 
 def import_mapped_file(

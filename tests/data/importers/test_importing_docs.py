@@ -1,7 +1,9 @@
 """Every worked example of docs/importing.md runs: files written, command run, table checked.
 
 A section's fenced blocks are read in order: ```` ```LANG file=PATH ```` writes a file,
-```` ```console ```` holds the `judgelab data import-file` command, and ```` ```text judgments ````
+```` ```console ```` holds the `judgelab data import-file` command (`--mapping FILE`, or
+`--from TOOL` with an optional `--mapping`; a data file under `tests/data/fixtures/` is the
+repository's real tool log, copied), and ```` ```text judgments ````
 (the judgments' columns, fixed-width), ```` ```text error ```` (a fragment of the error) or
 ```` ```text note ```` (a fragment of a summary note) is what must come out.
 """
@@ -10,6 +12,7 @@ from __future__ import annotations
 
 import re
 import shlex
+import shutil
 from pathlib import Path
 
 import pandas as pd
@@ -20,9 +23,10 @@ from judgelab.core import tables
 from judgelab.data import ingest
 from judgelab.data.importers import SourceFormatError, mapped_fast, reshape
 from judgelab.data.importers.frame_check import frame_warnings, presentation_accuracy
-from judgelab.data.importers.mapping import import_records, load_mapping
+from judgelab.data.importers.mapping import import_records, load_mapping, parse_mapping
 
-DOC = Path(__file__).resolve().parents[3] / "docs" / "importing.md"
+ROOT = Path(__file__).resolve().parents[3]
+DOC = ROOT / "docs" / "importing.md"
 FENCE = re.compile(r"^```([^\n]*)\n(.*?)^```", re.S | re.M)
 
 
@@ -72,14 +76,29 @@ def _commands(blocks: list[tuple[str, str]], where: Path) -> list[tuple[list[str
     for command in commands:
         assert command[:3] == ["judgelab", "data", "import-file"], command
         args = command[3:]
-        mapping = args[args.index("--mapping") + 1]
+        given = args[args.index("--mapping") + 1] if "--mapping" in args else None
+        flags = ("--mapping", "--from")
         files = [
             a
             for i, a in enumerate(args)
-            if a not in ("--mapping", "--replace") and args[i - 1] != "--mapping"
+            if a not in (*flags, "--replace") and args[i - 1] not in flags
         ]
+        for f in files:  # a real tool log of the repository's fixtures
+            if f.startswith("tests/data/fixtures/") and not (where / f).exists():
+                (where / f).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy(ROOT / f, where / f)
+        if "--from" in args:  # the shipped mapping, with the section's keys on top
+            extra = None if given is None else where / given
+            mapping = ingest.bridge_mapping(args[args.index("--from") + 1], extra)
+        else:
+            mapping = given
         out.append((files, mapping, args))
     return out
+
+
+def _mapping(where: Path, mapping):
+    """A section's mapping: its file in `where`, or a bridge's mapping (a dict) as it is."""
+    return mapping if isinstance(mapping, dict) else where / mapping
 
 
 def _run(blocks: list[tuple[str, str]], where: Path):
@@ -89,7 +108,7 @@ def _run(blocks: list[tuple[str, str]], where: Path):
         try:
             out = ingest.import_mapped_file(
                 [str(where / f) for f in files],
-                where / mapping,
+                _mapping(where, mapping),
                 allow_invalid=False,
                 replace="--replace" in args,
             )
@@ -208,7 +227,8 @@ def test_i37_3_both_engines_agree_on_every_documented_example(tmp_path):
     for n, (title, blocks) in enumerate(sorted(RUNNABLE.items())):
         where = tmp_path / str(n)
         for files, mapping_file, _ in _commands(blocks, where):
-            fields = load_mapping(where / mapping_file)
+            m = _mapping(where, mapping_file)
+            fields = parse_mapping(m) if isinstance(m, dict) else load_mapping(m)
             data = reshape.expand([str(where / f) for f in files])
             fast = mapped_fast.fast_import(data, fields, allow_invalid=False)
             try:

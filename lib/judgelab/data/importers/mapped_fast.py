@@ -38,7 +38,7 @@ from judgelab.data.importers.records import read_records
 from judgelab.errors import UnsafeNameError
 
 _SUFFIXES = (".csv", ".tsv", ".jsonl", ".ndjson")
-_SHAPES = ("join", "explode", "judgment_meta", "meta", "txt_column")
+_SHAPES = ("join", "explode", "judgment_meta", "meta", "txt_column", "reader")
 _UNMAPPED = object()
 _SWAP = {"pos": "neg", "neg": "pos"}
 _SHORT = {"a": "A", "b": "B", "tie": "tie", "c": "tie"}

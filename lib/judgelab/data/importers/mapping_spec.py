@@ -57,6 +57,9 @@ Shapes (docs/importing.md has a worked example of each):
 - *One value a line*: a `.txt` file's lines are the column `txt_column: NAME`.
 - *Both orders under named keys*: `explode: {path: "results[-1]", keys: ["swap = False",
   "swap = True"]}` makes one record per key; the key's name is the pseudo-column `_key`.
+- *A tool's own log*: `reader: inspect` (or `promptfoo`, `promptfoo-select-best`,
+  `lm-eval`) has the tool's converter (`judgelab.data.bridges`) turn each file into flat
+  records first; `--from TOOL` imports with the mapping shipped for it.
 - Inside `{...}` quote a path with brackets (`{column: "judgments[1].decision"}`): unquoted,
   YAML reads `[` as a list.
 
@@ -102,7 +105,7 @@ COLUMN_FIELDS = (
     "order",
     "sample",
 )
-SHAPE_FIELDS = ("explode", "join", "judgment_meta", "txt_column")
+SHAPE_FIELDS = ("explode", "join", "judgment_meta", "txt_column", "reader")
 ALL_FIELDS = (*CONSTANT_FIELDS, *COLUMN_FIELDS, "meta", "cluster", *SHAPE_FIELDS)
 #: Pseudo-columns every record has (file name) or gets (list position, key name, joined file).
 PSEUDO_COLUMNS = ("_file", "_index", "_key", "_join")
@@ -239,6 +242,14 @@ def _field(key: str, spec: Any, where: str) -> Any:
     if key == "txt_column":
         if not isinstance(spec, str) or not spec.strip():
             raise _fail_mapping(where, key, "must be the column name of a .txt file's lines")
+        return spec
+    if key == "reader":
+        from judgelab.data.bridges import READERS  # the bridges read through this module
+
+        if spec not in READERS:
+            raise _fail_mapping(
+                where, key, f"unknown reader {spec!r} (one of: {', '.join(READERS)})"
+            )
         return spec
     if isinstance(spec, dict):
         return _dict_field(key, spec, where)

@@ -3,14 +3,16 @@
 Each `Record` is one row the mapping is applied to, with the place it came from (`Loc`:
 file, line or row) so every later error can name it. Steps, in order, per data file:
 
-1. read it (`records.read_records`; a `.txt` file's lines are the column `txt_column`);
+1. read it (`records.read_records`; a `.txt` file's lines are the column `txt_column`; with
+   `reader: TOOL` the tool's bridge, `judgelab.data.bridges`, makes the records);
    every record gets `_file` (the file's name) and the constants the mapping captures from
    that name (`Field.filename`) or from its path (`Field.path`, `/` separators);
 2. `join` that adds rows: pair each record with its record in every output file (by line
    number, or on a key), under `joined`, the output file's name under `_join`; a record no
    output file has is kept as an item without a judgment (and counted in the notes).
    A `join` that adds columns puts every file's row beside the record, at `joined.<name>`
-   (a record that some file lacks is an error naming it and the file). An output file must
+   (a record that some file lacks is an error naming it and the file; records sharing a
+   key, as a sample's epochs, all get its row). An output file must
    lie inside the data file's folder (links resolved);
 3. `explode`: one record per element of a list, the element at the exploded path, its
    0-based position at `_index`; an empty list keeps the item without a judgment. With
@@ -116,7 +118,18 @@ def _captures(path: Path, fields: dict[str, Any]) -> dict[str, str]:
     return out
 
 
-def _rows(path: Path, fields: dict[str, Any]) -> tuple[list[dict[str, Any]], list[int], str]:
+def _rows(
+    path: Path, fields: dict[str, Any], *, joined: bool = False
+) -> tuple[list[dict[str, Any]], list[int], str]:
+    """A data file's rows, row numbers and unit (a joined file is a table, never a log)."""
+    reader = None if joined else fields.get("reader")
+    if reader is not None:  # a tool's log: its bridge makes the records (numbered from 1)
+        from judgelab.data import bridges
+
+        if not path.is_file():
+            raise SourceFormatError(str(path), "file not found")
+        records = bridges.read(reader, path)
+        return records, list(range(1, len(records) + 1)), "row"
     df, unit = read_records(path, txt_column=fields.get("txt_column"))
     rows = df.astype(object).where(df.notna(), None).to_dict("records")
     return rows, [int(i) for i in df.index], unit
@@ -155,7 +168,7 @@ def _pairs(
     path: Path, records: list[Record], join: Join, other: Path, fields: dict[str, Any]
 ) -> tuple[list[tuple[int, tuple[int, dict[str, Any]]]], str]:
     """Return (record number, (index, row)) of every row of joined file `other`, and its unit."""
-    rows, index, unit = _rows(other, fields)
+    rows, index, unit = _rows(other, fields, joined=True)
     if join.left is None:
         if len(rows) != len(records):
             raise SourceFormatError(
@@ -163,13 +176,15 @@ def _pairs(
                 f"join by line: {len(rows)} records here but {len(records)} in {path}",
             )
         return list(enumerate(zip(index, rows, strict=True))), unit
-    by_key: dict[str, int] = {}
+    by_key: dict[str, list[int]] = {}
     for i, rec in enumerate(records):
         k = _key(rec.row, join.left, rec.loc)
-        if k in by_key:
-            first = records[by_key[k]].loc
+        if k in by_key and join.adds != "columns":
+            first = records[by_key[k][0]].loc
             raise rec.loc.error(f"join key {k!r} repeats {first}", join.left)
-        by_key[k] = i
+        # a join that adds columns gives each record with the key the row (epochs of a
+        # sample, outputs of a test); a join that adds rows needs one record a key
+        by_key.setdefault(k, []).append(i)
     pairs, seen = [], {}
     for idx, row in zip(index, rows, strict=True):
         here = Loc(str(other), unit, idx)
@@ -179,7 +194,7 @@ def _pairs(
         if k in seen:
             raise here.error(f"join key {k!r} repeats {unit} {seen[k]}", join.right)
         seen[k] = idx
-        pairs.append((by_key[k], (idx, row)))
+        pairs.extend((i, (idx, row)) for i in by_key[k])
     return pairs, unit
 
 
