@@ -1,7 +1,8 @@
 """Save figures where the pipeline expects them: `figures/<notebook>/<run>/<name>.png`.
 
-A figure is drawn once (`make bench`, the report card: two figures drawn three times, PNG,
-SVG and the notebook's inline PNG, took ~3 of a card's 8 s of CPU). `save` draws the PNG file;
+A figure is drawn once: ~2.4 s of CPU a report card saved (its two figures' cells took 4.6–4.8
+s of kernel CPU drawn three times, PNG, SVG and the inline PNG; 2.2–2.4 s drawn once; load 4–6,
+alternating runs). `save` draws the PNG file;
 in a notebook kernel with matplotlib's inline backend it also shows that PNG, scaled to the
 size the backend would have drawn (`INLINE_DPI`), and closes the figure so that the backend
 does not draw it again. An SVG is drawn only when asked for (`formats=("png", "svg")`).
@@ -89,7 +90,9 @@ def show_inline(png: bytes, *, scale: float = 1.0) -> None:
 
         with PILImage.open(io.BytesIO(png)) as image:
             size = (max(1, round(image.width * scale)), max(1, round(image.height * scale)))
-            small = image.resize(size, PILImage.Resampling.LANCZOS)
+            # area averaging: as sharp as a native draw at this size, and as small once the
+            # page palettes it (LANCZOS's ringing added ~60% to the card's images)
+            small = image.resize(size, PILImage.Resampling.BOX)
             buffer = io.BytesIO()
             small.save(buffer, format="PNG")
         png = buffer.getvalue()
