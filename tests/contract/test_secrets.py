@@ -93,7 +93,7 @@ def test_no_written_file_contains_the_key(tmp_path, judgelab_home, monkeypatch):
                 "rates = pairwise.pairwise_rates(pairwise.item_outcomes(j), n_boot=20)\n"
                 "rates.head()",
                 "ax = plt.figure().gca()\nax.bar(range(len(j)), j['valid'].astype(int))\n"
-                "figures.save(ax, 'valid', notebook='90_table', run=run)",
+                "figures.save(ax, 'valid', notebook='90_table', run=run, formats=('png', 'svg'))",
                 f"print('key variable set:', bool(os.environ.get('{ENV}')))",
             ],
         )

@@ -23,7 +23,7 @@ print(json.dumps({"capped": capped, "env": os.environ.get("OPENBLAS_NUM_THREADS"
 
 
 def _probe(n: int, **env: str) -> dict:
-    clean = {k: v for k, v in os.environ.items() if k not in threads.THREAD_VARS}
+    clean = {k: v for k, v in os.environ.items() if k not in (*threads.THREAD_VARS, threads.MARK)}
     out = subprocess.run(
         [sys.executable, "-c", "import numpy\n" + _PROBE],
         env={**clean, "N": str(n), **env},
@@ -61,3 +61,53 @@ def test_i34_6_reproduce_workers_cap_their_kernels_threads(monkeypatch):
     monkeypatch.setattr(pipeline.stopping, "worker_init", lambda pid: None)
     pipeline._worker_init(os.getpid(), 3)
     assert os.environ["OPENBLAS_NUM_THREADS"] == "3"
+
+
+_COMMAND = """
+import json, os, sys
+from judgelab.cli import main
+main.main(sys.argv[1:])
+from threadpoolctl import threadpool_info
+blas = [p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"]
+print(json.dumps({"env": os.environ.get("OPENBLAS_NUM_THREADS"), "blas": blas}), file=sys.stderr)
+"""
+
+
+def _command(args: list[str], **env: str) -> dict:
+    """Run a `judgelab` command in a fresh interpreter; its BLAS threads when it ended."""
+    clean = {k: v for k, v in os.environ.items() if k not in (*threads.THREAD_VARS, threads.MARK)}
+    out = subprocess.run(
+        [sys.executable, "-c", _COMMAND, *args],
+        env={**clean, **env},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return json.loads(out.stderr.strip().splitlines()[-1])
+
+
+PLAN = ["plan", "rate", "--width", "0.1", "--p", "0.8", "--icc", "0.1", "--cluster-size", "3"]
+
+
+def test_i34_6_a_command_caps_its_own_blas_threads():
+    """`plan` spent 25 s of CPU with 2 spinning OpenBLAS threads on 2 busy cores, 4.7 s with 1."""
+    got = _command(PLAN)
+    assert got["env"] == "1"
+    assert got["blas"] and all(n == 1 for n in got["blas"])
+
+
+def test_i34_6_a_command_keeps_the_users_cap_and_kernel_commands_their_share():
+    got = _command(PLAN, OPENBLAS_NUM_THREADS="2")
+    assert got["env"] == "2" and all(n == 2 for n in got["blas"])
+    assert threads.cap_command("reproduce") is False  # its workers cap their kernels
+    assert threads.cap_command("run") is False and threads.cap_command("card") is False
+
+
+def test_i34_6_a_reproduce_worker_may_change_a_cap_judgelab_set(monkeypatch):
+    for var in (*threads.THREAD_VARS, threads.MARK):
+        monkeypatch.delenv(var, raising=False)
+    assert threads.cap(1) is True
+    assert threads.cap(3) is True  # ours, not the user's: a worker gives its kernels 3
+    assert os.environ["OPENBLAS_NUM_THREADS"] == "3"
+    monkeypatch.setenv("OMP_NUM_THREADS", "5")  # the user's
+    assert threads.cap(2) is False and os.environ["OMP_NUM_THREADS"] == "5"

@@ -154,8 +154,11 @@ def _main(argv: Sequence[str] | None) -> int:
         parser.print_help()
         return 0
     from judgelab.cli import terminal
+    from judgelab.core import threads
     from judgelab.errors import ParamsError, RunInProgress
     from judgelab.reporting import stopping
+
+    threads.cap_command(args.command)
 
     saved, warnings.showwarning = warnings.showwarning, _show_warning
     try:

@@ -116,9 +116,9 @@ class Outputs:
         return save_table(df, name, notebook=self.notebook, run=self.run)
 
     def figure(
-        self, fig_or_ax: Figure | Axes, name: str, *, formats: tuple[str, ...] = ("png", "svg")
+        self, fig_or_ax: Figure | Axes, name: str, *, formats: tuple[str, ...] = ("png",)
     ) -> figures.Saved:
-        """Write a figure as PNG and SVG and return the paths (shown as one short line)."""
+        """Write a figure as PNG (SVG too if asked), drawn once; return the paths (one line)."""
         return figures.save(fig_or_ax, name, notebook=self.notebook, run=self.run, formats=formats)
 
     def finding(
