@@ -20,6 +20,7 @@ FAMILIES = (
     "probes",
     "stability",
     "grounding_transport",
+    "grounding_confidence",
     "certificate",
 )
 
