@@ -15,7 +15,11 @@ human labels:
   Measured on planted truth (judge over-confident, R = 600 at 50 equal clusters of 10 /
   R = 600 at 15 very unequal clusters, n = 150): bias-corrected covers 0.923 / 0.958, the
   *basic* interval (reflected about the estimate) 0.903 / 0.920, the percentile 0.73 /
-  0.26 (Brier: 0.96 and 0.93). Still short of 0.93 with 50 equal clusters.
+  0.26 (Brier: 0.96 and 0.93). Still short of 0.93 with 50 equal clusters — and on the
+  calibration grid (`checks.grounding_confidence`: ICC 0.5, a milder over-confidence under
+  the null, R = 150 per hypothesis) it covers 0.84–0.90 (basic 0.83–0.91): the plug-in's
+  bias is largest where the bins' true gaps are small, and a bootstrap estimate of it
+  corrects only part of it. Brier covers 0.92–0.96 there.
 - a cross-fitted recalibration: the items' clusters are split into `folds` folds; for
   each fold a map (isotonic, `transport.isotonic_map`, or Platt: a logistic regression of
   y on logit(p), statsmodels) is fitted on the other folds and applied to it, so every
