@@ -65,7 +65,7 @@ bench: $(STAMP) ## Benchmarks of issues 12 and 34 (offline): table of median/min
 	$(BIN)/python -m bench.scale_runner
 	$(BIN)/python -m bench.tables $(BENCH_TABLES_ARGS)
 
-# A replicate of every check costs 9.9 CPU-s over the 37 generators (measured, issue 33; the
+# A replicate of every check costs 10 CPU-s over the 38 generators (measured, issue 33; the
 # GLM score bootstrap at 50 clusters, the plan replay and the juries are 1-2.4 s each), so
 # R = 10 over the 24 scenarios x 2 hypotheses is ~40 min on 2 cores; then 15 minutes of
 # extension (doubling) for the cells whose verdict is still inconclusive: ~55 min in all.
