@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from judgelab.analyses.stability import tau
+from judgelab.analyses.stability.tau import kendall_tau_b
 from judgelab.core import clusters, estimates, stats, wild
 from judgelab.core.schema import meta_field, require_columns
 from judgelab.errors import check_choice
@@ -97,23 +98,6 @@ def _values(labels: pd.Series, positive: str | None) -> pd.Series:
     if positive is None:
         return pd.to_numeric(labels, errors="coerce")
     return (labels.astype(str) == positive).astype(float).where(labels.notna())
-
-
-def kendall_tau_b(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """Return Kendall's τ-b between rows of x and y (… × S), vectorised over leading axes.
-
-    >>> float(kendall_tau_b(np.array([1.0, 2, 3]), np.array([1.0, 3, 2])))
-    0.3333333333333333
-    """
-    x = np.asarray(x, dtype=np.float64)
-    y = np.asarray(y, dtype=np.float64)
-    i, j = np.triu_indices(x.shape[-1], k=1)
-    sx = np.sign(x[..., i] - x[..., j])
-    sy = np.sign(y[..., i] - y[..., j])
-    num = (sx * sy).sum(axis=-1)
-    den = np.sqrt((sx != 0).sum(axis=-1) * (sy != 0).sum(axis=-1).astype(np.float64))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
 
 
 def ranks(scores: np.ndarray) -> np.ndarray:
@@ -225,17 +209,19 @@ def _taus(raters, point, boot, G, n_eff, few, level, n_boot, method):
             two_point = point[[i, j]][:, ok]
             two_boot = boot[:, [i, j]][:, :, ok]
             sample = float(kendall_tau_b(two_point[0], two_point[1]))
-            pct = tau.percentile_interval(two_point, two_boot, level=level, tau_b=kendall_tau_b)
-            proj_lo, proj_hi, open_ = tau.projection_interval(two_point, two_boot, level=level)
-            pairs = f"{open_} of {int(ok.sum()) * (int(ok.sum()) - 1) // 2} pairs unsettled"
+            pairs = ""
+            if method != "percentile":
+                proj_lo, proj_hi, open_ = tau.projection_interval(two_point, two_boot, level=level)
+                pairs = f"{open_} of {int(ok.sum()) * (int(ok.sum()) - 1) // 2} pairs unsettled"
             if method == "projection":
                 lo, hi = proj_lo, proj_hi
                 how = f"projection of simultaneous pair orders ({pairs}; B={n_boot})"
             elif method == "extended":
+                pct = tau.percentile_interval(two_boot, level=level)
                 lo, hi = tau.extended_interval(sample, pct, (proj_lo, proj_hi))
                 how = f"percentile, far end to the projection's ({pairs}; B={n_boot})"
             else:
-                lo, hi = pct
+                lo, hi = tau.percentile_interval(two_boot, level=level)
                 how = f"percentile cluster bootstrap (rescaled, B={n_boot})"
             rows.append(
                 {"rater_1": raters[i], "rater_2": raters[j]}
