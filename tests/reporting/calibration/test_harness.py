@@ -227,3 +227,21 @@ def test_i33_5_a_confirmed_or_broken_fail_is_not_rechecked():
     broken = Check("demo.broken", "demo", "x", "mean", simulate_means, _broken)
     failed = run([broken], scenarios=ONE, reps=3)
     assert len(extend(failed, [broken], max_reps=40)) == len(failed)
+
+
+def test_a_journalled_run_resumes_instead_of_rerunning(tmp_path):
+    from judgelab.reporting.calibration.journal import Journal
+
+    journal = Journal(tmp_path / "journal", code="v1")
+    first = run([CHECK], scenarios=ONE, reps=4, journal=journal)
+    assert len(list((tmp_path / "journal").glob("*.parquet"))) == 2  # null, alternative
+    # The same jobs again, now with an estimator that would fail: the journal answers.
+    broken = Check("demo.mean", "demo", "x", "mean", simulate_means, _broken)
+    again = run([broken], scenarios=ONE, reps=4, journal=journal)
+    cols = ["hypothesis", "r", "estimate", "low", "high", "p_value", "error"]
+    pd.testing.assert_frame_equal(first[cols], again[cols])
+    # Other library code (or more replicates) is another job: it runs.
+    changed = run([broken], scenarios=ONE, reps=4, journal=Journal(tmp_path / "journal", "v2"))
+    assert changed["error"].str.contains("estimator failed").all()
+    more = run([broken], scenarios=ONE, reps=5, journal=journal)
+    assert more["error"].str.contains("estimator failed").all()

@@ -6,7 +6,9 @@
 
 Starts with `--reps` replicates per cell, then adds replicates (doubling, up to
 `--max-reps`) to the cells whose verdict is still inconclusive, while `--budget-min` lasts.
-Prints the overview (markdown) and writes `reports/calibration/` (see `results`).
+Prints the overview (markdown) and writes `reports/calibration/` (see `results`). Every
+finished job is journalled under `reports/calibration/journal/` as it ends, so a killed run
+resumes where it stopped when rerun with the same library code (`--fresh` ignores the journal).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import sys
 import time
 
 from judgelab.reporting.calibration import checks, harness, results
+from judgelab.reporting.calibration.journal import Journal
 from judgelab.simulate import base
 
 
@@ -34,6 +37,9 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     p.add_argument("--alpha", type=float, default=0.05)
     p.add_argument("--no-save", action="store_true", help="print only; write nothing")
+    p.add_argument(
+        "--fresh", action="store_true", help="ignore jobs journalled by an earlier run"
+    )
     return p.parse_args(argv)
 
 
@@ -62,6 +68,10 @@ def main(argv: list[str] | None = None) -> int:
     def note(msg: str) -> None:
         print(f"  done {msg}", file=sys.stderr, flush=True)
 
+    journal = None
+    if not args.no_save:
+        code = "fresh-" + str(time.time_ns()) if args.fresh else None
+        journal = Journal(results.folder() / "journal", code)
     reps = harness.run(
         chosen,
         scenarios=scenarios,
@@ -70,6 +80,7 @@ def main(argv: list[str] | None = None) -> int:
         variants=variants,
         workers=args.workers,
         progress=note,
+        journal=journal,
     )
     reps = harness.extend(
         reps,
@@ -80,6 +91,7 @@ def main(argv: list[str] | None = None) -> int:
         workers=args.workers,
         budget_s=60 * args.budget_min,
         progress=note,
+        journal=journal,
     )
     summary = harness.summarise(reps, chosen, alpha=args.alpha)
     meta = {

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -46,6 +46,7 @@ import numpy as np
 import pandas as pd
 
 from judgelab.core import stats, threads
+from judgelab.reporting.calibration.journal import Journal
 from judgelab.simulate.base import BALANCED, GRID, Scenario, Simulation
 
 HYPOTHESES = ("null", "alternative")
@@ -182,26 +183,41 @@ def _jobs(
 
 
 def _execute(
-    jobs: list[_Job], workers: int, progress: Callable[[str], None] | None
+    jobs: list[_Job],
+    workers: int,
+    progress: Callable[[str], None] | None,
+    journal: Journal | None = None,
 ) -> list[dict[str, Any]]:
-    rows: list[dict[str, Any]] = []
+    """Run the jobs (reusing the journal's finished ones); rows in job order."""
+    done: dict[int, list[dict[str, Any]]] = {}
 
-    def note(job: _Job) -> None:
+    def finish(i: int, rows: list[dict[str, Any]], fresh: bool) -> None:
+        done[i] = rows
+        if fresh and journal is not None:
+            journal.store(jobs[i], rows)
         if progress:
+            job = jobs[i]
             names = ",".join(c.name for c in job.checks)
-            progress(f"{names} {job.scenario.name} {job.hypothesis} R+={len(job.rs)}")
+            how = "" if fresh else " (journal)"
+            progress(f"{names} {job.scenario.name} {job.hypothesis} R+={len(job.rs)}{how}")
 
+    todo = []
+    for i, job in enumerate(jobs):
+        kept = journal.load(job) if journal is not None else None
+        if kept is None:
+            todo.append(i)
+        else:
+            finish(i, kept, fresh=False)
     if workers <= 1:
-        for job in jobs:
-            rows.extend(_run_job(job))
-            note(job)
-        return rows
-    cap = threads.per_job(workers)
-    with ProcessPoolExecutor(workers, initializer=threads.cap, initargs=(cap,)) as pool:
-        for job, out in zip(jobs, pool.map(_run_job, jobs), strict=True):
-            rows.extend(out)
-            note(job)
-    return rows
+        for i in todo:
+            finish(i, _run_job(jobs[i]), fresh=True)
+    else:
+        cap = threads.per_job(workers)
+        with ProcessPoolExecutor(workers, initializer=threads.cap, initargs=(cap,)) as pool:
+            futures = {pool.submit(_run_job, jobs[i]): i for i in todo}
+            for future in as_completed(futures):
+                finish(futures[future], future.result(), fresh=True)
+    return [row for i in range(len(jobs)) for row in done[i]]
 
 
 def run(
@@ -213,13 +229,18 @@ def run(
     variants: Sequence[str] = ("after",),
     workers: int = 1,
     progress: Callable[[str], None] | None = None,
+    journal: Journal | None = None,
 ) -> pd.DataFrame:
-    """Return one row per replicate × check × variant × scenario × hypothesis."""
+    """Return one row per replicate × check × variant × scenario × hypothesis.
+
+    With a `journal`, each finished job is saved as it ends and jobs saved by an earlier run
+    with the same library code are read back instead of rerun.
+    """
     unknown = [v for v in variants if v not in VARIANTS]
     if unknown:
         raise ValueError(f"unknown variant(s) {unknown}; known: {list(VARIANTS)}")
     jobs = _jobs(list(checks), list(scenarios), variants, range(reps), seed)
-    return pd.DataFrame(_execute(jobs, workers, progress))
+    return pd.DataFrame(_execute(jobs, workers, progress, journal))
 
 
 def extend(
@@ -232,6 +253,7 @@ def extend(
     workers: int = 1,
     budget_s: float | None = None,
     progress: Callable[[str], None] | None = None,
+    journal: Journal | None = None,
 ) -> pd.DataFrame:
     """Add replicates to every undecided cell (doubling, up to `max_reps`) within a budget.
 
@@ -265,7 +287,8 @@ def extend(
             for hypothesis in HYPOTHESES:
                 jobs.append(_Job(members, scen, hypothesis, variants, tuple(more), seed))
         replicates = pd.concat(
-            [replicates, pd.DataFrame(_execute(jobs, workers, progress))], ignore_index=True
+            [replicates, pd.DataFrame(_execute(jobs, workers, progress, journal))],
+            ignore_index=True,
         )
 
 
