@@ -37,9 +37,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     p.add_argument("--alpha", type=float, default=0.05)
     p.add_argument("--no-save", action="store_true", help="print only; write nothing")
-    p.add_argument(
-        "--fresh", action="store_true", help="ignore jobs journalled by an earlier run"
-    )
+    p.add_argument("--fresh", action="store_true", help="ignore jobs journalled by an earlier run")
     return p.parse_args(argv)
 
 
