@@ -22,6 +22,7 @@ from typing import Any
 
 from judgelab.core import paths, tables
 from judgelab.reporting import progress as progress_
+from judgelab.reporting import warm_kernel
 
 # A headless run says so (JUDGELAB_HEADLESS): widgets that need a live kernel show a note.
 _KERNEL_VARS = {
@@ -77,14 +78,21 @@ _KERNEL_START_FAILURE = "Kernel died before replying to kernel_info"
 
 
 def execute(
-    nb_path: Path, ipynb: Path, params: dict[str, Any], timeout_s: int, progress: bool = False
+    nb_path: Path,
+    ipynb: Path,
+    params: dict[str, Any],
+    timeout_s: int,
+    progress: bool = False,
+    warm: bool = False,
 ) -> str | None:
     """Execute a notebook into `ipynb` (atomically); return the error text, None when ok.
 
-    With `progress`, its cells are counted on stderr (N of M, elapsed, ETA).
+    With `progress`, its cells are counted on stderr (N of M, elapsed, ETA). With `warm`
+    (`reproduce`'s workers), a notebook in `warm_kernel.SHARED` runs in this process's warm
+    kernel for it, reset to a fresh kernel's state, instead of a new one.
     """
     for attempt in range(1, KERNEL_START_TRIES + 1):
-        error = _execute_once(nb_path, ipynb, params, timeout_s, progress)
+        error = _execute_once(nb_path, ipynb, params, timeout_s, progress, warm)
         if error is None or _KERNEL_START_FAILURE not in error:
             return error
         if attempt < KERNEL_START_TRIES:
@@ -126,15 +134,30 @@ def _write_once_engine() -> str:
     return ENGINE
 
 
+#: The kernel's command-line options: `run: str = ...` on a cell's first line would otherwise
+#: be read as %run; a stopped run closes the kernel's sockets mid-reply, and its log would then
+#: print a traceback after the one-line "interrupted" (cell errors go to the notebook).
+KERNEL_ARGUMENTS = ["--InteractiveShell.automagic=False", "--IPKernelApp.log_level=CRITICAL"]
+
+
 def _execute_once(
-    nb_path: Path, ipynb: Path, params: dict[str, Any], timeout_s: int, progress: bool
+    nb_path: Path,
+    ipynb: Path,
+    params: dict[str, Any],
+    timeout_s: int,
+    progress: bool,
+    warm: bool = False,
 ) -> str | None:
     """One papermill execution into `ipynb` (atomically); the error text, None when ok."""
     import papermill
 
     error = None
+    stem = nb_path.stem
     with tables.atomic_path(ipynb, suffix=".ipynb") as tmp, _kernel_env():
         try:
+            km = (
+                warm_kernel.acquire(stem, KERNEL_ARGUMENTS, str(paths.project())) if warm else None
+            )
             papermill.execute_notebook(
                 str(nb_path),
                 str(tmp),
@@ -145,16 +168,14 @@ def _execute_once(
                 progress_bar=progress_.cell_bar(nb_path.stem) if progress else False,
                 log_output=False,
                 execution_timeout=timeout_s,
-                # `run: str = ...` on a cell's first line would otherwise be read as %run.
-                extra_arguments=[
-                    "--InteractiveShell.automagic=False",
-                    # A stopped run closes the kernel's sockets mid-reply; its log would then
-                    # print a traceback after the one-line "interrupted" (cell errors go to
-                    # the notebook, not this log).
-                    "--IPKernelApp.log_level=CRITICAL",
-                ],
+                extra_arguments=KERNEL_ARGUMENTS,
+                km=km,
             )
-        except Exception as exc:  # papermill raises after writing the executed notebook
+        except BaseException as exc:  # papermill raises after writing the executed notebook
+            if warm:
+                warm_kernel.discard(stem)  # a failed run's kernel is not reused
+            if not isinstance(exc, Exception):
+                raise
             error = error_of(exc)
             if not tmp.exists() or tmp.stat().st_size == 0:
                 tmp.write_text(json.dumps({"error": error}), encoding="utf-8")

@@ -201,6 +201,12 @@ def interactive_tables(max_bytes: str = TABLE_MAX_BYTES) -> bool:
     return True
 
 
+def forget_run() -> None:
+    """Forget the current run's state (a warm kernel's next run starts like a fresh kernel's)."""
+    _CURRENT.clear()
+    _INTERACTIVE.clear()
+
+
 def outputs(notebook: str, run: str = "default") -> Outputs:
     """Return the writer of one run's tables and figures; turn on `interactive_tables`."""
     interactive_tables()

@@ -137,6 +137,7 @@ def run_notebook(
     timeout_s: int = 1200,
     skip_unchanged: bool = False,
     progress: bool = False,
+    warm: bool = False,
 ) -> RunResult:
     """Execute one notebook with papermill and export it; never raises on a cell error.
 
@@ -146,6 +147,8 @@ def run_notebook(
     `skip_unchanged` (`reproduce`), a run whose inputs are unchanged since its last successful
     run is not executed (`skipped`, its record kept), and one of the same name running in
     another process is waited for, then checked. With `progress`, cells are counted on stderr.
+    With `warm` (`reproduce`), a notebook in `warm_kernel.SHARED` reuses this process's kernel
+    for it, reset to a fresh kernel's state between runs.
     """
     nb_path = notebook_path(notebook)
     stem = nb_path.stem
@@ -159,7 +162,7 @@ def run_notebook(
                 return skipped_result(stem, run_name, verdict.why)
             why = verdict.why
         return _run_locked(
-            nb_path, params, run_name, params_file, html_export, timeout_s, progress, why
+            nb_path, params, run_name, params_file, html_export, timeout_s, progress, why, warm
         )
 
 
@@ -178,6 +181,7 @@ def _run_locked(
     timeout_s: int,
     progress: bool = False,
     why: str = "",
+    warm: bool = False,
 ) -> RunResult:
     """The body of `run_notebook`, run while holding the lock of (notebook, run)."""
     stem = nb_path.stem
@@ -191,7 +195,7 @@ def _run_locked(
     prov = provenance.collect(effective)
     inputs = freshness.static_inputs(nb_path, effective)  # as the run starts
     t0 = time.perf_counter()
-    error = _execute(nb_path, ipynb, params, timeout_s, progress)
+    error = _execute(nb_path, ipynb, params, timeout_s, progress, warm)
     seconds = time.perf_counter() - t0
     read = provenance.data_read(fig_dir)  # what the notebook really read, fallbacks included
     prov["data"] = prov["data"] if read is None else read
@@ -258,7 +262,7 @@ def _write_record(result: RunResult) -> None:
 def _run_params_file(f: Path, force: bool = False) -> RunResult:
     """Run one params file (unless unchanged); a rejected file becomes a failed run record."""
     try:
-        result = run_notebook(f.parent.name, params_file=f, skip_unchanged=not force)
+        result = run_notebook(f.parent.name, params_file=f, skip_unchanged=not force, warm=True)
         if force:
             result.why = "forced (--force)"
         return result
