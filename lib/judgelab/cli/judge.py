@@ -44,6 +44,45 @@ def _list_templates() -> int:
     return 0
 
 
+def _load_items(args: argparse.Namespace) -> Any:
+    """Return the items: records of a plain `.parquet` online run (no pandas), else a frame.
+
+    Issue 38 item 3: `judges.light` reads an items file it is sure of with pyarrow; anything
+    else (a registry source, a `.jsonl` file, a dry run, the batch back-end, a file with a
+    problem, which the pandas reader names) is loaded by `catalog.load_benchmark_items`.
+    """
+    source = _items_source(args.benchmark)
+    if args.backend == "online" and not args.dry_run and source.endswith(".parquet"):
+        from judgelab.judges import light
+
+        records = light.read_items(source)
+        if records is not None:
+            return records
+    from judgelab.data import catalog
+
+    return catalog.load_benchmark_items(source)
+
+
+def _as_frame(items: Any, args: argparse.Namespace) -> Any:
+    """Return the items as a frame (records read by `judges.light` are read again)."""
+    if not isinstance(items, list):
+        return items
+    from judgelab.data import catalog
+
+    return catalog.load_benchmark_items(_items_source(args.benchmark))
+
+
+def _benchmarks(items: Any) -> list[str]:
+    """Return the benchmarks of item records or an items frame, sorted."""
+    if isinstance(items, list):
+        from judgelab.judges.light import benchmarks
+
+        return benchmarks(items)
+    from judgelab.judges.store import benchmarks as of_frame
+
+    return of_frame(items)
+
+
 def _cmd_judge(args: argparse.Namespace) -> int:
     if args.list_templates:
         return _list_templates()
@@ -53,10 +92,7 @@ def _cmd_judge(args: argparse.Namespace) -> int:
         return EXIT_BAD_INPUT
     from judgelab import judges
     from judgelab.core.names import safe_name
-    from judgelab.data import catalog
-    from judgelab.errors import ChecksumError, FetchError, UnsafeNameError
-    from judgelab.judges import offline
-    from judgelab.judges import store as judges_store
+    from judgelab.errors import ChecksumError, FetchError, OfflineNotApplicable, UnsafeNameError
 
     try:
         spec = judges.resolve(args.judge)
@@ -68,8 +104,8 @@ def _cmd_judge(args: argparse.Namespace) -> int:
             from dataclasses import replace
 
             spec = replace(spec, deadline_s=args.deadline_s)
-        items = catalog.load_benchmark_items(_items_source(args.benchmark))
-        for bench in judges_store.benchmarks(items):  # refused before anything is requested
+        items = _load_items(args)
+        for bench in _benchmarks(items):  # refused before anything is requested
             safe_name("benchmark", bench, where=f"items {args.benchmark}")
         safe_name("judge", spec.judge_id, where=f"judge {args.judge}")
         splits = [s for part in args.split or [] for s in part.split(",") if s] or None
@@ -97,19 +133,19 @@ def _cmd_judge(args: argparse.Namespace) -> int:
             print(f"dry run: judge {spec.judge_id} on {args.benchmark} (nothing is called)")
             print(est.format())
             return 0
-        result = judges.run(
-            items,
-            spec,
-            splits=splits,
-            limit=args.limit,
-            conditions=conditions,
-            progress=not args.no_progress,
-            evict_invalid=args.evict_invalid,  # issue 19 item 7
-            held=held,
-        )
+        how = {"splits": splits, "limit": args.limit, "conditions": conditions}
+        how |= {"progress": not args.no_progress, "held": held}
+        how["evict_invalid"] = args.evict_invalid  # issue 19 item 7
+        result = None
+        if isinstance(items, list):  # issue 38 item 3: no pandas before the first request
+            from judgelab.judges import light
+
+            result = light.run(items, spec, **how)
+        if result is None:
+            result = judges.run(_as_frame(items, args), spec, **how)
     except (
         judges.JudgeSpecError,
-        offline.OfflineNotApplicable,
+        OfflineNotApplicable,
         judges.JudgeRunError,
         UnsafeNameError,
     ) as exc:
@@ -139,13 +175,11 @@ def _unparsed(judgments: Any, template: str) -> bool:
     if judgments is None or not len(judgments):
         return False
     from judgelab.core import secrets
+    from judgelab.judges.light import unparsed
 
-    invalid = ~judgments["valid"].astype("boolean").fillna(False).to_numpy(dtype=bool)
-    n, bad = len(invalid), int(invalid.sum())
+    n, bad, raw = unparsed(judgments)
     if bad * 2 <= n:
         return False
-    raws = judgments["output"][invalid].dropna()
-    raw = str(raws.iloc[0]) if len(raws) else ""
     shown = repr(secrets.scrub_clip(raw, RAW_SHOWN, secrets.env_secrets()))
     what = f"by template {template!r}; e.g. {shown}"
     if bad == n:

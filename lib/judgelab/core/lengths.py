@@ -13,11 +13,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from functools import lru_cache
-
-import numpy as np
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from judgelab.errors import LengthUnitError as LengthUnitError
+
+if TYPE_CHECKING:  # loaded on first use: the judge path checks units without them
+    import numpy as np
+    import pandas as pd
 
 DEFAULT_UNIT = "words"
 LENGTH_COLUMNS = {
@@ -68,6 +70,8 @@ def count(text: str | None, unit: str = DEFAULT_UNIT) -> float:
 
 def counts(texts: Iterable[str | None], unit: str = DEFAULT_UNIT) -> np.ndarray:
     """Return the lengths of many texts in `unit` as a float array (NaN for missing)."""
+    import numpy as np
+
     fn = _counter(unit)
     return np.array(
         [float(fn(t)) if isinstance(t, str) else float("nan") for t in texts], dtype="float64"

@@ -13,13 +13,11 @@ import os
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
-import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from judgelab.core import schema
 from judgelab.core.atomic import atomic_path as atomic_path
 from judgelab.core.atomic import current_umask as current_umask
 from judgelab.core.atomic import write_text as write_text
@@ -28,8 +26,15 @@ from judgelab.errors import LineTooLong as LineTooLong
 from judgelab.errors import NotUTF8 as NotUTF8
 from judgelab.errors import TableError as TableError
 
+if TYPE_CHECKING:  # pandas and the schema's checks load on first use: `judgelab judge` reads
+    import pandas as pd  # specs and writes tables without them (issue 38, item 3)
+
+    from judgelab.core import schema
+
 
 def _spec(kind: str) -> schema.TableSpec:
+    from judgelab.core import schema
+
     try:
         return schema.SPECS[kind]
     except KeyError:
@@ -40,6 +45,8 @@ def _spec(kind: str) -> schema.TableSpec:
 
 def write(df: pd.DataFrame, path: str | os.PathLike[str], kind: str) -> Path:
     """Validate `df` as a `kind` table ("items" or "judgments") and write it atomically."""
+    from judgelab.core import schema
+
     spec = _spec(kind)
     schema.validate(df, spec, source=str(path))
     table = pa.Table.from_pandas(schema.coerce(df, spec), preserve_index=False)
@@ -57,6 +64,8 @@ def read(
         TableError: the file is missing, not parquet, or truncated (the message names it).
         schema.SchemaError: the content violates the schema (names file, column, row, key).
     """
+    from judgelab.core import schema
+
     spec = _spec(kind)
     p = Path(path)
     if not p.exists():
@@ -261,6 +270,8 @@ def _stage(target: Path, content: pd.DataFrame | str, kind: str) -> Path:
         if isinstance(content, str):
             tmp.write_text(content, encoding="utf-8")
         else:
+            from judgelab.core import schema
+
             spec = _spec(kind)
             schema.validate(content, spec, source=str(target))
             table = pa.Table.from_pandas(schema.coerce(content, spec), preserve_index=False)

@@ -14,9 +14,9 @@ import sys
 import time
 from collections.abc import Collection
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
-import pandas as pd
-
+from judgelab.judges import batch_registry
 from judgelab.judges import table as table_mod
 from judgelab.judges.cache import RequestCache
 from judgelab.judges.claims import Claims
@@ -25,6 +25,9 @@ from judgelab.judges.prebuild import Prebuild
 from judgelab.judges.rows import item_records
 from judgelab.judges.spec import JudgeSpec
 from judgelab.judges.workers import fetch_in_workers, merge, worker_count
+
+if TYPE_CHECKING:  # annotations only: the judge path loads no pandas (issue 38, 3)
+    import pandas as pd
 
 
 @dataclass
@@ -40,6 +43,15 @@ class Requested:
     prebuilt: Prebuild | None = None
     held: int = 0  # keys held by batches not collected yet: not requested (issue 32 item 9)
     from_other_runs: int = 0  # keys another run was fetching: its answers read, not paid
+
+
+def held_keys(spec: JudgeSpec, held: Collection[str] | None) -> set[str]:
+    """Return the keys a run leaves to batches: `held`, or the registry's when None."""
+    if held is not None:
+        return set(held)
+    if spec.is_offline:
+        return set()
+    return set(batch_registry.Registry().held_keys(spec.judge_id))
 
 
 def request_missing(

@@ -8,13 +8,13 @@ the diagnostics row, and `to_table` / `details_table` make validated frames of t
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-import pandas as pd
-
-from judgelab.core import schema
 from judgelab.core.verdicts import Parsed
 from judgelab.judges.templates.base import ItemView, Template, parse_condition
+
+if TYPE_CHECKING:  # pandas is imported where a frame is made: the judge path loads none
+    import pandas as pd
 
 KEY_COLUMNS = ["benchmark", "split", "item_id", "condition", "order", "sample"]
 DETAIL_COLUMNS = [
@@ -40,8 +40,10 @@ class Built(NamedTuple):
     details: pd.DataFrame
 
 
-def item_records(items: pd.DataFrame) -> list[dict[str, Any]]:
+def item_records(items: pd.DataFrame | list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Return the items as dicts with None for missing values."""
+    if isinstance(items, list):  # records already (`judges.light` reads items without pandas)
+        return items
     obj = items.astype(object)
     return obj.where(items.notna(), None).to_dict("records")
 
@@ -119,6 +121,10 @@ def detail_row(
 
 def to_table(rows: list[dict[str, Any]]) -> pd.DataFrame:
     """Return judgment rows as a validated judgments table (empty rows → empty table)."""
+    import pandas as pd
+
+    from judgelab.core import schema
+
     if not rows:
         return schema.empty(schema.JUDGMENTS)
     df = pd.DataFrame(rows)
@@ -133,6 +139,8 @@ def to_table(rows: list[dict[str, Any]]) -> pd.DataFrame:
 
 def built(rows: list[dict[str, Any]], details: list[dict[str, Any]]) -> Built:
     """Return `Built` from judgment rows and diagnostics rows."""
+    import pandas as pd
+
     return Built(to_table(rows), pd.DataFrame(details, columns=DETAIL_COLUMNS))
 
 

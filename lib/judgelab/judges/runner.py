@@ -28,7 +28,7 @@ from pathlib import Path
 import pandas as pd
 
 from judgelab.errors import JudgeRunError as JudgeRunError
-from judgelab.judges import batch_registry, offline
+from judgelab.judges import offline
 from judgelab.judges import table as table_mod
 from judgelab.judges.cache import RequestCache, check_record, opened
 from judgelab.judges.loop import FetchStats as FetchStats
@@ -37,7 +37,7 @@ from judgelab.judges.loop import fetch as fetch
 from judgelab.judges.prebuild import Prebuild
 from judgelab.judges.references import DERIVED_REFERENCES as DERIVED_REFERENCES
 from judgelab.judges.references import with_derived_references
-from judgelab.judges.requesting import Requested, request_missing
+from judgelab.judges.requesting import Requested, held_keys, request_missing
 from judgelab.judges.resolved import Resolved
 from judgelab.judges.rows import Built
 from judgelab.judges.spec import JudgeSpec
@@ -110,15 +110,6 @@ def with_condition_references(
     if spec.is_offline or "meta" not in items.columns:
         return items
     return _with_references(items, resolve_run(items, spec, conditions))
-
-
-def held_keys(spec: JudgeSpec, held: Collection[str] | None) -> set[str]:
-    """Return the keys a run leaves to batches: `held`, or the registry's when None."""
-    if held is not None:
-        return set(held)
-    if spec.is_offline:
-        return set()
-    return set(batch_registry.Registry().held_keys(spec.judge_id))
 
 
 def dry_run(
@@ -343,6 +334,7 @@ __all__ = [
     "dry_run",
     "estimate_tokens",
     "fetch",
+    "held_keys",
     "judgments_path",
     "resolve_run",
     "run",

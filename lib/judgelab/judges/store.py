@@ -15,14 +15,16 @@ from __future__ import annotations
 
 import contextlib
 from pathlib import Path
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from judgelab.core import locks, paths, tables
 from judgelab.core.names import child, safe_name
 from judgelab.errors import JudgeSpecError
 from judgelab.judges.rows import DETAIL_COLUMNS, KEY_COLUMNS, Built
 from judgelab.judges.spec import JudgeSpec
+
+if TYPE_CHECKING:  # pandas loads where a frame is merged: `judges.light` writes without it
+    import pandas as pd
 
 
 def judgments_path(benchmark: str, judge_id: str) -> Path:
@@ -91,6 +93,8 @@ def check_identity(items: pd.DataFrame, spec: JudgeSpec) -> None:
     Raises:
         JudgeSpecError: naming the table, the model and template that wrote it, and this spec's.
     """
+    import pandas as pd
+
     model_id = f"offline:{spec.model}" if spec.is_offline else spec.model
     for bench in benchmarks(items):
         p = judgments_path(bench, spec.judge_id)
@@ -117,12 +121,16 @@ def check_identity(items: pd.DataFrame, spec: JudgeSpec) -> None:
 
 def _keys(df: pd.DataFrame, columns: list[str]) -> pd.Series:
     """Return one hashable key per row of `df` over `columns` (compared as text)."""
+    import pandas as pd
+
     if df.empty:
         return pd.Series([], dtype=object, index=df.index)
     return pd.Series(list(zip(*(df[c].astype(str) for c in columns), strict=True)), index=df.index)
 
 
 def _read_or_none(path: Path, *, judgments: bool) -> pd.DataFrame | None:
+    import pandas as pd
+
     if not path.exists():
         return None
     try:
@@ -133,6 +141,8 @@ def _read_or_none(path: Path, *, judgments: bool) -> pd.DataFrame | None:
 
 def _merge_one(new_j, new_d, old_j, old_d, items) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Add to one benchmark's rebuilt tables the existing rows they lack (items still there)."""
+    import pandas as pd
+
     item_cols = ["benchmark", "split", "item_id"]
     known = set(_keys(items, item_cols))
     old_j = old_j[
@@ -162,6 +172,8 @@ def merge_existing(built: Built, items: pd.DataFrame, judge_id: str) -> Built:
     table. Rebuilt rows replace existing rows of the same key; rows of items that are no
     longer in `items` are dropped (they would point at nothing).
     """
+    import pandas as pd
+
     parts_j, parts_d, grown = [], [], False
     for bench in benchmarks(items):
         new_j = built.judgments[built.judgments["benchmark"] == bench]

@@ -6,9 +6,11 @@ import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
+if TYPE_CHECKING:  # annotations only: the judge path loads no pandas (issue 38, 3)
+    import pandas as pd
+
 
 HELD = (
     "in batches not collected yet, so not requested: `judgelab batch collect` reads them, "

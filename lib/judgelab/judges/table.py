@@ -17,9 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, NamedTuple
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from judgelab.core.verdicts import Parsed
 from judgelab.judges import cache as cache_mod
@@ -40,6 +38,9 @@ from judgelab.judges.templates.base import (
     format_condition,
     parse_condition,
 )
+
+if TYPE_CHECKING:  # annotations only: the judge path loads no pandas (issue 38, 3)
+    import pandas as pd
 
 
 @dataclass(frozen=True)
@@ -112,7 +113,7 @@ def plan(
     return plan_for(items, Resolved.of(spec, conditions))
 
 
-def plan_for(items: pd.DataFrame, judge: Resolved) -> Plan:
+def plan_for(items: pd.DataFrame | list[dict[str, Any]], judge: Resolved) -> Plan:
     """List every request of a resolved remote judge over `items` (pure)."""
     if judge.template is None:
         spec = judge.spec
@@ -317,6 +318,21 @@ def build_for(
     `parsed`: rows already made by `answered_rows` from the same cached answers, by plan
     index (a run parses answers while they arrive); `records`: `item_records(items)`.
     """
+    return built(*build_rows(items, the_plan, responses, parsed=parsed, records=records))
+
+
+def build_rows(
+    items: pd.DataFrame | list[dict[str, Any]],
+    the_plan: Plan,
+    responses: Mapping[str, Mapping[str, Any]],
+    *,
+    parsed: Mapping[int, tuple[dict[str, Any], dict[str, Any]]] | None = None,
+    records: list[dict[str, Any]] | None = None,
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Return the judgment rows and diagnostics rows `build_for` makes its tables of (pure).
+
+    `items` may be `item_records` already (`judges.light` builds its tables without pandas).
+    """
     judge = the_plan.judge
     if judge is None:
         raise ValueError("the plan carries no resolved judge; make it with `plan`/`plan_for`")
@@ -348,7 +364,7 @@ def build_for(
         details.append(
             detail_row(key_cols, request_key=None, status="not_applicable", note=s.reason)
         )
-    return built(rows, details)
+    return rows, details
 
 
 __all__ = [
@@ -361,6 +377,7 @@ __all__ = [
     "answered_rows",
     "build",
     "build_for",
+    "build_rows",
     "cost_usd",
     "item_records",
     "judge_row",
