@@ -190,7 +190,10 @@ def test_i34_6_html_report_shares_itables_library(report: pipeline.RunResult):
     assert size < 400_000, f"{size} bytes: itables' library is still embedded"
     assert "injectModule(" not in page
     shared = sorted(p.name for p in (Path(report.html).parents[1] / html_export.SHARED).iterdir())
-    assert [Path(n).suffix for n in shared] == [".css", ".js"]
+    kinds = sorted(n.split("-")[0] + Path(n).suffix for n in shared)
+    assert kinds == ["itables.css", "itables.js", "nbconvert.css"]
+    inline_css = sum(map(len, re.findall(r"<style.*?</style>", page, re.S)))
+    assert inline_css < 20_000, f"{inline_css} bytes of style still inline"  # theme: ~260 KB
     for name in shared:
         assert f'"../{html_export.SHARED}/{name}"' in page  # relative: works from file://
     assert not re.search(r"""<(script|link)[^>]+(src|href)=["']https?://""", page)

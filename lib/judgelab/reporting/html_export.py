@@ -10,6 +10,9 @@ itables' offline bundle (about 1 MB once base64-encoded) is not embedded in ever
 is written once to `reports/_shared/` (named by its content hash) and each page loads it by
 a relative link, so the reports still work offline, from file://.
 
+The template's style sheets (JupyterLab's theme, ~260 KB, the same on every page) go the same
+way (`share_styles`): one shared file, one link per page.
+
 Figures are the other weight of a page: the inline PNGs matplotlib writes are full-colour
 RGBA, most of whose bytes encode anti-aliasing shades. The page re-encodes each with an
 adaptive palette (`compact_images`, same pixels and size; 14's comparison card 1.62 MB ->
@@ -71,6 +74,7 @@ def export_report(
     share_itables(nb.cells, target)
     compact_images(nb.cells)
     body, _ = exporter.from_notebook_node(nb, resources={"jl_code_toggle": not hide_input})
+    body = share_styles(body, target)
     if header:  # the sample-data badge and the run's finding, before the first cell
         at = body.find(">", body.find("<body")) + 1 if "<body" in body else 0
         body = body[:at] + header + body[at:]
@@ -258,6 +262,30 @@ def share_itables(cells: list[Any], target: Path) -> bool:
     return True
 
 
+_STYLE_RUN = re.compile(r"(?:<style type=\"text/css\">.*?</style>\s*)+", re.S)
+
+
+def share_styles(body: str, page: Path) -> str:
+    """Move the page head's first run of style blocks to a shared sheet; link it instead.
+
+    The run is nbconvert's template CSS (pygments, JupyterLab's theme, its print rules and
+    ours), identical on every page: written once to `reports/_shared/` under its content
+    hash, in the same order, so the cascade is unchanged. A page without one is returned as is.
+    """
+    head_end = body.find("</head>")
+    match = _STYLE_RUN.search(body, 0, head_end if head_end >= 0 else len(body))
+    if match is None:
+        return body
+    css = "\n".join(re.findall(r"<style type=\"text/css\">(.*?)</style>", match.group(0), re.S))
+    digest = hashlib.sha256(css.encode("utf-8")).hexdigest()[:12]
+    sheet = paths.reports() / SHARED / f"nbconvert-{digest}.css"
+    if not sheet.exists():
+        tables.write_text(sheet, css)
+    href = Path(os.path.relpath(sheet, page.parent)).as_posix()
+    link = f'<link rel="stylesheet" href="{href}">\n'
+    return body[: match.start()] + link + body[match.end() :]
+
+
 def itables_loader(page: Path) -> str:
     """Return the HTML that loads itables' shared bundle into `page` (writing it once)."""
     _, var, event, js, css = _itables_offline()
@@ -278,6 +306,7 @@ __all__ = [
     "declared_title",
     "export_report",
     "html_exporter",
+    "share_styles",
     "itables_loader",
     "share_itables",
 ]
