@@ -37,15 +37,18 @@ def _pilot(args: argparse.Namespace):
         return None, None
     from judgelab.data import catalog
 
-    loaded = catalog.load_source(args.pilot)
+    # Only the chosen judge's tables are read (LLMBar: 1 of 33); the whole source only to
+    # name the judges it has when the one asked for is not there.
+    wanted = [args.judge] if args.judge else None
+    loaded = catalog.load_source(args.pilot, judges=wanted)
     j = loaded.judgments
+    if args.judge and (j is None or args.judge not in set(j["judge"])):
+        every = catalog.load_source(args.pilot).judgments
+        if every is not None and not every.empty:
+            known = ", ".join(sorted(set(every["judge"]))[:20])
+            raise ValueError(f"pilot {args.pilot!r} has no judge {args.judge!r} (has: {known})")
     if j is None or j.empty:
         raise ValueError(f"pilot {args.pilot!r} has no judgments")
-    if args.judge:
-        if args.judge not in set(j["judge"]):
-            known = ", ".join(sorted(set(j["judge"]))[:20])
-            raise ValueError(f"pilot {args.pilot!r} has no judge {args.judge!r} (has: {known})")
-        j = j[j["judge"] == args.judge]
     return j, loaded.items
 
 

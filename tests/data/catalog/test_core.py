@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pandas as pd
 import pytest
 
 from judgelab.data import catalog, fetch
@@ -85,3 +86,25 @@ def test_load_or_none_is_none_only_for_a_missing_table():
     assert items is not None and len(items) == 16
     with pytest.raises(AttributeError):  # any other error still raises
         catalog.load_or_none(catalog.load_items, 3)
+
+
+def test_loading_some_judges_reads_only_tables_that_may_hold_them(tiny_registry, monkeypatch):
+    from judgelab.core import paths, tables
+
+    full = catalog.load_source("tinypairs")
+    other = full.judgments[full.judgments["judge"] == "GPT-4"].assign(judge="Other")
+    runner_table = paths.judgments() / "tinypairs" / "Other.parquet"
+    tables.write_judgments(other.drop(columns=["cluster"]), runner_table)
+    read = []
+    real = tables.read_judgments
+    monkeypatch.setattr(tables, "read_judgments", lambda f: read.append(f) or real(f))
+    every = catalog.load_source("tinypairs")
+    assert runner_table in read and "Other" in set(every.judgments["judge"])
+    read.clear()
+    some = catalog.load_source("tinypairs", judges=["GPT-4"])
+    assert runner_table not in read and read  # its footer shows only "Other"
+    expected = every.judgments[every.judgments["judge"] == "GPT-4"].reset_index(drop=True)
+    pd.testing.assert_frame_equal(some.judgments, expected)
+    read.clear()
+    assert set(catalog.load_source("tinypairs", judges=["Other"]).judgments["judge"]) == {"Other"}
+    assert runner_table in read

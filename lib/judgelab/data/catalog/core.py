@@ -12,7 +12,7 @@ derived, never stored: `strip_clusters` removes it before a table is written.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any, NamedTuple, TypeVar
 
@@ -206,12 +206,36 @@ def benchmark_judgments(benchmarks: list[str]) -> list[Path]:
     return files
 
 
-def _load_imported(name: str) -> tuple[pd.DataFrame, pd.DataFrame | None]:
+def _holds_none_of(path: Path, judges: Collection[str]) -> bool:
+    """True when a judgments file's column statistics prove it holds none of `judges`.
+
+    Reads the parquet footer only (~0.4 ms a file); any doubt (no statistics, a row group
+    spanning several judges, an unreadable footer) reads the file.
+    """
+    try:
+        import pyarrow.parquet as pq
+
+        meta = pq.ParquetFile(path).metadata
+        col = meta.schema.names.index("judge")
+        for r in range(meta.num_row_groups):
+            st = meta.row_group(r).column(col).statistics
+            if st is None or not st.has_min_max or st.min != st.max or st.min in judges:
+                return False
+        return meta.num_row_groups > 0
+    except Exception:  # noqa: BLE001 - a doubt reads the file (its own errors then)
+        return False
+
+
+def _load_imported(
+    name: str, judges: Collection[str] | None = None
+) -> tuple[pd.DataFrame, pd.DataFrame | None]:
     """Items of source `name`, and every judgments table of its benchmarks.
 
     Runner tables (`judgelab judge` writes `judgments/<benchmark>/<judge>.parquet`) sit
     beside imported ones, so both are read; each file once (no double counting). A name
     that is no registry source but has an items table on disk (a file import) loads it.
+    With `judges`, files whose statistics show only other judges are not read, and only
+    those judges' rows are kept.
     """
     own_table = paths.items() / f"{name}.parquet"
     try:
@@ -228,16 +252,24 @@ def _load_imported(name: str) -> tuple[pd.DataFrame, pd.DataFrame | None]:
         dict.fromkeys([*(f for f in files if f not in item_files), *benchmark_judgments(benches)])
     )
     judgment_files = [f for f in judgment_files if f.exists()]
+    if judges is not None:
+        judgment_files = [f for f in judgment_files if not _holds_none_of(f, judges)]
     judgments = (
         pd.concat([tables.read_judgments(f) for f in judgment_files], ignore_index=True)
         if judgment_files
         else None
     )
+    if judges is not None and judgments is not None:
+        judgments = judgments[judgments["judge"].isin(list(judges))].reset_index(drop=True)
     return items, with_clusters(judgments, items)
 
 
 def load_source(
-    source: str, *, fallback: str | None = None, need_judgments: bool = False
+    source: str,
+    *,
+    fallback: str | None = None,
+    need_judgments: bool = False,
+    judges: Collection[str] | None = None,
 ) -> Loaded:
     """Load a source's items and judgments, falling back to a sample set when unreachable.
 
@@ -246,13 +278,15 @@ def load_source(
     cannot be had (offline, no mirror, a failed download) and `fallback` names a sample set,
     the sample is loaded instead and `reason` says why — notebooks show it in a banner.
     With `need_judgments`, a source that has items but no judgments yet (e.g. a benchmark
-    nobody has run a judge on) falls back the same way.
+    nobody has run a judge on) falls back the same way. With `judges`, a real source's
+    judgments hold only those judges, and tables of other judges are not read (a sample
+    fallback, whose ids differ, is loaded whole).
     """
     if is_sample(source):
         items, judgments = _load_sample(source)
         return Loaded(items, judgments, source, source, True, "")
     try:
-        items, judgments = _load_imported(source)
+        items, judgments = _load_imported(source, judges)
     except (FetchError, OSError) as exc:
         # Only failures to *obtain* the data fall back; a malformed source or an importer
         # bug still raises, so real-data runs never hide behind the samples.
