@@ -90,7 +90,7 @@ def test_i35_3_plan_trials_reads_a_pilot_with_repeated_samples(capsys, monkeypat
                 for i, c in enumerate(picks)
             ]  # fmt: skip
     loaded = types.SimpleNamespace(judgments=pd.DataFrame(rows), items=None)
-    monkeypatch.setattr(catalog, "load_source", lambda name: loaded)
+    monkeypatch.setattr(catalog, "load_source", lambda name, **_: loaded)
     rc = cli.main(["plan", "trials", "--pilot", "repeats", "--agree", "0.9"])
     out = capsys.readouterr().out
     assert rc == 0
@@ -99,7 +99,7 @@ def test_i35_3_plan_trials_reads_a_pilot_with_repeated_samples(capsys, monkeypat
     assert steady.split()[-7] == "1.0"  # one trial settles a judge that never changes
     assert "True" in coin.split() or float(coin.split()[-7]) >= 15  # q = .6: k >= 41
     assert rc == 0 and "extrapolated from the fitted Beta" in out
-    monkeypatch.setattr(catalog, "load_source", lambda name: loaded)
+    monkeypatch.setattr(catalog, "load_source", lambda name, **_: loaded)
     assert cli.main(["plan", "trials"]) == 2
     assert "sampled several times per item" in capsys.readouterr().err
 

@@ -49,6 +49,8 @@ def _pilot(args: argparse.Namespace):
             raise ValueError(f"pilot {args.pilot!r} has no judge {args.judge!r} (has: {known})")
     if j is None or j.empty:
         raise ValueError(f"pilot {args.pilot!r} has no judgments")
+    if args.judge:  # a sample pilot is loaded whole
+        j = j[j["judge"] == args.judge]
     return j, loaded.items
 
 
