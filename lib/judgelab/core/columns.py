@@ -27,7 +27,8 @@ class Column:
     required: bool = True
 
 
-_DTYPES = {
+#: Canonical pandas dtypes of the schema's column kinds.
+DTYPES = {
     "str": "string",
     "json": "string",
     "int": "Int64",

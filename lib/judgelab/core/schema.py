@@ -14,8 +14,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from judgelab.core.columns import _DTYPES as _DTYPES
 from judgelab.core.columns import CHOSEN as CHOSEN
+from judgelab.core.columns import DTYPES as _DTYPES
 from judgelab.core.columns import ITEMS as ITEMS
 from judgelab.core.columns import JUDGMENTS as JUDGMENTS
 from judgelab.core.columns import ORDERS as ORDERS

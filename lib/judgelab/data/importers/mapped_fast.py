@@ -28,6 +28,7 @@ import pyarrow as pa
 from pyarrow import json as pa_json
 
 from judgelab.core import schema, tables
+from judgelab.core.columns import DTYPES
 from judgelab.core.names import safe_name
 from judgelab.data import clustering
 from judgelab.data.importers.base import Imported
@@ -155,17 +156,6 @@ def _nulls(n: int, dtype: str = "string") -> Any:
     return pd.Series(index=pd.RangeIndex(n), dtype=dtype).array
 
 
-#: Canonical dtypes of the schema's column kinds (the required columns an import leaves null).
-_KINDS = {
-    "str": "string",
-    "json": "string",
-    "int": "Int64",
-    "float": "float64",
-    "bool": "boolean",
-    "datetime": "datetime64[us, UTC]",
-}
-
-
 def _with_nulls(frame: pd.DataFrame, spec: schema.TableSpec) -> pd.DataFrame:
     """Add the required columns of `spec` that `frame` lacks as typed all-null columns.
 
@@ -174,7 +164,7 @@ def _with_nulls(frame: pd.DataFrame, spec: schema.TableSpec) -> pd.DataFrame:
     """
     for col in spec.columns:
         if col.required and col.name not in frame.columns:
-            frame[col.name] = _nulls(len(frame), _KINDS[col.kind])
+            frame[col.name] = _nulls(len(frame), DTYPES[col.kind])
     return frame
 
 
