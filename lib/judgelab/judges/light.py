@@ -30,6 +30,7 @@ import pyarrow.parquet as pq
 from judgelab.core import locks
 from judgelab.core.atomic import atomic_path
 from judgelab.core.columns import ITEMS, JUDGMENTS, TableSpec
+from judgelab.judges import summary as summary_mod
 from judgelab.judges import table as table_mod
 from judgelab.judges.cache import check_record, opened
 from judgelab.judges.requesting import held_keys, request_missing
@@ -349,32 +350,18 @@ def _select(records: Records, splits: list[str] | None, limit: int | None) -> Re
 
 def _summary(spec, records, chosen, rows, details, asked, written, t0) -> Summary:
     """Return the run's summary, counted as `runner._summarize` counts a remote judge's."""
-    stats = asked.stats
-    return Summary(
-        judge=spec.judge_id,
+    return summary_mod.from_request(
+        spec,
+        asked,
+        written,
+        t0,
         benchmark=",".join(benchmarks(records)),
         planned=asked.planned,
-        cache_hits=asked.hits,
-        requested=stats.requested,
-        answered=stats.answered,
-        failed=stats.failed,
-        retries=stats.retries,
         not_applicable=asked.skipped,
         rows=len(rows),
         invalid=sum(1 for r in rows if not r["valid"]),
         pending=sum(1 for d in details if d["status"] == "pending"),
-        prompt_tokens=stats.prompt_tokens,
-        completion_tokens=stats.completion_tokens,
-        cost_usd=None if spec.price_in is None else stats.cost_usd,
-        wall_s=time.monotonic() - t0,
-        request_s=asked.request_s,
-        retry_reasons=stats.retry_reasons,
-        errors=stats.errors,
-        flagged=stats.flagged,
-        evicted=asked.evicted,
-        path=", ".join(map(str, written)) or None,
-        held=asked.held,
-        from_other_runs=asked.from_other_runs,
+        cost_usd=None if spec.price_in is None else asked.stats.cost_usd,
     )
 
 

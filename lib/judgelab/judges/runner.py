@@ -29,6 +29,7 @@ import pandas as pd
 
 from judgelab.errors import JudgeRunError as JudgeRunError
 from judgelab.judges import offline
+from judgelab.judges import summary as summary_mod
 from judgelab.judges import table as table_mod
 from judgelab.judges.cache import RequestCache, check_record, opened
 from judgelab.judges.loop import FetchStats as FetchStats
@@ -218,31 +219,18 @@ def _summarize(
     chosen_keys = set(zip(chosen["split"].astype(str), chosen["item_id"].astype(str), strict=True))
     in_sel = [(s, i) in chosen_keys for s, i in zip(j["split"], j["item_id"], strict=True)]
     not_applicable = int((details["status"] == "not_applicable").sum())
-    return Summary(
-        judge=spec.judge_id,
+    return summary_mod.from_request(
+        spec,
+        asked,
+        written,
+        t0,
         benchmark=",".join(benchmarks(items)),
         planned=asked.planned if not spec.is_offline else int(sum(in_sel)),
-        cache_hits=asked.hits,
-        requested=stats.requested,
-        answered=stats.answered,
-        failed=stats.failed,
-        retries=stats.retries,
         not_applicable=asked.skipped if not spec.is_offline else not_applicable,
         rows=len(j),
         invalid=int((~j["valid"].astype(bool)).sum()),
         pending=int((details["status"] == "pending").sum()),
-        prompt_tokens=stats.prompt_tokens,
-        completion_tokens=stats.completion_tokens,
         cost_usd=None if (spec.price_in is None and not spec.is_offline) else stats.cost_usd,
-        wall_s=time.monotonic() - t0,
-        request_s=asked.request_s,
-        retry_reasons=stats.retry_reasons,
-        errors=stats.errors,
-        flagged=stats.flagged,
-        evicted=asked.evicted,
-        path=", ".join(map(str, written)) or None,
-        held=asked.held,
-        from_other_runs=asked.from_other_runs,
     )
 
 

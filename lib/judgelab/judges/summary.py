@@ -96,6 +96,37 @@ class Summary:
         return "\n".join(lines)
 
 
+def from_request(spec: Any, asked: Any, written: list[Path], t0: float, **counted: Any) -> Summary:
+    """The summary of a run from its request phase (`requesting.Requested`) and its table.
+
+    `counted` holds what the caller counts from its own table: benchmark, planned,
+    not_applicable, rows, invalid, pending and cost_usd.
+    """
+    import time
+
+    stats = asked.stats
+    return Summary(
+        judge=spec.judge_id,
+        cache_hits=asked.hits,
+        requested=stats.requested,
+        answered=stats.answered,
+        failed=stats.failed,
+        retries=stats.retries,
+        prompt_tokens=stats.prompt_tokens,
+        completion_tokens=stats.completion_tokens,
+        wall_s=time.monotonic() - t0,
+        request_s=asked.request_s,
+        retry_reasons=stats.retry_reasons,
+        errors=stats.errors,
+        flagged=stats.flagged,
+        evicted=asked.evicted,
+        path=", ".join(map(str, written)) or None,
+        held=asked.held,
+        from_other_runs=asked.from_other_runs,
+        **counted,
+    )
+
+
 @dataclass
 class RunResult:
     """What `run` produced: the table, its diagnostics, the summary and where it was written."""
