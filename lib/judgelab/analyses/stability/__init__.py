@@ -13,17 +13,38 @@ Modules, in reading order:
 - `repeats`: repeat-trial reliability (flip rate, intra-judge kappa, trials needed for the
   majority vote to settle);
 - `templates`: template sensitivity (share of items whose verdict changes with the prompt);
+- `humans`: judges beside human annotators in the source's slots (judge–human against
+  human–human agreement);
+- `anchors`: anchor sensitivity (each system's win rate and rank against every possible
+  baseline, Kendall's τ between the rankings under two baselines);
 - `compare`: the judge-swap headline `judgelab compare A B --benchmark X` prints;
 - `plots`: the plotters of these tables.
 """
 
 from judgelab.analyses.stability import plots
+from judgelab.analyses.stability.anchors import (
+    Anchors,
+    anchor_reason,
+    anchor_sensitivity,
+    anchors_of,
+    pairwise_wins,
+    systems_by_rater,
+    wins_from_scores,
+)
 from judgelab.analyses.stability.compare import HEADLINE_COLUMNS, headline
 from judgelab.analyses.stability.drift import (
     QUANTILES,
     drift_reason,
     score_drift,
     weighted_quantiles,
+)
+from judgelab.analyses.stability.humans import (
+    MAJORITY,
+    human_gap,
+    humans_reason,
+    pair_kinds,
+    slot_labels,
+    with_humans,
 )
 from judgelab.analyses.stability.leaderboard import (
     HUMANS,
@@ -55,16 +76,23 @@ from judgelab.analyses.stability.templates import template_reason, template_sens
 from judgelab.analyses.stability.units import UNIT_KEYS, label_column, only, wide
 
 __all__ = [
+    "Anchors",
     "HEADLINE_COLUMNS",
     "HUMANS",
     "Leaderboard",
+    "MAJORITY",
     "MEASURES",
     "QUANTILES",
     "TARGETS",
     "UNIT_KEYS",
+    "anchor_reason",
+    "anchor_sensitivity",
+    "anchors_of",
     "drift_reason",
     "focus_pair",
     "headline",
+    "human_gap",
+    "humans_reason",
     "kappa_fields",
     "kendall_tau_b",
     "label_column",
@@ -72,6 +100,8 @@ __all__ = [
     "leaderboard_stability",
     "majority_curve",
     "only",
+    "pair_kinds",
+    "pairwise_wins",
     "plots",
     "ranks",
     "repeat_reliability",
@@ -80,6 +110,8 @@ __all__ = [
     "scores_from_judgments",
     "shift_matrix",
     "shift_reason",
+    "slot_labels",
+    "systems_by_rater",
     "tau_table",
     "template_reason",
     "template_sensitivity",
@@ -87,5 +119,7 @@ __all__ = [
     "trials_needed",
     "verdict_shift",
     "weighted_quantiles",
+    "wins_from_scores",
+    "with_humans",
     "wide",
 ]

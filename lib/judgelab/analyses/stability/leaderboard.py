@@ -126,7 +126,9 @@ def leaderboard_stability(
 
     Args:
         scores: `system`, `rater`, `cluster`, `value` (see `scores_from_judgments`); every
-            rater should score every system (a rater missing a system is left out of τ).
+            rater should score every system (a system a rater did not score is left out of
+            its board rows and of its τ; two raters with under two systems in common get
+            no τ row).
         reference: The rater every other is compared with in `taus` first (its rows come
             first; None or absent: only rater pairs in name order). Every pair is reported.
         seed: Seed of the bootstraps.
@@ -188,6 +190,8 @@ def _board(scores, systems, raters, point, boot, codes, seed, level, n_boot_wild
     for r, rater in enumerate(raters):
         for s, system in enumerate(systems):
             m = (sys_col == system) & (rat_col == rater)
+            if not m.any():  # a rater that did not score this system (e.g. its own anchor)
+                continue
             est = estimates.ratio(
                 value[m], np.ones(int(m.sum())), codes[m], level=level, n_boot=n_boot_wild,
                 bounds=bounds, rng=estimates.seeded(seed, "board", rater, system),
@@ -206,6 +210,8 @@ def _taus(raters, point, boot, G, n_eff, few, level, n_boot, method):
     for i in range(len(raters)):
         for j in range(i + 1, len(raters)):
             ok = np.isfinite(point[i]) & np.isfinite(point[j])
+            if ok.sum() < 2:  # no system pair both raters scored: no τ
+                continue
             two_point = point[[i, j]][:, ok]
             two_boot = boot[:, [i, j]][:, :, ok]
             sample = float(kendall_tau_b(two_point[0], two_point[1]))
