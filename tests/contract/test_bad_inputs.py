@@ -384,7 +384,8 @@ CASES: list[tuple[str, str, str, list[str]]] = [
 
 # What a failure writes on purpose (globs under the output root), by case.
 ALLOWED_OUTPUTS = {
-    "override_unknown_judge": ["reports/90_bad/*", "reports/index.html"],
+    # the failed run's page and the style sheet it links (shared by every page)
+    "override_unknown_judge": ["reports/90_bad/*", "reports/index.html", "reports/_shared/*"],
     # the locks held while the import read the tables (and refused) record their holder
     "import_rows_clash": ["*.lock"],
 }
