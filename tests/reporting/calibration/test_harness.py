@@ -245,3 +245,18 @@ def test_a_journalled_run_resumes_instead_of_rerunning(tmp_path):
     assert changed["error"].str.contains("estimator failed").all()
     more = run([broken], scenarios=ONE, reps=5, journal=journal)
     assert more["error"].str.contains("estimator failed").all()
+
+
+def test_pooled_rates_count_every_replicate_of_every_cell():
+    from judgelab.reporting.calibration import pooled
+
+    two = [GRID[0], next(s for s in GRID if s.name.startswith("unequal/varying/"))]
+    reps = run([CHECK], scenarios=two, reps=12)
+    grid = pooled.pooled(reps, [CHECK]).set_index("scenario")
+    assert grid.loc["grid (all cells)", "reps"] == 24 and grid.loc["grid (all cells)", "cells"] == 2
+    assert grid.loc["unequal/varying cells", "reps"] == 12
+    null = reps[reps["hypothesis"] == "null"]
+    covered = (null["low"] <= null["truth"]) & (null["truth"] <= null["high"])
+    assert grid.loc["grid (all cells)", "coverage_null"] == pytest.approx(covered.mean())
+    low, high = harness.mc_interval(covered.sum(), len(null))
+    assert grid.loc["grid (all cells)", "coverage_null_low"] == pytest.approx(low)

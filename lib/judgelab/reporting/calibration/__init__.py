@@ -6,10 +6,10 @@ balanced or unequal cluster sizes, constant or cluster-varying effects, 8 / 15 /
 clusters, small or moderate n), and judges coverage and type-I error with their Monte-Carlo
 intervals (pass / fail / inconclusive); `checks` registers one module of checks per analysis
 family. `make calibrate` runs them all (`python -m judgelab.reporting.calibration`); notebook
-15_calibration shows the table.
+15_calibration shows the table, and `pooled` each check's rates over the whole grid.
 """
 
-from judgelab.reporting.calibration import checks, results, view
+from judgelab.reporting.calibration import checks, pooled, results, view
 from judgelab.reporting.calibration.harness import (
     COVERAGE_TARGET,
     HYPOTHESES,
@@ -33,6 +33,7 @@ __all__ = [
     "checks",
     "extend",
     "overview",
+    "pooled",
     "results",
     "run",
     "summarise",

@@ -19,7 +19,8 @@ import platform
 import sys
 import time
 
-from judgelab.reporting.calibration import checks, harness, results
+from judgelab.core import tables
+from judgelab.reporting.calibration import checks, harness, pooled, results
 from judgelab.reporting.calibration.journal import Journal
 from judgelab.simulate import base
 
@@ -106,14 +107,22 @@ def main(argv: list[str] | None = None) -> int:
         "cpus": os.cpu_count(),
     }
     print(results.markdown(harness.overview(summary)))
+    grid = pooled.pooled(reps, chosen, alpha=args.alpha)
+    print("\nPooled over the grid (each check's average; a cell can still miss):\n")
+    print(results.markdown(results.table(grid)))
     print(f"\n{len(chosen)} checks, {meta['seconds']} s", file=sys.stderr)
     if not args.no_save:
         where = results.save(results.Results(reps, summary, meta))
+        tables.write_text(where / "pooled.csv", grid.to_csv(index=False))
         print(f"saved to {where}", file=sys.stderr)
-    failed = summary[(summary["variant"] == "after") & (summary["verdict"] == "fail")]
-    if not failed.empty:
-        cells = sorted(set(zip(failed["check"], failed["scenario"], strict=True)))
-        print(f"FAILED TARGETS ({len(cells)} cells): {cells}", file=sys.stderr)
+    after = summary["variant"] == "after"
+    failed = summary[after & (summary["verdict"] == "fail")]
+    open_ = harness.undecided(summary)
+    for label, rows in (("FAILED TARGETS", failed[~open_]), ("unconfirmed fails", failed[open_])):
+        cells = sorted(set(zip(rows["check"], rows["scenario"], strict=True)))
+        if cells:
+            more = f" (fewer than {harness.CONFIRM_REPS} replicates)" if label[0] == "u" else ""
+            print(f"{label}{more}, {len(cells)} cells: {cells}", file=sys.stderr)
     return 0
 
 
