@@ -253,7 +253,8 @@ def test_pooled_rates_count_every_replicate_of_every_cell():
     two = [GRID[0], next(s for s in GRID if s.name.startswith("unequal/varying/"))]
     reps = run([CHECK], scenarios=two, reps=12)
     grid = pooled.pooled(reps, [CHECK]).set_index("scenario")
-    assert grid.loc["grid (all cells)", "reps"] == 24 and grid.loc["grid (all cells)", "cells"] == 2
+    every = grid.loc["grid (all cells)"]
+    assert every["reps"] == 24 and every["cells"] == 2
     assert grid.loc["unequal/varying cells", "reps"] == 12
     null = reps[reps["hypothesis"] == "null"]
     covered = (null["low"] <= null["truth"]) & (null["truth"] <= null["high"])
