@@ -260,3 +260,16 @@ def test_issue19_23_a_malformed_run_record_is_skipped_with_a_warning(judgelab_ho
     assert cli.main(["index"]) == 0
     err = capsys.readouterr().err
     assert "warning: " in err and "status.json: skipped in the index" in err
+
+
+def test_folders_that_are_no_notebooks_hold_no_run_records(judgelab_home: Path, recwarn):
+    nb = judgelab_home / "reports" / "90_quick"
+    nb.mkdir(parents=True)
+    good = {"notebook": "90_quick", "run": "good", "status": "ok", "seconds": 1.5}
+    (nb / "good.json").write_text(json.dumps(good))
+    calibration = judgelab_home / "reports" / "calibration"  # `make calibrate`'s results
+    calibration.mkdir()
+    (calibration / "meta.json").write_text(json.dumps({"reps": 10, "seconds": 2054.4}))
+    index = pipeline.write_index().read_text()
+    assert "1 runs, 0 failed" in index
+    assert not [w for w in recwarn if "skipped in the index" in str(w.message)]

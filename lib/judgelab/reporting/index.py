@@ -14,6 +14,7 @@ import yaml
 
 from judgelab.core import paths, tables
 from judgelab.reporting import findings, landing
+from judgelab.reporting.params import NOTEBOOK_RE
 
 
 def _rel(path: str, base: Path) -> str:
@@ -56,13 +57,18 @@ def _record_problem(rec: Any) -> str | None:
 
 
 def load_records() -> list[dict[str, Any]]:
-    """Return every run record under `reports/`; a malformed one is skipped with a warning.
+    """Return every run record `reports/<notebook>/<run>.json`; a malformed one is skipped.
+
+    Folders that are not a notebook's (`make calibrate`'s results, the shared files) hold
+    no run records.
 
     One unreadable, non-JSON or wrongly typed record must not stop the index (nor the end of
     every later run and card, which rewrite it).
     """
     records = []
     for p in sorted(paths.reports().glob("*/*.json")):
+        if not NOTEBOOK_RE.match(p.parent.name):  # reports/calibration/, reports/_shared/
+            continue
         try:
             rec = json.loads(p.read_text(encoding="utf-8"))
         except (OSError, ValueError, RecursionError) as exc:  # ValueError: JSON, UTF-8
