@@ -84,6 +84,24 @@ class Sums(NamedTuple):
     numden: np.ndarray
 
 
+def _codes(unit: np.ndarray) -> np.ndarray:
+    """Sorted-order codes of the unit labels, as `np.unique(..., return_inverse=True)` gives.
+
+    Text labels (an object array) are hashed by `pandas.factorize` with sorted uniques: the
+    same codes, where `np.unique` sorted the objects (4 ms a call, a quarter of notebook 01's
+    judge comparisons). Labels `factorize` cannot code (a missing one) go to `np.unique`.
+    """
+    if not len(unit):
+        return unit
+    if unit.dtype == object:
+        import pandas as pd
+
+        codes = pd.factorize(unit, sort=True)[0]
+        if codes.min() >= 0:
+            return codes.astype(np.int64)
+    return np.unique(unit, return_inverse=True)[1].astype(np.int64)
+
+
 def sums(
     num: np.ndarray, den: np.ndarray, group: np.ndarray, unit: np.ndarray, n_groups: int
 ) -> Sums:
@@ -94,7 +112,7 @@ def sums(
     num, den = num[keep], den[keep]
     group = np.asarray(group, dtype=np.int64)[keep]
     unit = np.asarray(unit)[keep]
-    codes = np.unique(unit, return_inverse=True)[1].astype(np.int64) if len(unit) else unit
+    codes = _codes(unit)
     G = int(codes.max()) + 1 if len(codes) else 0
     cell = codes * n_groups + group
     size = G * n_groups
