@@ -40,7 +40,8 @@ from judgelab.data.importers.reshape import _joined_file
 JSONL = (".jsonl", ".ndjson")
 SUFFIXES = (".csv", ".tsv", *JSONL, ".parquet")
 _JOINED = "joined"
-_BLOCK = 1 << 22
+_BLOCK = 1 << 22  # bytes of JSONL a batch (at least two of its longest lines)
+_ROWS = 1 << 16  # rows of parquet a batch
 
 
 class Fallback(Exception):
@@ -96,10 +97,16 @@ def _pandas(col: pa.ChunkedArray) -> Any:
     return pd.Series(col.to_pylist(), dtype=object)
 
 
-def _leaf(batch: pa.RecordBatch | pa.Table, path: str, *, lists: bool = False) -> Any:
-    """The value at `path` of every row: a column, or a field of nested records."""
+def _leaf(
+    batch: pa.RecordBatch | pa.Table, path: str, *, lists: bool = False, literal: bool = True
+) -> Any:
+    """The value at `path` of every row: a column, or a field of nested records.
+
+    A column named like the whole path is read first (`literal`), as `fieldpath.resolve`
+    does in a record; inside a joined row it is not (the path goes through `joined`).
+    """
     names = batch.schema.names
-    if path in names:
+    if path in names and (literal or ("." not in path and "[" not in path)):
         arr, steps = batch.column(path), ()
     else:
         head, steps = fieldpath.parse(path)
@@ -136,7 +143,10 @@ def _plain(arr: Any, *, lists: bool = False) -> Any:
     if t in _TEXT or t in (pa.bool_(), pa.null(), pa.int64()):
         return arr
     if pa.types.is_integer(t):
-        return arr.cast(pa.int64())
+        try:
+            return arr.cast(pa.int64())
+        except pa.ArrowInvalid:  # an unsigned integer beyond int64
+            raise Fallback from None
     if lists and (pa.types.is_list(t) or pa.types.is_large_list(t)):
         return arr
     raise Fallback
@@ -157,7 +167,7 @@ def _batches(path: Path, heads: list[str] | None = None) -> Any:
             pf = pq.ParquetFile(path)
             names = set(pf.schema_arrow.names)
             cols = None if heads is None else [h for h in heads if h in names]
-            yield from pf.iter_batches(batch_size=1 << 16, columns=cols)
+            yield from pf.iter_batches(batch_size=_ROWS, columns=cols)
         except (pa.ArrowException, OSError):
             raise Fallback from None
     elif suffix in (".csv", ".tsv"):
@@ -205,13 +215,15 @@ def _heads(paths: list[str]) -> list[str]:
     return sorted({p if "." not in p and "[" not in p else fieldpath.column_of(p) for p in paths})
 
 
-def _read(path: Path, paths: list[str]) -> tuple[dict[str, pa.ChunkedArray], int]:
-    """The values at `paths` of every record, batch by batch."""
+def _read(
+    path: Path, paths: list[str], inner: tuple[str, ...] = ()
+) -> tuple[dict[str, pa.ChunkedArray], int]:
+    """The values at `paths` of every record, batch by batch (`_leaf`; `inner`: not literal)."""
     chunks: dict[str, list] = {p: [] for p in paths}
     n = 0
     for batch in _batches(path, _heads(paths) + sorted(paths)):
         for p in paths:
-            chunks[p].append(_leaf(batch, p))
+            chunks[p].append(_leaf(batch, p, literal=p not in inner))
         n += batch.num_rows
     return _chunked(chunks), n
 
@@ -279,7 +291,10 @@ def _joined(
             raise Fallback from None
         if not other.is_file():
             raise Fallback
-        got, m = _read(other, rel + ([join.right] if join.right is not None else []))
+        if join.right in rel and ("." in join.right or "[" in join.right):
+            raise Fallback  # read as a column for the key, through records for the value
+        right = [join.right] if join.right is not None and join.right not in rel else []
+        got, m = _read(other, rel + right, inner=tuple(rel))
         if m != n:
             raise Fallback  # a line count that differs, or an item without this output
         if left is None:
