@@ -4,7 +4,7 @@ Run from the repository root::
 
     python -m bench.tables                    # 10^7 rows (10^6 items x 5 judges x 2 orders)
     python -m bench.tables --huge             # also 10^8 rows (needs ~2 GB of disk)
-    python -m bench.tables --only import      # the generic importer on a 10^6-row CSV/JSONL
+    python -m bench.tables --only import      # the generic importer, 10^6 rows in every shape
     python -m bench.tables --smoke            # tiny sizes (tests/contract/test_bench_tables.py)
 
 Workloads, each measured in a child process (its own peak RSS; polars limited to `--threads`):
@@ -13,8 +13,9 @@ Workloads, each measured in a child process (its own peak RSS; polars limited to
             in memory: `<tmp>/synthetic/judge-XX.parquet`, as `data/judgments/<benchmark>/`
             holds them) → `pairwise.scan.scan_rates` (every rate, per split, pooled and mean
             of splits, bootstrap CIs with B = `--n-boot`, the position test);
-- `import`  a CSV and a JSONL of `--import-rows` rows through the generic importer
-            (`data.importers.mapped_rows`): rows/s and peak RSS.
+- `import`  10^6 judgment rows in every shape of `bench.imports` (flat CSV and JSONL,
+            nested JSON, an exploded list, joined files, parquet; `--shapes`) through
+            `data import-file`'s importer: rows/s and peak RSS per shape.
 
 Generated files live in a temporary folder removed afterwards. Results: a dict with median,
 min and max over `--repeat` runs (`bench_tables`), printed and written as JSON (`--out`).
@@ -38,6 +39,8 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from bench.imports import SHAPES, import_child, write_import_files  # noqa: E402
+from bench.imports import TARGETS as IMPORT_TARGETS  # noqa: E402
 from bench.run import peak_rss_mb, summarize  # noqa: E402
 
 #: Sizes: `full` is issue 24's 10^7 rows, `huge` its 10^8, `smoke` only proves the code runs.
@@ -47,7 +50,6 @@ SIZES: dict[str, dict[str, int]] = {
     "smoke": {"items": 2_000, "judges": 2, "splits": 2, "n_boot": 20, "import_rows": 2_000},
 }
 TARGETS = {"scan_wall_s": 20.0, "scan_peak_rss_mb": 2048.0, "huge_peak_rss_mb": 4096.0}
-IMPORT_TARGETS = {"rows_per_s": 100_000.0, "peak_rss_mb": 1024.0}
 CHUNK_ITEMS = 200_000
 
 
@@ -211,95 +213,18 @@ def bench_scan(cfg: dict[str, int], repeat: int, threads: int, tmp: Path) -> dic
     }
 
 
-#: The mapping of the import workload: flat columns, two slots, a swap flag, a verdict map.
-IMPORT_MAPPING = {
-    "benchmark": "scale",
-    "task": "pairwise",
-    "split": {"column": "split"},
-    "item_id": "id",
-    "question": "instruction",
-    "response_1": "out1",
-    "response_2": "out2",
-    "gold": {"column": "label", "map": {"1": "1", "2": "2", "tie": "tie"}},
-    "swapped": "swap",
-    "verdict": {"column": "winner", "map": {"[[A]]": "A", "[[B]]": "B", "[[C]]": "tie"}},
-    "judge": {"column": "judge"},
-}
-
-
-def write_import_files(folder: Path, n_rows: int, *, chunk: int = 100_000) -> dict[str, Path]:
-    """Write `n_rows` judgment rows (n/2 items x 2 orders) as CSV and as JSONL, in chunks."""
-    import numpy as np
-    import pandas as pd
-
-    folder.mkdir(parents=True, exist_ok=True)
-    rng = np.random.default_rng(7)
-    paths = {"csv": folder / "judgments.csv", "jsonl": folder / "judgments.jsonl"}
-    winners = np.array(["[[A]]", "[[B]]", "[[C]]", "no idea"], dtype=object)
-    with open(paths["csv"], "w", encoding="utf-8") as csv, open(paths["jsonl"], "w") as jl:
-        for start in range(0, n_rows, chunk):
-            row = np.arange(start, min(n_rows, start + chunk))
-            item = row // 2
-            ids = pd.Series(item).map("q{}".format)
-            frame = pd.DataFrame(
-                {
-                    "id": ids,
-                    "split": np.where(item % 3 == 0, "dev", "test"),
-                    "instruction": "Which answer is better for question " + ids + "?",
-                    "out1": "First answer to " + ids,
-                    "out2": "Second answer to " + ids,
-                    "label": np.where(item % 2 == 0, "1", "2"),
-                    "swap": np.where(row % 2 == 0, "false", "true"),
-                    "winner": winners[rng.choice(4, size=len(row), p=[0.45, 0.4, 0.1, 0.05])],
-                    "judge": "gpt-4o",
-                }
-            )
-            frame.to_csv(csv, header=start == 0, index=False)
-            jl.write(frame.to_json(orient="records", lines=True))
-    return paths
-
-
-def import_child(path: str) -> dict[str, Any]:
-    """In the child: import `path` with `IMPORT_MAPPING`, then write both tables as parquet.
-
-    `import_s` is `import_file` alone (the importer: read, map, build the validated tables);
-    `write_s` the two `tables.write_*` calls that `judgelab data import` adds.
-    """
-    from judgelab.core import tables
-    from judgelab.data.importers.mapping import import_file
-
-    t0 = time.perf_counter()
-    imported = import_file(path, IMPORT_MAPPING)
-    t1 = time.perf_counter()
-    rss_import = peak_rss_mb()
-    out = Path(path).parent / "out"
-    tables.write_items(imported.items, out / "items.parquet")
-    tables.write_judgments(imported.judgments, out / "judgments.parquet")
-    t2 = time.perf_counter()
-    rows = len(imported.judgments)
-    return {
-        "import_s": t1 - t0,
-        "write_s": t2 - t1,
-        "rows": rows,
-        "items": len(imported.items),
-        "rows_per_s": rows / (t1 - t0),
-        "rows_per_s_with_write": rows / (t2 - t0),
-        "peak_rss_mb_import": rss_import,
-        "peak_rss_mb": peak_rss_mb(),
-        "valid": int(imported.judgments["valid"].sum()),
-    }
-
-
 CHILDREN["import"] = import_child
 
 
-def bench_import(cfg: dict[str, int], repeat: int, threads: int, tmp: Path) -> dict[str, Any]:
-    """Write the CSV and JSONL once, then time the generic importer on each (children)."""
+def bench_import(
+    cfg: dict[str, int], repeat: int, threads: int, tmp: Path, shapes: tuple[str, ...] = SHAPES
+) -> dict[str, Any]:
+    """Write every shape's files once, then time the generic importer on each (children)."""
     n = cfg["import_rows"]
-    paths = write_import_files(tmp / "import", n)
-    out: dict[str, Any] = {"rows": n}
+    paths = write_import_files(tmp / "import", n, shapes=shapes)
+    out: dict[str, Any] = {"rows": n, "shapes": list(shapes)}
     for fmt, path in paths.items():
-        runs = [child("import", threads, path=str(path)) for _ in range(repeat)]
+        runs = [child("import", threads, path=str(path), shape=fmt) for _ in range(repeat)]
         out[fmt] = {
             "import_s": summarize([r["import_s"] for r in runs]),
             "write_s": summarize([r["write_s"] for r in runs]),
@@ -307,12 +232,20 @@ def bench_import(cfg: dict[str, int], repeat: int, threads: int, tmp: Path) -> d
             "rows_per_s_with_write": summarize([r["rows_per_s_with_write"] for r in runs]),
             "peak_rss_mb_import": summarize([r["peak_rss_mb_import"] for r in runs]),
             "peak_rss_mb": summarize([r["peak_rss_mb"] for r in runs]),
-            "file_mb": path.stat().st_size / 2**20,
+            "file_mb": sum(p.stat().st_size for p in _files_of(path, fmt)) / 2**20,
+            "rows": runs[0]["rows"],
             "items": runs[0]["items"],
             "valid": runs[0]["valid"],
         }
     shutil.rmtree(tmp / "import")
     return out
+
+
+def _files_of(path: Path, shape: str) -> list[Path]:
+    """The files one shape's import reads (a joined import: the items and both outputs)."""
+    if shape != "joined":
+        return [path]
+    return [path, path.parent / "out_12.jsonl", path.parent / "out_21.jsonl"]
 
 
 WORKLOADS = ("scan", "import")
@@ -326,6 +259,7 @@ def bench_tables(
     threads: int = 2,
     huge: bool = False,
     tmp_root: str | None = None,
+    shapes: tuple[str, ...] = SHAPES,
 ) -> dict[str, Any]:
     """Run the workloads; return their results (median/min/max over `repeat` runs).
 
@@ -345,7 +279,7 @@ def bench_tables(
             results["scan_huge"] = bench_scan(SIZES["huge"], 1, threads, Path(tmp))
             results["scan_huge"]["targets"] = {"peak_rss_mb": TARGETS["huge_peak_rss_mb"]}
         if "import" in only and cfg["import_rows"]:
-            results["import"] = bench_import(cfg, repeat, threads, Path(tmp))
+            results["import"] = bench_import(cfg, repeat, threads, Path(tmp), shapes)
             results["import"]["targets"] = dict(IMPORT_TARGETS)
     return results
 
@@ -368,7 +302,7 @@ def table_rows(results: dict[str, Any]) -> list[list[str]]:
                 "MiB",
                 "<= 2048" if label == "scan" else "<= 4096",
             )
-    for fmt in ("csv", "jsonl"):
+    for fmt in SHAPES:
         r = results.get("import", {}).get(fmt)
         if r:
             add(f"import {fmt} rows/s", r["rows_per_s"], "rows/s", ">= 100000")
@@ -388,15 +322,20 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--smoke", action="store_true", help="tiny sizes (tests)")
     p.add_argument("--tmp", default=None, help="folder for the generated files")
     p.add_argument("--out", type=Path, default=None, help="JSON results file")
+    p.add_argument("--shapes", default=",".join(SHAPES), help="comma-separated import shapes")
     p.add_argument("--child", default=None, help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.child:
         print(json.dumps(run_child(json.loads(args.child))))
         return 0
     only = tuple(w.strip() for w in args.only.split(",") if w.strip())
-    unknown = [w for w in only if w not in WORKLOADS]
+    shapes = tuple(w.strip() for w in args.shapes.split(",") if w.strip())
+    unknown = [w for w in only if w not in WORKLOADS] + [s for s in shapes if s not in SHAPES]
     if unknown or args.repeat < 1:
-        p.error(f"unknown workload(s) {unknown} (known: {list(WORKLOADS)}), or --repeat < 1")
+        p.error(
+            f"unknown workload(s) or shape(s) {unknown} (known: {list(WORKLOADS)}, "
+            f"{list(SHAPES)}), or --repeat < 1"
+        )
     results = bench_tables(
         "smoke" if args.smoke else "full",
         only=only,
@@ -404,6 +343,7 @@ def main(argv: list[str] | None = None) -> int:
         threads=args.threads,
         huge=args.huge,
         tmp_root=args.tmp,
+        shapes=shapes,
     )
     results["table"] = table_rows(results)
     for row in results["table"]:

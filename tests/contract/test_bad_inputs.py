@@ -15,6 +15,7 @@ library call), and checks that:
 
 from __future__ import annotations
 
+import io
 import json
 from collections.abc import Callable
 from dataclasses import asdict
@@ -267,6 +268,16 @@ CASES: list[tuple[str, str, str, list[str]]] = [
      ["{d}/items.jsonl", "line 2", "column 'id'", "out_b.jsonl has no row with join key 'q2'"]),
     ("join_adds_unknown", "data import-file", "join adds: both",
      ["{d}/m.yaml", "mapping key 'join.adds'", "'both'"]),
+    # --- issue 38 item 2: shapes the column-wise importer now reads (it declines, the record
+    # path names the place) ---
+    ("parquet_bad_flag", "data import-file", "a parquet file, swap 'perhaps' in row 2",
+     ["{d}/j.parquet", "row 2", "column 'swap'", "true/false"]),
+    ("nested_conflicting_item", "data import-file", "item q1's nested question differs",
+     ["{d}/j.jsonl", "line 2", "column 'input.q'", "differs"]),
+    ("exploded_index_unmapped", "data import-file", "a third judgment, _index 2 unmapped",
+     ["{d}/j.jsonl", "line 1", "judgments[2]", "column '_index'", "not in the map"]),
+    ("joined_bad_flag", "data import-file", "out_b.jsonl line 2: s 'perhaps'",
+     ["{d}/items.jsonl", "line 2", "out_b.jsonl line 2", "column 'joined.s'", "true/false"]),
     ("txt_without_column", "data import-file", "a .txt data file, no txt_column",
      ["{d}/labels.txt", "txt_column: NAME"]),
     ("explode_key_absent", "data import-file", "line 2 has no 'swap = True'",
@@ -794,6 +805,45 @@ BUILDERS["join_adds_unknown"] = _files_case(
     JOIN_MAPPING.replace("on: line", "on: line, adds: both"),
     ["items.jsonl"],
 )
+
+
+def _parquet_bad_flag(d: Path):
+    frame = pd.read_csv(io.StringIO(_csv_row(2, "true", "perhaps")), dtype=str)
+    frame.to_parquet(d / "j.parquet", index=False)
+    (d / "m.yaml").write_text(PAIR_MAPPING, encoding="utf-8")
+    return ["data", "import-file", str(d / "j.parquet"), "--mapping", str(d / "m.yaml")]
+
+
+BUILDERS["parquet_bad_flag"] = _parquet_bad_flag
+SHAPED = (
+    '{"id": "q1", "input": {"q": "Hi?"}, "r1": "a", "r2": "b", '
+    '"judgments": [{"v": "A", "s": "no"}, {"v": "B", "s": "yes"}]}\n'
+    '{"id": "q1", "input": {"q": "Bye?"}, "r1": "a", "r2": "b", '
+    '"judgments": [{"v": "A", "s": "no"}, {"v": "B", "s": "yes"}]}\n'
+)
+SHAPED_MAPPING = "benchmark: demo\nitem_id: id\nresponse_1: r1\nresponse_2: r2\n"
+BUILDERS["nested_conflicting_item"] = _import_case(
+    SHAPED, name="j.jsonl", mapping=SHAPED_MAPPING + "question: input.q\nverdict: judgments[0].v\n"
+)
+BUILDERS["exploded_index_unmapped"] = _import_case(
+    SHAPED.replace('"Bye?"', '"Hi?"').replace('"s": "yes"}]', '"s": "yes"}, {"v": "A"}]', 1),
+    name="j.jsonl",
+    mapping=SHAPED_MAPPING
+    + "explode: judgments\nverdict: judgments.v\n"
+    + "swapped: {column: _index, map: {0: false, 1: true}}\n",
+)
+BUILDERS["joined_bad_flag"] = _files_case(
+    {
+        "items.jsonl": ITEMS2,
+        "out_a.jsonl": '{"qid": "q1", "v": "A", "s": "no"}\n{"qid": "q2", "v": "B", "s": "no"}\n',
+        "out_b.jsonl": '{"qid": "q1", "v": "A", "s": "yes"}\n'
+        '{"qid": "q2", "v": "B", "s": "perhaps"}\n',
+    },
+    KEYED.replace("swapped: {column: _join, map: {a: false, b: true}}", "swapped: joined.s"),
+    ["items.jsonl"],
+)
+
+
 BUILDERS["txt_without_column"] = _import_case(
     "correct\nincorrect\n",
     name="labels.txt",

@@ -14,6 +14,7 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from bench import imports as bench_imports  # noqa: E402
 from bench import tables as bench  # noqa: E402
 
 
@@ -50,3 +51,32 @@ def test_main_smoke_in_a_child(tmp_path, capsys):
     assert res["scan"]["wall_s"]["n"] == 1 and res["scan"]["rows"] > 0
     assert "scan" in capsys.readouterr().out and res["table"]
     assert list(gen.iterdir()) == []  # the generated parquet files are removed
+
+
+def test_i38_2_every_import_shape_holds_the_same_judgments(tmp_path):
+    """The bench's shapes are one data set: the same rows, items and valid verdicts, each
+    through the column-wise path (the figures measure it, not the record path)."""
+    from judgelab.data.importers import mapped_fast, mapping
+
+    paths = bench.write_import_files(tmp_path / "imp", 400, chunk=100, shapes=bench.SHAPES)
+    assert sorted(paths) == sorted(bench.SHAPES)
+    assert (tmp_path / "imp" / "out_12.jsonl").is_file()
+    results = {}
+    for shape, path in paths.items():
+        fields = mapping.parse_mapping(bench_imports.MAPPINGS[shape])
+        assert mapped_fast.fast_import([path], fields, allow_invalid=False) is not None, shape
+        res = bench.import_child(str(path), shape)
+        results[shape] = (res["rows"], res["items"], res["valid"])
+        assert res["rows_per_s"] > 0 and res["peak_rss_mb"] > 0
+    assert set(results.values()) == {results["csv"]}, results
+    assert results["csv"][:2] == (400, 200) and 0 < results["csv"][2] < 400
+
+
+def test_i38_2_main_smoke_import_shapes(tmp_path, capsys):
+    out = tmp_path / "tables.json"
+    argv = ["--smoke", "--only", "import", "--shapes", "nested,parquet", "--repeat", "1"]
+    assert bench.main([*argv, "--out", str(out), "--tmp", str(tmp_path)]) == 0
+    res = json.loads(out.read_text())["import"]
+    assert res["shapes"] == ["nested", "parquet"] and "csv" not in res
+    assert res["parquet"]["rows"] == res["nested"]["rows"] == 2_000
+    assert "import parquet rows/s" in capsys.readouterr().out

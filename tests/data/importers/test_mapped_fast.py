@@ -7,7 +7,7 @@ import json
 
 import pandas as pd
 import pytest
-from hypothesis import HealthCheck, event, given, settings
+from hypothesis import HealthCheck, currently_in_test_context, event, given, settings
 from hypothesis import strategies as st
 
 from judgelab.data.importers import SourceFormatError, mapped_fast, mapping, reshape
@@ -265,27 +265,39 @@ def _check_case(where, case) -> None:
     jsonl, rows, raw = case
     path = where / ("gen.jsonl" if jsonl else "gen.csv")
     _write_flat(path, rows, jsonl)
+    _compare(path, raw)
+
+
+def _compare(path, raw) -> str:
+    """Both paths on one file: identical tables (and no notes), or the record path's refusal.
+
+    Returns what happened: "refused", "declined" or "ran".
+    """
     fields = mapping.parse_mapping(raw)
     refused = None
     try:
-        slow = mapping.import_records(reshape.read([path], fields), fields)
+        shaped = reshape.read([path], fields)
+        slow = mapping.import_records(shaped, fields)
     except (SourceFormatError, SchemaError) as exc:
         refused = exc
     try:
         fast = mapped_fast.fast_import([path], fields, allow_invalid=False)
     except SchemaError as exc:  # the tables' own check (a repeated key): the same error
         assert str(exc) == str(refused)
-        return
+        return "refused"
     if refused is not None:
         assert fast is None, (
             f"the column-wise path imported what the record path refuses: {refused}"
         )
-        return
-    event(f"column-wise path {'ran' if fast is not None else 'declined'}")
+        return "refused"
+    if currently_in_test_context():
+        event(f"column-wise path {'ran' if fast is not None else 'declined'}")
     if fast is None:
-        return
+        return "declined"
     pd.testing.assert_frame_equal(fast.items, slow.items)
     pd.testing.assert_frame_equal(fast.judgments, slow.judgments)
+    assert shaped.notes == []  # the import's summary would have notes the fast path lacks
+    return "ran"
 
 
 _PROPERTY = {"deadline": None, "suppress_health_check": [HealthCheck.too_slow]}
@@ -327,3 +339,163 @@ def test_i37_3_the_generated_cases_reach_the_column_wise_path(tmp_path):
     pd.testing.assert_frame_equal(fast.judgments, slow.judgments)
     chosen = fast.judgments["chosen"]
     assert chosen.astype(object).where(chosen.notna(), None).tolist() == ["neg", "tie", None]
+
+
+# --- issue 38 item 2: the same property over every shape the column-wise path reads ----------
+#
+# A generated flat case is rewritten as nested records, an exploded list, joined files or a
+# parquet file (the mapping's paths rewritten to match); both paths must still agree.
+
+SHAPES = ("nested", "exploded", "joined", "parquet")
+JUDGMENT_COLUMNS = ("swap", "order", "v", "judge", "sample")
+ITEM = ("q", "r1", "r2", "m1", "m2", "gold")
+
+
+def _repath(raw, rename):
+    """The mapping with each field's column renamed by `rename(column)`."""
+    out = {}
+    for key, spec in raw.items():
+        if isinstance(spec, dict) and "column" in spec:
+            out[key] = {**spec, "column": rename(spec["column"])}
+        elif isinstance(spec, str) and key not in ("benchmark", "task"):
+            out[key] = rename(spec)
+        else:
+            out[key] = spec
+    return out
+
+
+def _jsonl(path, rows):
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+
+
+def _shaped(where, draw, rows, raw, shape):
+    """Write `rows` in `shape`; return the data file and the mapping that reads it."""
+    if shape == "parquet":
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        try:
+            table = pa.Table.from_pylist(rows)
+        except (pa.ArrowException, TypeError):  # mixed types in a column: as text
+            cols = dict.fromkeys(k for r in rows for k in r)
+            text = [{k: None if r.get(k) is None else str(r[k]) for k in cols} for r in rows]
+            table = pa.Table.from_pylist(text)
+        pq.write_table(table, where / "gen.parquet")
+        return where / "gen.parquet", raw
+    if shape == "nested":
+        inner = set(draw(st.lists(st.sampled_from(["q", "r1", "r2", "v", "judge", "swap"]))))
+        out = [
+            {
+                **{k: v for k, v in r.items() if k not in inner},
+                "rec": {k: r[k] for k in inner & set(r)},
+            }
+            for r in rows
+        ]
+        _jsonl(where / "gen.jsonl", out)
+        return where / "gen.jsonl", _repath(raw, lambda c: f"rec.{c}" if c in inner else c)
+    judged = lambda c: c in JUDGMENT_COLUMNS  # noqa: E731
+    base = lambda r: {k: v for k, v in r.items() if not judged(k)}  # noqa: E731
+    own = lambda r: {k: v for k, v in r.items() if judged(k)}  # noqa: E731
+    if shape == "exploded":
+        out = []
+        for r in rows:  # consecutive rows of the same item values: one record, a list
+            if out and base(r) == {k: v for k, v in out[-1].items() if k != "js"}:
+                out[-1]["js"].append(own(r))
+            else:
+                out.append({**base(r), "js": [own(r)]})
+        if draw(st.integers(0, 9)) == 0:
+            out.append({**base(rows[0]), "js": []})  # an item without judgments
+        _jsonl(where / "gen.jsonl", out)
+        raw = {**_repath(raw, lambda c: f"js.{c}" if judged(c) else c), "explode": "js"}
+        if "response_1" in raw and draw(st.booleans()):
+            raw["swapped"] = {"column": "_index", "map": {0: False, 1: True}}
+        return where / "gen.jsonl", raw
+    by_id = {}
+    for r in rows:
+        by_id.setdefault(json.dumps(r["id"]), []).append(r)
+    items = [group[0] for group in by_id.values()]
+    fill = draw(st.integers(0, 3)) > 0  # mostly every item has a row in every output file
+    on_line = draw(st.booleans())
+    files = {}
+    for k in range(min(2, max(map(len, by_id.values())))):
+        outs = []
+        for group in by_id.values():
+            if k < len(group) or fill:
+                outs.append({"qid": group[0]["id"], **own(group[min(k, len(group) - 1)])})
+        _jsonl(where / f"out_{k}.jsonl", outs if on_line else outs[::-1])
+        files[f"o{k}"] = f"out_{k}.jsonl"
+    _jsonl(where / "items.jsonl", [base(r) for r in items])
+    raw = _repath(raw, lambda c: f"joined.{c}" if judged(c) else c)
+    raw["join"] = {"files": files, **({} if on_line else {"on": {"left": "id", "right": "qid"}})}
+    if "response_1" in raw and draw(st.booleans()):
+        raw["swapped"] = {"column": "_join", "map": {"o0": False, "o1": True}}
+    return where / "items.jsonl", raw
+
+
+@st.composite
+def shaped_cases(draw):
+    """A generated flat case (`flat_cases`, as JSON values) and the shape to write it in."""
+    _, rows, raw = draw(flat_cases())
+    if draw(st.booleans()):  # tidy: an item's rows agree, one verdict reads (more cases run)
+        first = {}
+        for r in rows:
+            r["id"] = str(r["id"])  # one JSON type a column, as arrow reads it
+            if r.get("swap") in ("1", "0"):
+                r["swap"] = r["swap"] == "1"
+            r.update({k: v for k, v in first.setdefault(r["id"], r).items() if k in ITEM})
+        rows[0]["v"] = "A"
+    return draw(st.sampled_from(SHAPES)), rows, raw, draw
+
+
+def _check_shaped(tmp_path_factory, case, data) -> None:
+    shape, rows, raw, _ = case
+    where = tmp_path_factory.mktemp(shape)
+    path, raw = _shaped(where, data.draw, rows, raw, shape)
+    event(f"{shape}: {_compare(path, raw)}")
+
+
+@settings(max_examples=100, **_PROPERTY)
+@given(case=shaped_cases(), data=st.data())
+def test_i38_2_every_shape_gives_the_record_paths_tables(tmp_path_factory, case, data):
+    _check_shaped(tmp_path_factory, case, data)
+
+
+@pytest.mark.slow
+@settings(max_examples=600, **_PROPERTY)
+@given(case=shaped_cases(), data=st.data())
+def test_i38_2_every_shape_gives_the_record_paths_tables_long_run(tmp_path_factory, case, data):
+    _check_shaped(tmp_path_factory, case, data)
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_i38_2_each_shape_reaches_the_column_wise_path(tmp_path, shape):
+    """The property above is not vacuous: a plain case of each shape takes the fast path."""
+    rows = [
+        {"id": "q0", "r1": "a", "r2": "b", "gold": "1", "swap": "false", "v": "A", "judge": "j"},
+        {"id": "q0", "r1": "a", "r2": "b", "gold": "1", "swap": "true", "v": "tie", "judge": "j"},
+        {"id": "q1", "r1": "c", "r2": "d", "gold": "2", "swap": "false", "v": "x", "judge": "j"},
+        {"id": "q1", "r1": "c", "r2": "d", "gold": "2", "swap": "true", "v": "B", "judge": "j"},
+    ]
+    raw = {
+        "benchmark": "gen",
+        "item_id": "id",
+        "response_1": "r1",
+        "response_2": "r2",
+        "gold": "gold",
+        "swapped": "swap",
+        "verdict": "v",
+        "judge": {"column": "judge"},
+    }
+    path, raw = _shaped(tmp_path, _fixed, rows, raw, shape)
+    assert _compare(path, raw) == "ran"
+
+
+def _fixed(strategy):
+    """A fixed draw for `_shaped`: nest the verdict and judge, no empty list, complete joins."""
+    kind = repr(strategy)
+    if kind.startswith("lists("):
+        return ["v", "judge"]
+    if kind.startswith("integers("):
+        return 1
+    assert kind == "booleans()", kind
+    return False

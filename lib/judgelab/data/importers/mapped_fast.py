@@ -1,59 +1,60 @@
-"""The generic importer, column by column, for flat pairwise mappings (10^6 rows in seconds).
+"""The generic importer, column by column, for pairwise mappings (10^6 rows in seconds).
 
 `import_records` maps a file record by record (`mapped_rows.Rows`), ~20 field look-ups a
-row. When a mapping only reads plain top-level columns and constants of one CSV/TSV/JSONL
-file (no join, explode, file-name captures, `meta`, `judgment_meta` or cluster column) and
-the task is pairwise, `fast_import` computes the same tables column-wise instead (tested
-equal, `tests/data/importers/test_mapped_fast.py`). It raises no mapping error of its own:
-any record the record path would reject (an unmapped gold, items that disagree, a bad flag,
-a file of invalid verdicts, a JSONL line arrow cannot read as `json` does…) makes it return
-None, and the caller runs the record path, which raises its usual error naming file,
-row/line and column. The tables are validated by the same `schema.new_*` calls.
+row. When a mapping reads columns, nested record fields and constants of one CSV/TSV/JSONL/
+parquet file (flat, with `explode` of a list, or with a `join` that adds rows: read
+column-wise by `mapped_shapes`), with no file-name captures, `meta`, `judgment_meta` or
+cluster column, and the task is pairwise, `fast_import` computes the same tables
+column-wise instead (tested equal, `tests/data/importers/test_mapped_fast.py`). It raises
+no mapping error of its own: any record the record path would reject (an unmapped gold,
+items that disagree, a bad flag, a file of invalid verdicts, a JSONL line arrow cannot read
+as `json` does...) makes it return None, and the caller runs the record path, which raises
+its usual error naming file, row/line and column. The tables are validated by the same
+`schema.new_*` calls.
 
-Memory: CSV cells stay in the parser's arrow string columns and JSONL is read by arrow's
-reader, so no Python object is made per cell; per-record logic runs once per distinct value
-(`_per_value`, `_coded`).
+Memory: CSV cells stay in the parser's arrow string columns; JSONL and parquet are read by
+arrow in record batches cut down to the mapped values; no Python object is made per text
+cell, and per-record logic runs once per distinct value (`_per_value`, `_coded`).
 """
 
 from __future__ import annotations
 
-import io
 import json
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
-import pyarrow as pa
-from pyarrow import json as pa_json
 
-from judgelab.core import schema, tables
+from judgelab.core import schema
 from judgelab.core.columns import DTYPES
 from judgelab.core.names import safe_name
 from judgelab.data import clustering
 from judgelab.data.importers.base import Imported
 from judgelab.data.importers.mapped_rows import _FALSE, _TRUE, text
+from judgelab.data.importers.mapped_shapes import SUFFIXES, Fallback, read_frame
 from judgelab.data.importers.mapping_spec import Field
 from judgelab.data.importers.mapping_spec import normalise as _norm
 from judgelab.data.importers.records import read_records
 from judgelab.errors import UnsafeNameError
 
-_SUFFIXES = (".csv", ".tsv", ".jsonl", ".ndjson")
-_SHAPES = ("join", "explode", "judgment_meta", "meta", "txt_column", "reader")
+_SHAPES = ("judgment_meta", "meta", "txt_column", "reader")
+_Fallback = Fallback
 _UNMAPPED = object()
 _SWAP = {"pos": "neg", "neg": "pos"}
 _SHORT = {"a": "A", "b": "B", "tie": "tie", "c": "tie"}
 
 
-class _Fallback(Exception):
-    """The record path must run (it raises the precise error, or handles the shape)."""
-
-
 def eligible(files: list[Path], fields: dict[str, Any]) -> bool:
     """Return whether the mapping and files can take the column-wise path."""
-    if len(files) != 1 or files[0].suffix.lower() not in _SUFFIXES:
+    if len(files) != 1 or files[0].suffix.lower() not in SUFFIXES:
         return False
     if any(fields.get(k) for k in _SHAPES):
+        return False
+    join, explode = fields.get("join"), fields.get("explode")
+    if join is not None and (join.adds != "rows" or explode is not None):
+        return False
+    if explode is not None and explode.keys is not None:
         return False
     if "item_id" not in fields:  # content-based ids: the record path derives them
         return False
@@ -75,49 +76,14 @@ def fast_import(
     if not eligible(files, fields):
         return None
     try:
-        if files[0].suffix.lower() in (".jsonl", ".ndjson"):
-            columns = _Columns(_read_jsonl(files[0], fields), fields)
-        else:
+        flat = not (fields.get("join") or fields.get("explode"))
+        if flat and files[0].suffix.lower() in (".csv", ".tsv"):
             columns = _Columns(read_records(files[0], compact=True)[0], fields)
+        else:
+            columns = _Columns(read_frame(files[0], fields), fields)
         return columns.run(allow_invalid)
     except _Fallback:
         return None
-
-
-#: Arrow types of a JSONL column the column-wise path reads as the record path does.
-_PLAIN = (pa.string(), pa.large_string(), pa.int64(), pa.bool_(), pa.null())
-
-
-def _read_jsonl(path: Path, fields: dict[str, Any]) -> pd.DataFrame:
-    """Read the mapped columns of a JSONL file with arrow's reader (no Python object a cell).
-
-    Anything it cannot read as the record path's reader would — a parse error, invalid
-    UTF-8, a too long line, no records, or a mapped column of nested values, floats (a big
-    integer read as a float would lose digits) or mixed types — falls back.
-    """
-    data = path.read_bytes()
-    if not data.strip() or max(map(len, data.split(b"\n"))) > tables.max_line_bytes():
-        raise _Fallback
-    try:
-        table = pa_json.read_json(io.BytesIO(data))
-    except (pa.ArrowException, OSError):
-        raise _Fallback from None
-    del data
-    wanted = {f.column for f in fields.values() if isinstance(f, Field) and f.column}
-    out = {}
-    for name in wanted:
-        if name not in table.column_names:
-            raise _Fallback
-        col = table.column(name)
-        if col.type not in _PLAIN:
-            raise _Fallback
-        if col.type in (pa.string(), pa.large_string()):
-            out[name] = pd.array(col, dtype="string")
-        else:
-            out[name] = pd.Series(col.to_pylist(), dtype=object)
-    if table.num_rows == 0:
-        raise _Fallback
-    return pd.DataFrame(out, index=pd.RangeIndex(table.num_rows))
 
 
 def _per_value(values: Any, fn: Any) -> np.ndarray:

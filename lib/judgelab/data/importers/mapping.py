@@ -343,7 +343,7 @@ def import_with_notes(
     fields = _fields(mapping)
     files = reshape.expand(data_files)
     fast = mapped_fast.fast_import(files, fields, allow_invalid=allow_invalid)
-    if fast is not None:  # a flat mapping of one file: column-wise, the same tables
+    if fast is not None:  # one file, flat, nested, exploded or joined: column-wise, same tables
         return fast, []
     shaped = reshape.read(files, fields)
     imported = import_records(shaped, fields, allow_invalid=allow_invalid)
