@@ -273,3 +273,14 @@ def test_i34_4_leaderboard_of_real_card_runs(tmp_path: Path, monkeypatch):
     # the one judge with its own card links there; the others to the comparison card
     assert any(h.startswith("14_judge_report_card/own.html#") for h in r["links"])
     assert any(h.startswith("14_judge_report_card/default.html#") for h in r["links"])
+
+
+def test_i34_4_leaderboard_keeps_every_judge(tmp_path: Path, monkeypatch):
+    """itables' 64 KB default dropped 12 of the 38 real judges ("downsampled from 38 rows")."""
+    monkeypatch.setenv("JUDGELAB_HOME", str(tmp_path / "home"))
+    board = leaderboard.rows(_measures(), _lights(), {GPT: "own.html"}, "all.html")
+    many = pd.concat([board] * 30, ignore_index=True)
+    many["Judge"] = [f"<b>judge-{i:03d}</b>" + j for i, j in enumerate(many["Judge"])]
+    html = leaderboard.table_html(many, tmp_path / "home" / "reports" / "index.html")
+    assert len(html) > 64_000 and "downsampled" not in html
+    assert all(f"judge-{i:03d}" in html for i in range(len(many)))

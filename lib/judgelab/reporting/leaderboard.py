@@ -255,6 +255,10 @@ def table_html(board: pd.DataFrame, page: Path) -> str:
         columnDefs=col_defs,
         classes="display compact",
         text_in_header_can_be_selected=False,  # a click anywhere on a header sorts
+        # every judge: itables' 64 KB default dropped 12 of the 38 real judges ("downsampled")
+        maxBytes=0,
+        maxRows=0,
+        maxColumns=0,
     )
 
 
