@@ -107,6 +107,23 @@ def test_notebook_executes_offline_on_samples(nb: Path, sample_run):
 
 
 @pytest.mark.parametrize("nb", NOTEBOOKS, ids=lambda p: p.stem)
+def test_i34_2_no_machine_path_in_a_run_s_outputs(nb: Path, sample_run):
+    """Neither the page nor the executed notebook names the machine's folders (issue 34, 2).
+
+    Seen on real runs: a cell ending in `out.table(...)` showed `PosixPath('/home/…/rates.csv')`,
+    a scipy warning printed its site-packages path, papermill recorded the absolute input and
+    temporary output paths.
+    """
+    result = sample_run(nb.stem)
+    home = Path(result.ipynb).parents[2]
+    for written in (Path(result.ipynb), Path(result.html)):
+        text = written.read_text(encoding="utf-8")
+        for machine in (str(home), str(ROOT)):
+            assert machine not in text, f"{written.name} names {machine}"
+        assert "PosixPath(" not in text
+
+
+@pytest.mark.parametrize("nb", NOTEBOOKS, ids=lambda p: p.stem)
 def test_every_parameter_is_inspectable_with_help(nb: Path):
     """papermill sees every assigned name, each with its `# help` comment.
 

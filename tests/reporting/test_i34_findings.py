@@ -160,3 +160,14 @@ def test_i34_2_banner_names_no_absolute_path(tmp_path: Path, monkeypatch):
     html = notebook.banner_html(SAMPLE, reason=reason)
     assert str(tmp_path) not in html
     assert "$JUDGELAB_MIRROR/x" in html
+
+
+def test_i34_2_warnings_in_a_run_name_the_module_not_the_machine_path():
+    from judgelab.reporting import notebook
+
+    text = notebook.short_warning(
+        "Precision loss", RuntimeWarning,
+        "/home/someone/proj/.venv/lib/python3.11/site-packages/scipy/stats/_axis.py", 592,
+    )  # fmt: skip
+    assert text == "RuntimeWarning: Precision loss (scipy/stats/_axis.py:592)\n"
+    assert "/home" not in notebook.short_warning("x", UserWarning, "/home/a/b/c.py", 3)

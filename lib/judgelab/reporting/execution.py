@@ -15,6 +15,7 @@ import contextlib
 import functools
 import json
 import os
+import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -124,11 +125,13 @@ def _write_once_engine() -> str:
         @classmethod
         def execute_notebook(cls, nb, kernel_name, output_path=None, **kwargs):  # noqa: D102
             try:
-                return super().execute_notebook(nb, kernel_name, output_path=None, **kwargs)
+                nb = super().execute_notebook(nb, kernel_name, output_path=None, **kwargs)
             except BaseException:
                 if output_path:
                     write_ipynb(nb, output_path)
                 raise
+            _project_relative(nb.metadata.get("papermill", {}))
+            return nb
 
     papermill_engines.register(ENGINE, _WriteOnce)
     return ENGINE
@@ -138,6 +141,30 @@ def _write_once_engine() -> str:
 #: be read as %run; a stopped run closes the kernel's sockets mid-reply, and its log would then
 #: print a traceback after the one-line "interrupted" (cell errors go to the notebook).
 KERNEL_ARGUMENTS = ["--InteractiveShell.automagic=False", "--IPKernelApp.log_level=CRITICAL"]
+
+
+#: `core.atomic`'s temporary names: `.<name>.<random>.tmp<suffix>`.
+_TEMPORARY = re.compile(r"^\.(?P<name>.+)\.[^.]+\.tmp(\.[^.]+)?$")
+
+
+def _project_relative(meta: dict[str, Any]) -> None:
+    """Record papermill's input and output paths relative to the project (no machine path).
+
+    The output is written through a temporary file (`tables.atomic_path`); its final name is
+    recorded.
+    """
+    root = paths.project()
+    for key in ("input_path", "output_path"):
+        value = meta.get(key)
+        if not value:
+            continue
+        path = Path(str(value))
+        match = _TEMPORARY.match(path.name)
+        if match:
+            path = path.with_name(match.group("name"))
+        with contextlib.suppress(ValueError):
+            path = path.resolve().relative_to(root.resolve())
+        meta[key] = path.as_posix() if not path.is_absolute() else path.name
 
 
 def _execute_once(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import json
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -81,10 +82,21 @@ def record_loaded(loaded: catalog.Loaded) -> None:
     record_source(loaded.source, loaded.items, reason=loaded.reason, requested=loaded.requested)
 
 
+class SavedTable(type(Path())):  # type: ignore[misc]  # Path subclasses need the concrete class
+    """The path of a saved table, shown in a notebook as `saved <run>/<name>.csv`.
+
+    A cell ending in `out.table(...)` displayed the absolute path (`PosixPath('/home/…')`) on
+    the shared page; the figures' `Saved` reads the same way.
+    """
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        printer.text(f"saved {self.parent.name}/{self.name}")
+
+
 def save_table(df: pd.DataFrame, name: str, *, notebook: str, run: str = "default") -> Path:
     """Write a result table as CSV beside the run's figures and return its path."""
     target = paths.figures() / notebook / run / f"{name}.csv"
-    return tables.write_text(target, df.to_csv(index=False))
+    return SavedTable(tables.write_text(target, df.to_csv(index=False)))
 
 
 class Outputs:
@@ -207,8 +219,30 @@ def forget_run() -> None:
     _INTERACTIVE.clear()
 
 
+def short_warning(
+    message: Warning | str, category: type[Warning], filename: str, lineno: int, line: Any = None
+) -> str:
+    """Format a warning without the machine's paths (`warnings.formatwarning` of a run).
+
+    A shared page printed `/home/<user>/…/site-packages/scipy/stats/…py:592: RuntimeWarning`;
+    it now prints `RuntimeWarning: <message> (scipy/stats/_axis_nan_policy.py:592)`.
+    """
+    where = Path(filename).as_posix()
+    for marker in ("site-packages/", "dist-packages/", "lib/judgelab/"):
+        if marker in where:
+            where = where.split(marker, 1)[1]
+            break
+    else:
+        where = Path(where).name
+    return f"{category.__name__}: {message} ({where}:{lineno})\n"
+
+
 def outputs(notebook: str, run: str = "default") -> Outputs:
-    """Return the writer of one run's tables and figures; turn on `interactive_tables`."""
+    """Return the writer of one run's tables and figures; turn on `interactive_tables`.
+
+    Warnings shown in the run name their module, not the machine's path (`short_warning`).
+    """
     interactive_tables()
+    warnings.formatwarning = short_warning
     _CURRENT["run"] = Outputs(notebook, run)
     return _CURRENT["run"]
