@@ -171,3 +171,18 @@ def test_i34_2_warnings_in_a_run_name_the_module_not_the_machine_path():
     )  # fmt: skip
     assert text == "RuntimeWarning: Precision loss (scipy/stats/_axis.py:592)\n"
     assert "/home" not in notebook.short_warning("x", UserWarning, "/home/a/b/c.py", 3)
+
+
+def test_i34_1_a_calibration_smoke_run_is_never_a_headline():
+    from judgelab.reporting import calibration, findings
+
+    chosen = [c for c in calibration.checks.all_checks() if c.name == "pairwise.ca"]
+    smoke, label = calibration.view.obtain(chosen, use_saved=False, reps=2)
+    source = calibration.view.finding_source(smoke, label)
+    assert source.is_sample and label.startswith("SMOKE")
+    found = findings.from_table(
+        smoke.summary, measure="coverage", value="coverage_null", low="coverage_null_low",
+        high="coverage_null_high", subject="check", n="reps", source=source,
+    )  # fmt: skip
+    assert found.illustrative
+    assert "Illustrative sample only, not a result" in findings.summary_html(found)

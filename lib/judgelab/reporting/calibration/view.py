@@ -8,6 +8,7 @@ cover the checks asked for), else runs a small-R calibration on the spot — lab
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import NamedTuple
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -81,7 +82,7 @@ def obtain(
         selected, scenarios=chosen_scenarios, reps=reps, seed=seed, variants=variants
     )
     summary = harness.summarise(reps_table, selected, alpha=alpha)
-    meta = {"reps": reps, "seed": seed, "variants": list(variants)}
+    meta = {"reps": reps, "seed": seed, "variants": list(variants), "smoke": True}
     label = (
         f"SMOKE run in this notebook: R = {reps} replicates per cell on "
         f"{len(chosen_scenarios)} scenarios (Monte-Carlo SE of a coverage near 95 % ≈ "
@@ -89,6 +90,18 @@ def obtain(
         "Run `make calibrate` for the grid."
     )
     return results.Results(reps_table, summary, meta), label
+
+
+class FindingSource(NamedTuple):
+    """Where a finding's numbers come from; a smoke run is flagged like sample data."""
+
+    source: str
+    is_sample: bool
+
+
+def finding_source(calibrated: results.Results, label: str) -> FindingSource:
+    """The source of notebook 15's finding: a smoke run is never a headline (issue 34, 1)."""
+    return FindingSource(label, bool(calibrated.meta.get("smoke")))
 
 
 #: Scenario of the notebooks' smoke run (15, 17 without saved results): the hardest cell of the
