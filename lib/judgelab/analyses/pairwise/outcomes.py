@@ -16,6 +16,7 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
+from judgelab.analyses.pairwise import lazy
 from judgelab.core.schema import require_columns as _require
 from judgelab.errors import check_choice
 
@@ -113,7 +114,11 @@ def item_outcomes(
         verdict twice, tie-tie included), `biased_first` (position A both times),
         `biased_second` (position B both times), `inconsistent_tie` (a tie against a choice),
         `invalid` (at least one invalid verdict), or `incomplete`.
+        A polars LazyFrame (a large source, `catalog.LAZY_ROWS`) gives a `lazy.LazyOutcomes`
+        instead, which `pairwise_rates` and `coverage` reduce in polars (same numbers).
     """
+    if lazy.is_lazy(judgments):
+        return lazy.outcomes(judgments, list(groups), invalid_policy, cluster)
     groups = list(groups)
     if "judge" not in groups:
         raise ValueError(f"groups must include 'judge', got {groups}")
@@ -237,6 +242,8 @@ def coverage(
         table in that group), `n_complete`, `n_incomplete`, `n_missing` (items of the table
         with no judgment), `n_unknown` (judged items absent from the items table).
     """
+    if lazy.is_lazy(outcomes):
+        return lazy.coverage(outcomes, items, keys)
     keys = list(keys)
     _require(items, [*keys, "item_id"], "coverage items")
     _require(outcomes, ["judge", *keys, "item_id", "sample", "complete"], "coverage outcomes")

@@ -14,19 +14,29 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection
 from pathlib import Path
-from typing import Any, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 import pandas as pd
 
 from judgelab.core import clusters, paths, schema, tables
 from judgelab.core.names import safe_name
 from judgelab.data import ingest
+from judgelab.data.catalog import lazy
 from judgelab.errors import FetchError, UnknownSourceError
 from judgelab.errors import SourceNotFound as SourceNotFound
+
+if TYPE_CHECKING:
+    import polars as pl
 
 T = TypeVar("T")
 
 SAMPLE_PREFIX = "sample:"
+
+#: Judgment rows (summed from the parquet footers of a source's tables) from which
+#: `load_source` hands the judgments over as a lazy polars scan instead of a pandas frame:
+#: the analyses that grow with judges × items × orders (`analyses.pairwise.lazy`) then reduce
+#: them in polars, in bounded memory. Smaller sources stay pandas (faster below ~10^6 rows).
+LAZY_ROWS = 2_000_000
 
 
 def is_sample(source: str) -> bool:
@@ -185,7 +195,7 @@ class Loaded(NamedTuple):
     """Tables a notebook analyses, and where they really came from."""
 
     items: pd.DataFrame
-    judgments: pd.DataFrame | None
+    judgments: pd.DataFrame | pl.LazyFrame | None  # lazy from `LAZY_ROWS` judgment rows
     source: str  # what was loaded: the requested source, or the sample fallback
     requested: str
     is_sample: bool
@@ -254,6 +264,8 @@ def _load_imported(
     judgment_files = [f for f in judgment_files if f.exists()]
     if judges is not None:
         judgment_files = [f for f in judgment_files if not _holds_none_of(f, judges)]
+    if judgment_files and lazy.rows_of(judgment_files) >= LAZY_ROWS:
+        return items, lazy.scan(judgment_files, items, judges)
     judgments = (
         pd.concat([tables.read_judgments(f) for f in judgment_files], ignore_index=True)
         if judgment_files
@@ -294,7 +306,7 @@ def load_source(
             raise
         reason = f"real source {source!r} unavailable: {type(exc).__name__}: {exc}"
         return Loaded(*_load_sample(fallback), fallback, source, True, reason)
-    if need_judgments and (judgments is None or judgments.empty) and fallback is not None:
+    if need_judgments and lazy.is_empty(judgments) and fallback is not None:
         reason = f"source {source!r} has no judgments yet (run a judge on it first)"
         return Loaded(*_load_sample(fallback), fallback, source, True, reason)
     return Loaded(items, judgments, source, source, False, "")
@@ -317,6 +329,8 @@ def select(
     df = loaded.judgments
     if loaded.is_sample and loaded.requested != loaded.source:
         return df
+    if lazy.is_lazy(df):
+        return lazy.select(df, loaded.source, {"judge": judges, "split": splits})
     for column, wanted in (("judge", judges), ("split", splits)):
         if not wanted:
             continue
