@@ -3,7 +3,7 @@
 Run from the repository root::
 
     python -m bench.notebooks                 # 10^6 rows (10^5 items x 5 judges x 2 orders)
-    python -m bench.notebooks --rows 1e7      # 10^7 rows (slow: minutes, ~1 GB of disk)
+    python -m bench.notebooks --rows 1e6,1e7  # also 10^7 rows (slow: minutes, ~1 GB of disk)
     python -m bench.notebooks --smoke         # tiny size (tests/contract/test_bench_notebooks.py)
 
 A temporary home (`JUDGELAB_HOME`, `JUDGELAB_DATA`) gets a generated source `synthetic`:
@@ -47,6 +47,7 @@ def write_items(path: Path, n_items: int, n_splits: int) -> None:
 
     ids = np.arange(n_items)
     text = np.array(["question", "response A", "response B"], dtype=object)
+    longer = "a longer response B"  # every other item: the worse response is the longer
     table = pa.table(
         {
             "benchmark": pa.array(np.full(n_items, "synthetic", dtype=object), pa.string()),
@@ -55,7 +56,7 @@ def write_items(path: Path, n_items: int, n_splits: int) -> None:
             "task": pa.array(np.full(n_items, "pairwise", dtype=object), pa.string()),
             "question": pa.array(np.full(n_items, text[0], dtype=object), pa.string()),
             "response_pos": pa.array(np.full(n_items, text[1], dtype=object), pa.string()),
-            "response_neg": pa.array(np.full(n_items, text[2], dtype=object), pa.string()),
+            "response_neg": pa.array(np.where(ids % 2 == 0, text[2], longer), pa.string()),
             "gold": pa.array(np.full(n_items, "pos", dtype=object), pa.string()),
             **{c: pa.nulls(n_items, pa.string()) for c in ("context", "response", "reference")},
             "meta": pa.nulls(n_items, pa.string()),
@@ -138,18 +139,28 @@ def bench_notebook(
 def main(argv: list[str] | None = None) -> int:
     """Run the notebook workload at the given size; print and optionally write JSON."""
     p = argparse.ArgumentParser(description="judgelab notebooks at scale (issue 38)")
-    p.add_argument("--rows", type=float, default=1e6, help="judgment rows (about)")
+    p.add_argument(
+        "--rows", default="1e6", help="comma-separated judgment row counts, e.g. 1e6,1e7 (slow)"
+    )
     p.add_argument("--notebook", default="02_positional_bias")
     p.add_argument("--smoke", action="store_true", help="tiny size (tests)")
     p.add_argument("--tmp", default=None, help="folder for the generated files")
     p.add_argument("--out", type=Path, default=None, help="JSON results file")
     args = p.parse_args(argv)
-    rows = SMOKE_ROWS if args.smoke else int(args.rows)
-    res = bench_notebook(rows, notebook=args.notebook, tmp_root=args.tmp)
-    res["targets"] = dict(TARGETS)
-    print(json.dumps(res, indent=2))
+    sizes = [SMOKE_ROWS] if args.smoke else [int(float(r)) for r in args.rows.split(",")]
+    results = []
+    for rows in sizes:
+        res = bench_notebook(rows, notebook=args.notebook, tmp_root=args.tmp)
+        res["targets"] = dict(TARGETS)
+        results.append(res)
+        print(
+            f"notebook {res['notebook']} {rows:,} rows: {res['wall_s']:.1f} s, "
+            f"peak RSS (process tree) {res['peak_rss_mb']:.0f} MiB, load {res['load']:.1f} "
+            f"(targets at 10^7 rows: <= {TARGETS['wall_s']:.0f} s, "
+            f"<= {TARGETS['peak_rss_mb']:.0f} MiB)"
+        )
     if args.out is not None:
-        args.out.write_text(json.dumps(res, indent=2))
+        args.out.write_text(json.dumps(results, indent=2))
     return 0
 
 
