@@ -96,3 +96,24 @@ def test_load_source_keeps_only_the_requested_judges_lazily(monkeypatch, home):
     judges = loaded.judgments.select(pl.col("judge").unique()).collect()["judge"].to_list()
     assert judges == ["judge-03"]
     assert "cluster" in loaded.judgments.collect_schema().names()
+
+
+@pytest.mark.parametrize("inference", ["wild", "bootstrap"])
+def test_judge_by_judge_passes_give_the_same_rates(monkeypatch, home, inference):
+    from judgelab.analyses.pairwise import lazy, scan
+
+    _, table = _load(monkeypatch, home, lazy=True)
+    out = pairwise.item_outcomes(table, cluster="cluster")
+    kw = {"n_boot": 49, "seed": 1, "cluster": "cluster", "inference": inference}
+    whole = pairwise.pairwise_rates(out, **kw)
+    calls = []
+    real = scan._batches
+
+    def spy(*args):
+        calls.append(got := real(*args))
+        return got
+
+    monkeypatch.setattr(scan, "_batches", spy)
+    monkeypatch.setattr(lazy, "ROWS_PER_PASS", 700)  # a judge's rows (~600) per pass
+    pd.testing.assert_frame_equal(whole, pairwise.pairwise_rates(out, **kw))
+    assert max(len(c) for c in calls) > 1  # several batches were collected

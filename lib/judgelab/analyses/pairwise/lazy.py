@@ -20,6 +20,11 @@ from typing import Any, NamedTuple
 import pandas as pd
 import polars as pl
 
+#: Judgment rows one polars group-by pass reduces at most on the notebook path: with clusters
+#: every unit row carries its labels, so a 10^7-row scan is reduced judge by judge
+#: (`scan.scan_rates(rows_per_pass=...)`; ~0.5 GB a pass of 2·10^6 rows instead of ~3 GB).
+ROWS_PER_PASS = 2_000_000
+
 
 class LazyOutcomes(NamedTuple):
     """`item_outcomes` of a lazy judgments table: the scan and its options, not yet read."""
@@ -63,6 +68,7 @@ def rates(lazy: LazyOutcomes, *, cluster: str | None, **kw: Any) -> pd.DataFrame
         groups=list(lazy.groups),
         invalid_policy=lazy.invalid_policy,
         cluster=unit,
+        rows_per_pass=ROWS_PER_PASS,
         **kw,
     )
 
@@ -126,4 +132,4 @@ def _counted_block(
     return out
 
 
-__all__ = ["LazyOutcomes", "coverage", "is_lazy", "outcomes", "rates"]
+__all__ = ["ROWS_PER_PASS", "LazyOutcomes", "coverage", "is_lazy", "outcomes", "rates"]

@@ -142,9 +142,9 @@ def scan_rates(
     boot = _Boot(n_boot, seed, level, cluster, interval)
     lay = _layout(list(VALUE_COLUMNS))
     if inference == "wild":
-        cells = _wild_cells(pats, items, keys, carry, lay, boot)
+        cells = _wild_cells(pats, items, keys, carry, lay, boot, rows_per_pass)
         return wild_rates(cells, keys, across, lay, boot, wanted)
-    cells = _cells(pats, units, keys, carry, boot)
+    cells = _cells(pats, units, keys, carry, boot, rows_per_pass)
     rows = [
         _ratio_frame(dict(zip(keys, c.key, strict=True)), "split", c, lay, boot) for c in cells
     ]
@@ -186,8 +186,38 @@ def _duplicate_message(lf: pl.LazyFrame, groups: list[str]) -> str:
     )
 
 
+def _batches(pats: pl.DataFrame, keys: list[str], need: list[tuple], rows: int) -> list[list]:
+    """Split `need` into batches of whole judges holding at most ~`rows` judgment rows each.
+
+    Each batch is collected on its own (its judges' rows only: the filter reaches the scan),
+    so the per-unit group-by of a large scan stays bounded, as `_passes` bounds the patterns.
+    """
+    at = keys.index("judge")
+    per_judge: dict[Any, int] = {}
+    size = pats.group_by(keys).agg(pl.col("_items").sum())
+    sizes = {tuple(r[:-1]): int(r[-1]) for r in size.iter_rows()}
+    for key in need:
+        per_judge[key[at]] = per_judge.get(key[at], 0) + 2 * sizes.get(tuple(key), 0)
+    out: list[list] = []
+    held, total = [], 0
+    for judge, n in per_judge.items():
+        if held and total + n > rows:
+            out.append(held)
+            held, total = [], 0
+        held.append(judge)
+        total += n
+    if held:
+        out.append(held)
+    return [[k for k in need if k[at] in batch] for batch in out]
+
+
 def _cells(
-    pats: pl.DataFrame, units: pl.LazyFrame, keys: list[str], carry: bool, boot: Any
+    pats: pl.DataFrame,
+    units: pl.LazyFrame,
+    keys: list[str],
+    carry: bool,
+    boot: Any,
+    rows_per_pass: int = ROWS_PER_PASS,
 ) -> list:
     """Return the `pairwise_rates` cells (sums, replicates, strata) in first-seen order."""
     parts = pats.partition_by(keys, maintain_order=True, as_dict=True)
@@ -202,7 +232,8 @@ def _cells(
             held[key] = PatternUnits(values, counts)
         else:
             need_rows.append(key)
-    held.update(_rows_units(units, keys, need_rows, carry))
+    for batch in _batches(pats, keys, need_rows, rows_per_pass):
+        held.update(_rows_units(units, keys, batch, carry))
     cells = []
     for key in order:
         part = parts[key]
@@ -214,7 +245,13 @@ def _cells(
 
 
 def _wild_cells(
-    pats: pl.DataFrame, items: pl.LazyFrame, keys: list[str], carry: bool, lay: Any, boot: Any
+    pats: pl.DataFrame,
+    items: pl.LazyFrame,
+    keys: list[str],
+    carry: bool,
+    lay: Any,
+    boot: Any,
+    rows_per_pass: int = ROWS_PER_PASS,
 ) -> list[UnitCell]:
     """Return the cells of the wild path (`rates.wild_rates`), in first-seen order.
 
@@ -236,12 +273,19 @@ def _wild_cells(
             held[key] = _units.patterns(rows, part["_count"].to_numpy())
         else:
             need.append(key)
-    held.update(_moment_units(items, keys, need, carry, lay))
+    for batch in _batches(pats, keys, need, rows_per_pass):
+        held.update(_moment_units(items, keys, batch, carry, lay))
     cells = []
     for key in order:
         incomplete = float(parts[key].filter(pl.col("complete") == 0)["_items"].sum())
         cells.append(UnitCell(key, held[key], incomplete))
     return cells
+
+
+def _of_judges(lf: pl.LazyFrame, need: list[tuple], keys: list[str]) -> pl.LazyFrame:
+    """Keep the rows of the judges of `need` (pushed down to the scan's row groups)."""
+    judges = sorted({str(k[keys.index("judge")]) for k in need})
+    return lf.filter(pl.col("judge").cast(pl.String).is_in(judges))
 
 
 def _moment_units(
@@ -271,7 +315,8 @@ def _moment_units(
         [list(k) for k in need], schema=[(k, schema[k]) for k in keys], orient="row"
     )
     got = (
-        items.filter(pl.col("complete") > 0)
+        _of_judges(items, need, keys)
+        .filter(pl.col("complete") > 0)
         .join(wanted.lazy(), on=keys, how="semi", nulls_equal=True)
         .select(*keys, label.alias(_UNIT), *moments)
         .group_by([*keys, _UNIT])
@@ -300,7 +345,8 @@ def _rows_units(
         [list(k) for k in need], schema=[(k, schema[k]) for k in keys], orient="row"
     )
     got = (
-        units.filter(pl.col("complete") > 0)
+        _of_judges(units, need, keys)
+        .filter(pl.col("complete") > 0)
         .join(wanted.lazy(), on=keys, how="semi", nulls_equal=True)
         .collect(engine="streaming")
     )
