@@ -37,7 +37,7 @@ def _load(monkeypatch, home, lazy: bool, **select):
     for key, value in home.items():
         monkeypatch.setenv(key, value)
     monkeypatch.setattr(core, "LAZY_ROWS", 0 if lazy else 10**12)
-    loaded = catalog.load_source("synthetic")
+    loaded = catalog.load_source("synthetic", allow_lazy=True)
     return loaded, catalog.select(loaded, **select)
 
 
@@ -48,6 +48,8 @@ def test_the_choice_follows_the_row_threshold(monkeypatch, home):
     assert isinstance(loaded.judgments, pl.LazyFrame)
     assert large.select(pl.len()).collect().item() == len(small)
     assert isinstance(pairwise.item_outcomes(large), LazyOutcomes)
+    # a caller that did not allow it (a notebook whose analyses take pandas) gets pandas
+    assert isinstance(catalog.load_source("synthetic").judgments, pd.DataFrame)
 
 
 @pytest.mark.parametrize("inference", ["wild", "bootstrap"])
@@ -83,7 +85,7 @@ def test_unknown_judge_names_the_known_ones(monkeypatch, home):
     for key, value in home.items():
         monkeypatch.setenv(key, value)
     monkeypatch.setattr(core, "LAZY_ROWS", 0)
-    loaded = catalog.load_source("synthetic")
+    loaded = catalog.load_source("synthetic", allow_lazy=True)
     with pytest.raises(ValueError, match=r"unknown judge\(s\) \['nobody'\].*judge-00"):
         catalog.select(loaded, judges=["nobody"])
 
@@ -92,7 +94,7 @@ def test_load_source_keeps_only_the_requested_judges_lazily(monkeypatch, home):
     for key, value in home.items():
         monkeypatch.setenv(key, value)
     monkeypatch.setattr(core, "LAZY_ROWS", 0)
-    loaded = catalog.load_source("synthetic", judges=["judge-03"])
+    loaded = catalog.load_source("synthetic", judges=["judge-03"], allow_lazy=True)
     judges = loaded.judgments.select(pl.col("judge").unique()).collect()["judge"].to_list()
     assert judges == ["judge-03"]
     assert "cluster" in loaded.judgments.collect_schema().names()

@@ -238,8 +238,8 @@ def _holds_none_of(path: Path, judges: Collection[str]) -> bool:
 
 
 def _load_imported(
-    name: str, judges: Collection[str] | None = None
-) -> tuple[pd.DataFrame, pd.DataFrame | None]:
+    name: str, judges: Collection[str] | None = None, allow_lazy: bool = False
+) -> tuple[pd.DataFrame, pd.DataFrame | pl.LazyFrame | None]:
     """Items of source `name`, and every judgments table of its benchmarks.
 
     Runner tables (`judgelab judge` writes `judgments/<benchmark>/<judge>.parquet`) sit
@@ -265,7 +265,7 @@ def _load_imported(
     judgment_files = [f for f in judgment_files if f.exists()]
     if judges is not None:
         judgment_files = [f for f in judgment_files if not _holds_none_of(f, judges)]
-    if judgment_files and lazy.rows_of(judgment_files) >= LAZY_ROWS:
+    if allow_lazy and judgment_files and lazy.rows_of(judgment_files) >= LAZY_ROWS:
         return items, lazy.scan(judgment_files, items, judges)
     judgments = (
         pd.concat([tables.read_judgments(f) for f in judgment_files], ignore_index=True)
@@ -283,6 +283,7 @@ def load_source(
     fallback: str | None = None,
     need_judgments: bool = False,
     judges: Collection[str] | None = None,
+    allow_lazy: bool = False,
 ) -> Loaded:
     """Load a source's items and judgments, falling back to a sample set when unreachable.
 
@@ -293,13 +294,15 @@ def load_source(
     With `need_judgments`, a source that has items but no judgments yet (e.g. a benchmark
     nobody has run a judge on) falls back the same way. With `judges`, a real source's
     judgments hold only those judges, and tables of other judges are not read (a sample
-    fallback, whose ids differ, is loaded whole).
+    fallback, whose ids differ, is loaded whole). With `allow_lazy` (a notebook whose
+    analyses take polars scans: `analyses.pairwise.lazy`), a source of `LAZY_ROWS` judgment
+    rows or more comes back as a lazy scan with clusters (the choice follows the size alone).
     """
     if is_sample(source):
         items, judgments = _load_sample(source)
         return Loaded(items, judgments, source, source, True, "")
     try:
-        items, judgments = _load_imported(source, judges)
+        items, judgments = _load_imported(source, judges, allow_lazy)
     except (FetchError, OSError) as exc:
         # Only failures to *obtain* the data fall back; a malformed source or an importer
         # bug still raises, so real-data runs never hide behind the samples.
