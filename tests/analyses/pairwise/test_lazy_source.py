@@ -119,3 +119,12 @@ def test_judge_by_judge_passes_give_the_same_rates(monkeypatch, home, inference)
     monkeypatch.setattr(lazy, "ROWS_PER_PASS", 700)  # a judge's rows (~600) per pass
     pd.testing.assert_frame_equal(whole, pairwise.pairwise_rates(out, **kw))
     assert max(len(c) for c in calls) > 1  # several batches were collected
+
+
+def test_browse_lists_the_judges_and_splits_of_a_lazy_table(monkeypatch, home):
+    from judgelab.reporting import explore_lazy
+
+    _, small = _load(monkeypatch, home, lazy=False)
+    _, large = _load(monkeypatch, home, lazy=True)
+    for col in ("judge", "split"):
+        assert explore_lazy.values(large, col) == sorted(small[col].astype(str).unique())

@@ -5,9 +5,10 @@
 themselves, so the notebook's code is the same for either size:
 
 - `item_outcomes(lazy)` returns a `LazyOutcomes` (the scan and the options; nothing is read);
-- `pairwise_rates(LazyOutcomes)` reduces the scan to per-unit sums in polars and resamples
-  those (`scan.scan_rates`: the same estimates, intervals and p-values as the pandas path for
-  the same seed);
+- `pairwise_rates(LazyOutcomes)` (the face's, `scan.pairwise_rates`) reduces the scan to
+  per-unit sums in polars and resamples those (`scan.scan_rates`: the same estimates,
+  intervals and p-values as the pandas path for the same seed, in passes of at most
+  `ROWS_PER_PASS` rows);
 - `coverage(LazyOutcomes, items)` counts complete, incomplete and unknown items per judge ×
   keys × sample in polars and lays them out as the pandas `coverage` does.
 """
@@ -38,39 +39,6 @@ class LazyOutcomes(NamedTuple):
 def is_lazy(table: Any) -> bool:
     """True for a polars LazyFrame (a large source's judgments) or `LazyOutcomes`."""
     return isinstance(table, pl.LazyFrame | LazyOutcomes)
-
-
-def outcomes(
-    judgments: pl.LazyFrame, groups: Sequence[str], invalid_policy: str, cluster: str | None
-) -> LazyOutcomes:
-    """Return the `LazyOutcomes` of a lazy judgments table (checked like `item_outcomes`)."""
-    from judgelab.analyses.pairwise.outcomes import INVALID_POLICIES
-    from judgelab.errors import check_choice
-
-    check_choice("invalid_policy", invalid_policy, INVALID_POLICIES)
-    names = judgments.collect_schema().names()
-    need = [*groups, "item_id", "sample", "order", "valid", "chosen", "correct"]
-    missing = [c for c in need if c not in names]
-    if missing:
-        raise KeyError(f"item_outcomes: judgments lack column(s) {missing}")
-    if "judge" not in groups:
-        raise ValueError(f"groups must include 'judge', got {list(groups)}")
-    return LazyOutcomes(judgments, tuple(groups), invalid_policy, cluster)
-
-
-def rates(lazy: LazyOutcomes, *, cluster: str | None, **kw: Any) -> pd.DataFrame:
-    """`pairwise_rates` of `LazyOutcomes`: `scan.scan_rates` over the scan (same numbers)."""
-    from judgelab.analyses.pairwise.scan import scan_rates
-
-    unit = cluster if cluster is not None and lazy.cluster is not None else None
-    return scan_rates(
-        lazy.judgments,
-        groups=list(lazy.groups),
-        invalid_policy=lazy.invalid_policy,
-        cluster=unit,
-        rows_per_pass=ROWS_PER_PASS,
-        **kw,
-    )
 
 
 def coverage(lazy: LazyOutcomes, items: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
@@ -132,4 +100,4 @@ def _counted_block(
     return out
 
 
-__all__ = ["ROWS_PER_PASS", "LazyOutcomes", "coverage", "is_lazy", "outcomes", "rates"]
+__all__ = ["ROWS_PER_PASS", "LazyOutcomes", "coverage", "is_lazy"]

@@ -117,13 +117,16 @@ def item_outcomes(
         A polars LazyFrame (a large source, `catalog.LAZY_ROWS`) gives a `lazy.LazyOutcomes`
         instead, which `pairwise_rates` and `coverage` reduce in polars (same numbers).
     """
-    if lazy.is_lazy(judgments):
-        return lazy.outcomes(judgments, list(groups), invalid_policy, cluster)
     groups = list(groups)
     if "judge" not in groups:
         raise ValueError(f"groups must include 'judge', got {groups}")
     check_choice("invalid_policy", invalid_policy, INVALID_POLICIES)
     needed = [*groups, "item_id", "sample", "order", "valid", "chosen", "correct"]
+    if lazy.is_lazy(judgments):  # a large source: nothing is read until the rates
+        missing = [c for c in needed if c not in judgments.collect_schema().names()]
+        if missing:
+            raise KeyError(f"item_outcomes: judgments lack column(s) {missing}")
+        return lazy.LazyOutcomes(judgments, tuple(groups), invalid_policy, cluster)
     _require(judgments, needed, "item_outcomes")
     units = [*groups, "item_id", "sample"]
     carry = cluster is not None and cluster in judgments.columns and cluster not in units

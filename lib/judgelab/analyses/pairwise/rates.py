@@ -22,8 +22,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import pandas as pd
 
-from judgelab.analyses.pairwise import lazy, resample, units
-from judgelab.analyses.pairwise.lazy import LazyOutcomes
+from judgelab.analyses.pairwise import resample, units
 from judgelab.analyses.pairwise.outcomes import CLUSTER, group_columns
 from judgelab.analyses.pairwise.rate_metrics import (
     AGGREGATIONS,
@@ -57,7 +56,7 @@ BOOTSTRAP_METHOD = "cluster bootstrap, percentile ({interval}); adaptive bootstr
 
 
 def pairwise_rates(
-    outcomes: pd.DataFrame | LazyOutcomes,
+    outcomes: pd.DataFrame,
     *,
     across: str | None = "split",
     n_boot: int = 1000,
@@ -134,11 +133,6 @@ def pairwise_rates(
         `n_eff_clusters`, `few_clusters`, `method`, `reason` (why a row has no value, e.g.
         items judged in one presentation order only; "" when it has one).
     """
-    if isinstance(outcomes, LazyOutcomes):  # a large source: per-unit sums in polars
-        return lazy.rates(
-            outcomes, across=across, n_boot=n_boot, seed=seed, level=level, cluster=cluster,
-            interval=interval, inference=inference, metrics=metrics,
-        )  # fmt: skip
     groups = group_columns(outcomes)
     _check_across(outcomes, groups, across)
     keys = [*groups, "sample"]

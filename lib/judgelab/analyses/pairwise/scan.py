@@ -25,6 +25,7 @@ of the result are those of `pairwise_rates`.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Sequence
 from typing import Any
@@ -33,6 +34,8 @@ import numpy as np
 import pandas as pd
 import polars as pl
 
+from judgelab.analyses.pairwise import lazy as _lazy
+from judgelab.analyses.pairwise import rates as rates_module
 from judgelab.analyses.pairwise import resample
 from judgelab.analyses.pairwise import units as _units
 from judgelab.analyses.pairwise.outcomes import CLUSTER, GROUPS, INVALID_POLICIES
@@ -152,6 +155,23 @@ def scan_rates(
         for base, members in cells_across(cells, keys, across):
             rows.extend(_aggregate_frames(base, across, members, lay, boot))
     return _finish(pd.concat(rows, ignore_index=True), wanted, interval)
+
+
+@functools.wraps(rates_module.pairwise_rates)
+def pairwise_rates(outcomes: Any, **kw: Any) -> pd.DataFrame:  # noqa: D103 (wraps)
+    if not isinstance(outcomes, _lazy.LazyOutcomes):
+        return rates_module.pairwise_rates(outcomes, **kw)
+    # a large source (`lazy.LazyOutcomes`): per-unit sums in polars, the same resampling
+    cluster = kw.pop("cluster", CLUSTER)
+    unit = cluster if cluster is not None and outcomes.cluster is not None else None
+    return scan_rates(
+        outcomes.judgments,
+        groups=list(outcomes.groups),
+        invalid_policy=outcomes.invalid_policy,
+        cluster=unit,
+        rows_per_pass=_lazy.ROWS_PER_PASS,
+        **kw,
+    )
 
 
 def _check_found(pats: pl.DataFrame, source: pl.LazyFrame, judges: Sequence[str]) -> None:
@@ -361,4 +381,4 @@ def _rows_units(
     return out
 
 
-__all__ = ["ROWS_PER_PASS", "VALUE_COLUMNS", "scan_rates", "unit_values"]
+__all__ = ["ROWS_PER_PASS", "VALUE_COLUMNS", "pairwise_rates", "scan_rates", "unit_values"]
