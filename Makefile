@@ -64,6 +64,7 @@ bench: $(STAMP) ## Benchmarks of issues 12 and 34 (offline): table of median/min
 	$(BIN)/python -m bench.run $(BENCH_ARGS)
 	$(BIN)/python -m bench.scale_runner
 	$(BIN)/python -m bench.tables $(BENCH_TABLES_ARGS)
+	$(BIN)/python -m bench.notebooks $(BENCH_NOTEBOOK_ARGS)  # 10^6 rows; --rows 1e6,1e7 adds 10^7
 
 # A replicate of every check costs 10 CPU-s over the 38 generators (measured, issue 33; the
 # GLM score bootstrap at 50 clusters, the plan replay and the juries are 1-2.4 s each), so

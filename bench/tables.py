@@ -54,14 +54,22 @@ CHUNK_ITEMS = 200_000
 
 
 def write_judgments(
-    folder: Path, n_items: int, n_judges: int, n_splits: int, *, chunk: int = CHUNK_ITEMS
+    folder: Path,
+    n_items: int,
+    n_judges: int,
+    n_splits: int,
+    *,
+    chunk: int = CHUNK_ITEMS,
+    complete: bool = False,
 ) -> int:
     """Write items x judges x 2 orders judgment rows as one parquet file per judge, in chunks.
 
     Each chunk of `chunk` items is one row group of every judge's file, so memory stays
     bounded by the chunk. Judges differ in accuracy and position bias; ~2 % ties, ~3 % invalid
     outputs (null `chosen`, `valid` False), ~0.5 % of items lack their second order, 10 %
-    have no gold label (null `correct`). Returns the rows written.
+    have no gold label (null `correct`). With `complete`, the files hold every column of the
+    judgments schema (`model`, `prompt`, tokens, latency, ...) so `catalog.load_source` reads
+    them as a runner's tables. Returns the rows written.
     """
     import numpy as np
     import pyarrow as pa
@@ -85,6 +93,11 @@ def write_judgments(
             ("correct", pa.bool_()),
         ]
     )
+    base = schema
+    if complete:
+        for name, kind in FULL_COLUMNS.items():
+            typ = pa.timestamp("us", tz="UTC") if kind == "timestamp" else getattr(pa, kind)()
+            schema = schema.append(pa.field(name, typ))
     writers = [
         pq.ParquetWriter(folder / f"judge-{j:02d}.parquet", schema, compression="zstd")
         for j in range(n_judges)
@@ -94,7 +107,9 @@ def write_judgments(
         for start in range(0, n_items, chunk):
             ids = np.arange(start, min(n_items, start + chunk))
             for j, writer in enumerate(writers):
-                table = _chunk(ids, j, n_judges, n_splits, rng, schema, np, pa, pc)
+                table = _chunk(ids, j, n_judges, n_splits, rng, base, np, pa, pc)
+                if complete:
+                    table = _complete(table, j, schema, pa)
                 writer.write_table(table)
                 total += table.num_rows
     finally:
@@ -142,6 +157,35 @@ def _chunk(ids, j, n_judges, n_splits, rng, schema, np, pa, pc) -> Any:  # noqa:
         "correct": correct,
     }
     return pa.table(cols, schema=schema)
+
+
+#: The judgments columns `write_judgments(complete=True)` adds (arrow type names).
+FULL_COLUMNS = {
+    "model": "string",
+    "prompt": "string",
+    "verdict": "string",
+    "prompt_tokens": "int64",
+    "completion_tokens": "int64",
+    "latency_s": "float64",
+    "cost_usd": "float64",
+    "request_key": "string",
+    "created_at": "timestamp",
+}
+
+
+def _complete(table: Any, j: int, schema: Any, pa: Any) -> Any:
+    """Return `table` with the `FULL_COLUMNS` (a model name, token counts; the rest null)."""
+    m = table.num_rows
+    for name in FULL_COLUMNS:
+        field = schema.field(name)
+        if name == "model":
+            col = pa.array([f"model-{j:02d}"] * m, pa.string())
+        elif name in ("prompt_tokens", "completion_tokens"):
+            col = pa.array([400 if name == "prompt_tokens" else 8] * m, pa.int64())
+        else:
+            col = pa.nulls(m, field.type)
+        table = table.append_column(field, col)
+    return table
 
 
 def scan_child(path: str, n_boot: int) -> dict[str, Any]:

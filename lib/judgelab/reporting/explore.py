@@ -29,10 +29,13 @@ import html
 import os
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from judgelab.analyses import probes
 from judgelab.core import lengths
+from judgelab.data.catalog import lazy
+from judgelab.reporting import explore_lazy
 
 CATEGORIES = (
     "flipped",
@@ -129,12 +132,19 @@ def cases(
     """Return every case of `category` (see the module docstring), optionally narrowed."""
     if category not in CATEGORIES:
         raise ValueError(f"unknown category {category!r}; known: {', '.join(CATEGORIES)}")
+    it = items.drop(columns=[c for c in ("cluster",) if c in items.columns])
+    pairwise = bool((it["task"] == "pairwise").any())
+    if lazy.is_lazy(judgments):  # a large source: pair and pick the cases in polars
+        j = explore_lazy.narrowed(
+            judgments, {"judge": judge, "split": split, "condition": condition}
+        )
+        if pairwise and (category == "invalid" or category in PAIRWISE):
+            return _lazy_pairwise(j, it, category).assign(category=category)
+        judgments, judge, split, condition = j.collect().to_pandas(), None, None, None
     j = judgments
     for col, want in (("judge", judge), ("split", split), ("condition", condition)):
         if want is not None:
             j = j[j[col] == want]
-    it = items.drop(columns=[c for c in ("cluster",) if c in items.columns])
-    pairwise = bool((it["task"] == "pairwise").any())
     if pairwise and category == "invalid":
         out = _invalid_pairs(j, it)
     elif pairwise and category in PAIRWISE:
@@ -144,6 +154,16 @@ def cases(
     else:  # the category does not apply to this task
         out = it.iloc[0:0]
     return out.assign(category=category).reset_index(drop=True)
+
+
+def _lazy_pairwise(lf: Any, items: pd.DataFrame, category: str) -> pd.DataFrame:
+    """The pairwise cases of a lazy table (`explore_lazy`), with `_pairwise`'s length test."""
+    w = explore_lazy.pairwise_cases(lf, items, category)
+    if category == "longer_worse":
+        pos = lengths.counts(w["response_pos"].fillna(""), "words")
+        neg = lengths.counts(w["response_neg"].fillna(""), "words")
+        w = w[np.asarray(neg > pos, dtype=bool)]
+    return w.reset_index(drop=True)
 
 
 def probe_cases(
@@ -273,6 +293,12 @@ def view_html(
     return head + cases_html(examples(found, n, seed=seed))
 
 
+def _distinct(judgments: Any, column: str) -> list[str]:
+    if lazy.is_lazy(judgments):
+        return explore_lazy.values(judgments, column)
+    return sorted(judgments[column].astype(str).unique())
+
+
 def browse(
     judgments: pd.DataFrame,
     items: pd.DataFrame,
@@ -304,8 +330,8 @@ def browse(
     import ipywidgets as w
 
     cats = applicable(items)
-    judges = sorted(judgments["judge"].astype(str).unique())
-    splits = ["(all)", *sorted(judgments["split"].astype(str).unique())]
+    judges, splits = (_distinct(judgments, c) for c in ("judge", "split"))
+    splits = ["(all)", *splits]
     pick_judge = w.Dropdown(options=judges, description="judge")
     pick_cat = w.Dropdown(options=cats, value=category or cats[0], description="category")
     pick_split = w.Dropdown(options=splits, description="split")

@@ -55,10 +55,10 @@ from judgelab.analyses.pairwise.rates import (
     MEAN_OF_SPLITS,
     METRICS,
     POOLED,
-    pairwise_rates,
     rates_for,
     rates_wide,
 )
+from judgelab.analyses.pairwise.scan import pairwise_rates  # takes lazy outcomes too
 from judgelab.analyses.pairwise.single_order import (
     NOT_IDENTIFIED,
     single_order_rates,

@@ -16,6 +16,7 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
+from judgelab.analyses.pairwise import lazy
 from judgelab.core.schema import require_columns as _require
 from judgelab.errors import check_choice
 
@@ -113,12 +114,19 @@ def item_outcomes(
         verdict twice, tie-tie included), `biased_first` (position A both times),
         `biased_second` (position B both times), `inconsistent_tie` (a tie against a choice),
         `invalid` (at least one invalid verdict), or `incomplete`.
+        A polars LazyFrame (a large source, `catalog.LAZY_ROWS`) gives a `lazy.LazyOutcomes`
+        instead, which `pairwise_rates` and `coverage` reduce in polars (same numbers).
     """
     groups = list(groups)
     if "judge" not in groups:
         raise ValueError(f"groups must include 'judge', got {groups}")
     check_choice("invalid_policy", invalid_policy, INVALID_POLICIES)
     needed = [*groups, "item_id", "sample", "order", "valid", "chosen", "correct"]
+    if lazy.is_lazy(judgments):  # a large source: nothing is read until the rates
+        missing = [c for c in needed if c not in judgments.collect_schema().names()]
+        if missing:
+            raise KeyError(f"item_outcomes: judgments lack column(s) {missing}")
+        return lazy.LazyOutcomes(judgments, tuple(groups), invalid_policy, cluster)
     _require(judgments, needed, "item_outcomes")
     units = [*groups, "item_id", "sample"]
     carry = cluster is not None and cluster in judgments.columns and cluster not in units
@@ -237,6 +245,8 @@ def coverage(
         table in that group), `n_complete`, `n_incomplete`, `n_missing` (items of the table
         with no judgment), `n_unknown` (judged items absent from the items table).
     """
+    if lazy.is_lazy(outcomes):
+        return lazy.coverage(outcomes, items, keys)
     keys = list(keys)
     _require(items, [*keys, "item_id"], "coverage items")
     _require(outcomes, ["judge", *keys, "item_id", "sample", "complete"], "coverage outcomes")

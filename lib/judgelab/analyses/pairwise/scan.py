@@ -25,6 +25,7 @@ of the result are those of `pairwise_rates`.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Sequence
 from typing import Any
@@ -33,6 +34,8 @@ import numpy as np
 import pandas as pd
 import polars as pl
 
+from judgelab.analyses.pairwise import lazy as _lazy
+from judgelab.analyses.pairwise import rates as rates_module
 from judgelab.analyses.pairwise import resample
 from judgelab.analyses.pairwise import units as _units
 from judgelab.analyses.pairwise.outcomes import CLUSTER, GROUPS, INVALID_POLICIES
@@ -142,9 +145,9 @@ def scan_rates(
     boot = _Boot(n_boot, seed, level, cluster, interval)
     lay = _layout(list(VALUE_COLUMNS))
     if inference == "wild":
-        cells = _wild_cells(pats, items, keys, carry, lay, boot)
+        cells = _wild_cells(pats, items, keys, carry, lay, boot, rows_per_pass)
         return wild_rates(cells, keys, across, lay, boot, wanted)
-    cells = _cells(pats, units, keys, carry, boot)
+    cells = _cells(pats, units, keys, carry, boot, rows_per_pass)
     rows = [
         _ratio_frame(dict(zip(keys, c.key, strict=True)), "split", c, lay, boot) for c in cells
     ]
@@ -152,6 +155,23 @@ def scan_rates(
         for base, members in cells_across(cells, keys, across):
             rows.extend(_aggregate_frames(base, across, members, lay, boot))
     return _finish(pd.concat(rows, ignore_index=True), wanted, interval)
+
+
+@functools.wraps(rates_module.pairwise_rates)
+def pairwise_rates(outcomes: Any, **kw: Any) -> pd.DataFrame:  # noqa: D103 (wraps)
+    if not isinstance(outcomes, _lazy.LazyOutcomes):
+        return rates_module.pairwise_rates(outcomes, **kw)
+    # a large source (`lazy.LazyOutcomes`): per-unit sums in polars, the same resampling
+    cluster = kw.pop("cluster", CLUSTER)
+    unit = cluster if cluster is not None and outcomes.cluster is not None else None
+    return scan_rates(
+        outcomes.judgments,
+        groups=list(outcomes.groups),
+        invalid_policy=outcomes.invalid_policy,
+        cluster=unit,
+        rows_per_pass=_lazy.ROWS_PER_PASS,
+        **kw,
+    )
 
 
 def _check_found(pats: pl.DataFrame, source: pl.LazyFrame, judges: Sequence[str]) -> None:
@@ -186,8 +206,38 @@ def _duplicate_message(lf: pl.LazyFrame, groups: list[str]) -> str:
     )
 
 
+def _batches(pats: pl.DataFrame, keys: list[str], need: list[tuple], rows: int) -> list[list]:
+    """Split `need` into batches of whole judges holding at most ~`rows` judgment rows each.
+
+    Each batch is collected on its own (its judges' rows only: the filter reaches the scan),
+    so the per-unit group-by of a large scan stays bounded, as `_passes` bounds the patterns.
+    """
+    at = keys.index("judge")
+    per_judge: dict[Any, int] = {}
+    size = pats.group_by(keys).agg(pl.col("_items").sum())
+    sizes = {tuple(r[:-1]): int(r[-1]) for r in size.iter_rows()}
+    for key in need:
+        per_judge[key[at]] = per_judge.get(key[at], 0) + 2 * sizes.get(tuple(key), 0)
+    out: list[list] = []
+    held, total = [], 0
+    for judge, n in per_judge.items():
+        if held and total + n > rows:
+            out.append(held)
+            held, total = [], 0
+        held.append(judge)
+        total += n
+    if held:
+        out.append(held)
+    return [[k for k in need if k[at] in batch] for batch in out]
+
+
 def _cells(
-    pats: pl.DataFrame, units: pl.LazyFrame, keys: list[str], carry: bool, boot: Any
+    pats: pl.DataFrame,
+    units: pl.LazyFrame,
+    keys: list[str],
+    carry: bool,
+    boot: Any,
+    rows_per_pass: int = ROWS_PER_PASS,
 ) -> list:
     """Return the `pairwise_rates` cells (sums, replicates, strata) in first-seen order."""
     parts = pats.partition_by(keys, maintain_order=True, as_dict=True)
@@ -202,7 +252,8 @@ def _cells(
             held[key] = PatternUnits(values, counts)
         else:
             need_rows.append(key)
-    held.update(_rows_units(units, keys, need_rows, carry))
+    for batch in _batches(pats, keys, need_rows, rows_per_pass):
+        held.update(_rows_units(units, keys, batch, carry))
     cells = []
     for key in order:
         part = parts[key]
@@ -214,7 +265,13 @@ def _cells(
 
 
 def _wild_cells(
-    pats: pl.DataFrame, items: pl.LazyFrame, keys: list[str], carry: bool, lay: Any, boot: Any
+    pats: pl.DataFrame,
+    items: pl.LazyFrame,
+    keys: list[str],
+    carry: bool,
+    lay: Any,
+    boot: Any,
+    rows_per_pass: int = ROWS_PER_PASS,
 ) -> list[UnitCell]:
     """Return the cells of the wild path (`rates.wild_rates`), in first-seen order.
 
@@ -236,12 +293,19 @@ def _wild_cells(
             held[key] = _units.patterns(rows, part["_count"].to_numpy())
         else:
             need.append(key)
-    held.update(_moment_units(items, keys, need, carry, lay))
+    for batch in _batches(pats, keys, need, rows_per_pass):
+        held.update(_moment_units(items, keys, batch, carry, lay))
     cells = []
     for key in order:
         incomplete = float(parts[key].filter(pl.col("complete") == 0)["_items"].sum())
         cells.append(UnitCell(key, held[key], incomplete))
     return cells
+
+
+def _of_judges(lf: pl.LazyFrame, need: list[tuple], keys: list[str]) -> pl.LazyFrame:
+    """Keep the rows of the judges of `need` (pushed down to the scan's row groups)."""
+    judges = sorted({str(k[keys.index("judge")]) for k in need})
+    return lf.filter(pl.col("judge").cast(pl.String).is_in(judges))
 
 
 def _moment_units(
@@ -271,7 +335,8 @@ def _moment_units(
         [list(k) for k in need], schema=[(k, schema[k]) for k in keys], orient="row"
     )
     got = (
-        items.filter(pl.col("complete") > 0)
+        _of_judges(items, need, keys)
+        .filter(pl.col("complete") > 0)
         .join(wanted.lazy(), on=keys, how="semi", nulls_equal=True)
         .select(*keys, label.alias(_UNIT), *moments)
         .group_by([*keys, _UNIT])
@@ -300,7 +365,8 @@ def _rows_units(
         [list(k) for k in need], schema=[(k, schema[k]) for k in keys], orient="row"
     )
     got = (
-        units.filter(pl.col("complete") > 0)
+        _of_judges(units, need, keys)
+        .filter(pl.col("complete") > 0)
         .join(wanted.lazy(), on=keys, how="semi", nulls_equal=True)
         .collect(engine="streaming")
     )
@@ -315,4 +381,4 @@ def _rows_units(
     return out
 
 
-__all__ = ["ROWS_PER_PASS", "VALUE_COLUMNS", "scan_rates", "unit_values"]
+__all__ = ["ROWS_PER_PASS", "VALUE_COLUMNS", "pairwise_rates", "scan_rates", "unit_values"]

@@ -1,0 +1,103 @@
+"""Pairwise analyses of a lazy (polars) judgments table: the notebook path at 10^7 rows.
+
+`catalog.load_source` hands a large source's judgments over as a `polars.LazyFrame`
+(`catalog.LAZY_ROWS`); the pairwise functions a notebook calls then take the lazy path
+themselves, so the notebook's code is the same for either size:
+
+- `item_outcomes(lazy)` returns a `LazyOutcomes` (the scan and the options; nothing is read);
+- `pairwise_rates(LazyOutcomes)` (the face's, `scan.pairwise_rates`) reduces the scan to
+  per-unit sums in polars and resamples those (`scan.scan_rates`: the same estimates,
+  intervals and p-values as the pandas path for the same seed, in passes of at most
+  `ROWS_PER_PASS` rows);
+- `coverage(LazyOutcomes, items)` counts complete, incomplete and unknown items per judge ×
+  keys × sample in polars and lays them out as the pandas `coverage` does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+import pandas as pd
+import polars as pl
+
+#: Judgment rows one polars group-by pass reduces at most on the notebook path: with clusters
+#: every unit row carries its labels, so a 10^7-row scan is reduced judge by judge
+#: (`scan.scan_rates(rows_per_pass=...)`; ~0.5 GB a pass of 2·10^6 rows instead of ~3 GB).
+ROWS_PER_PASS = 2_000_000
+
+
+class LazyOutcomes(NamedTuple):
+    """`item_outcomes` of a lazy judgments table: the scan and its options, not yet read."""
+
+    judgments: pl.LazyFrame
+    groups: tuple[str, ...]
+    invalid_policy: str
+    cluster: str | None
+
+
+def is_lazy(table: Any) -> bool:
+    """True for a polars LazyFrame (a large source's judgments) or `LazyOutcomes`."""
+    return isinstance(table, pl.LazyFrame | LazyOutcomes)
+
+
+def coverage(lazy: LazyOutcomes, items: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
+    """`coverage` of `LazyOutcomes`: per-item order counts in polars, then the same layout."""
+    keys = list(keys)
+    table = items[[*keys, "item_id"]].drop_duplicates()
+    expected = table.groupby(keys, sort=True).size().rename("n_items_table")
+    counts = ["n_items_table", "n_complete", "n_incomplete", "n_missing", "n_unknown"]
+    cols = ["judge", *keys, "sample", *counts]
+    known = pl.from_pandas(table.astype(str)).lazy().with_columns(pl.lit(True).alias("_known"))
+    unit = ["judge", *keys, "item_id", "sample"]
+    cast = [pl.col(c).cast(pl.String) for c in [*keys, "item_id"]]
+    per = (
+        lazy.judgments.select("judge", *keys, "item_id", "sample", "order")
+        .with_columns(cast)
+        .group_by(unit)
+        .agg((pl.col("order").n_unique() == 2).alias("complete"))
+        .join(known, on=[*keys, "item_id"], how="left")
+        .with_columns(pl.col("_known").fill_null(False))
+        .group_by(["judge", "sample", *keys, "complete", "_known"])
+        .agg(pl.len().alias("_n"))
+        .collect(engine="streaming")
+        .to_pandas()
+    )
+    rows = []
+    for (judge, sample), block in per.groupby(["judge", "sample"], sort=True):
+        rows.append(_counted_block(block, expected, keys, judge, sample))
+    if not rows:
+        return pd.DataFrame(columns=cols)
+    out = pd.concat(rows, ignore_index=True)[cols]
+    for c in counts:
+        out[c] = out[c].astype(int)
+    return out
+
+
+def _counted_block(
+    block: pd.DataFrame, expected: pd.Series, keys: list[str], judge: object, sample: object
+) -> pd.DataFrame:
+    """One judge × sample of `coverage` from group counts (as `outcomes._coverage_block`)."""
+    per = block.assign(
+        complete=block["complete"] & block["_known"],
+        incomplete=~block["complete"] & block["_known"],
+        unknown=~block["_known"],
+    )
+    sums = {
+        c: (per[c] * per["_n"]).groupby([per[k] for k in keys], sort=True).sum()
+        for c in ("complete", "incomplete", "unknown")
+    }
+    frame = pd.DataFrame(sums)
+    frame = frame.reindex(expected.index.union(frame.index), fill_value=0)
+    out = pd.DataFrame({"n_items_table": expected}).reindex(frame.index).fillna(0)
+    out["n_complete"] = frame["complete"]
+    out["n_incomplete"] = frame["incomplete"]
+    out["n_missing"] = out["n_items_table"] - frame["complete"] - frame["incomplete"]
+    out["n_unknown"] = frame["unknown"]
+    out = out.reset_index()
+    out.insert(0, "judge", judge)
+    out.insert(len(keys) + 1, "sample", sample)
+    return out
+
+
+__all__ = ["ROWS_PER_PASS", "LazyOutcomes", "coverage", "is_lazy"]

@@ -1,0 +1,79 @@
+"""`explore.cases` of a lazy (polars) judgments table: a large source's Examples section.
+
+The two orders are paired and the category's cases picked in polars (only the key, verdict
+and output columns are read); only those cases become a pandas frame, joined to their items.
+Rows come in the order `explore.cases` gives them on the same table (sorted by key, as its
+outer merge sorts), so `explore.examples` draws the same seeded handful.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+import polars as pl
+
+KEY = ["benchmark", "split", "item_id"]
+UNIT = ["judge", *KEY, "condition", "sample"]
+COLS = ["verdict", "chosen", "valid", "output"]
+
+
+def _order(lf: pl.LazyFrame, order: int) -> pl.LazyFrame:
+    return lf.filter(pl.col("order") == order).select(
+        *UNIT, *(pl.col(c).alias(f"{c}_{order}") for c in COLS)
+    )
+
+
+def _keep(category: str) -> pl.Expr:
+    c0, c1 = pl.col("chosen_0"), pl.col("chosen_1")
+    both = c0.is_in(["pos", "neg"]) & c1.is_in(["pos", "neg"])
+    if category == "flipped":
+        return both & (c0 != c1)
+    if category == "consistently_wrong":
+        return both & (c0 == "neg") & (c1 == "neg")
+    if category == "consistently_right":
+        return both & (c0 == "pos") & (c1 == "pos")
+    if category == "longer_worse":
+        return (c0 == "neg") | (c1 == "neg")  # the length test needs the items (pandas)
+    valid = pl.col("valid_0").fill_null(True) & pl.col("valid_1").fill_null(True)
+    return ~valid  # invalid
+
+
+def pairwise_cases(lf: pl.LazyFrame, items: pd.DataFrame, category: str) -> pd.DataFrame:
+    """Return the pairwise cases of `category` of a lazy table, as `explore._pairwise` does."""
+    casts = [pl.col(c).cast(pl.String) for c in KEY]
+    lf = lf.with_columns(casts)
+    wide = _order(lf, 0).join(_order(lf, 1), on=UNIT, how="full", coalesce=True, nulls_equal=True)
+    known = pl.from_pandas(items[KEY].drop_duplicates().astype(str)).lazy()
+    found = (
+        wide.filter(_keep(category).fill_null(False))
+        .join(known, on=KEY, how="semi")
+        .sort(UNIT)
+        .collect(engine="streaming")
+        .to_pandas()
+    )
+    return found.merge(items, on=KEY, how="inner")
+
+
+def pointwise_cases(lf: pl.LazyFrame, items: pd.DataFrame) -> pd.DataFrame:
+    """Return the rows of a lazy table whose item is known (pointwise categories filter them)."""
+    known = pl.from_pandas(items[KEY].drop_duplicates().astype(str)).lazy()
+    rows = lf.with_columns(pl.col(c).cast(pl.String) for c in KEY).join(known, on=KEY, how="semi")
+    return rows.collect(engine="streaming").to_pandas()
+
+
+def narrowed(lf: pl.LazyFrame, filters: dict[str, Any]) -> pl.LazyFrame:
+    """Return `lf` keeping rows whose column equals each given value (None: any)."""
+    for col, want in filters.items():
+        if want is not None:
+            lf = lf.filter(pl.col(col) == want)
+    return lf
+
+
+def values(lf: pl.LazyFrame, column: str) -> list[str]:
+    """Return the sorted distinct values of a column of a lazy table (as strings)."""
+    got = lf.select(pl.col(column).cast(pl.String).unique()).collect(engine="streaming")
+    return sorted(v for v in got[column].to_list() if v is not None)
+
+
+__all__ = ["narrowed", "pairwise_cases", "pointwise_cases", "values"]

@@ -1,0 +1,130 @@
+"""The lazy path of a large source (issue 38 item 1): same numbers as the pandas path.
+
+A generated file-imported source (`bench.notebooks.make_home`) is loaded twice: as pandas
+(`catalog.LAZY_ROWS` above its rows) and as a lazy polars scan (the threshold forced to 0).
+Every public function that gains the lazy path must give the same table for the same seed.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pandas as pd
+import polars as pl
+import pytest
+
+from judgelab.analyses import pairwise
+from judgelab.analyses.pairwise.lazy import LazyOutcomes
+from judgelab.data import catalog
+from judgelab.data.catalog import core
+from judgelab.reporting import explore
+
+ROOT = Path(__file__).resolve().parents[3]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from bench.notebooks import make_home  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory):
+    path = tmp_path_factory.mktemp("lazy-home")
+    return make_home(path, 3000)
+
+
+def _load(monkeypatch, home, lazy: bool, **select):
+    for key, value in home.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.setattr(core, "LAZY_ROWS", 0 if lazy else 10**12)
+    loaded = catalog.load_source("synthetic", allow_lazy=True)
+    return loaded, catalog.select(loaded, **select)
+
+
+def test_the_choice_follows_the_row_threshold(monkeypatch, home):
+    _, small = _load(monkeypatch, home, lazy=False)
+    loaded, large = _load(monkeypatch, home, lazy=True)
+    assert isinstance(small, pd.DataFrame) and isinstance(large, pl.LazyFrame)
+    assert isinstance(loaded.judgments, pl.LazyFrame)
+    assert large.select(pl.len()).collect().item() == len(small)
+    assert isinstance(pairwise.item_outcomes(large), LazyOutcomes)
+    # a caller that did not allow it (a notebook whose analyses take pandas) gets pandas
+    assert isinstance(catalog.load_source("synthetic").judgments, pd.DataFrame)
+
+
+@pytest.mark.parametrize("inference", ["wild", "bootstrap"])
+def test_rates_and_coverage_equal_the_pandas_path(monkeypatch, home, inference):
+    got = {}
+    for lazy in (False, True):
+        loaded, table = _load(monkeypatch, home, lazy, judges=["judge-00", "judge-02"])
+        out = pairwise.item_outcomes(table, cluster="cluster")
+        rates = pairwise.pairwise_rates(
+            out, n_boot=99, seed=3, cluster="cluster", inference=inference
+        )
+        got[lazy] = (rates, pairwise.coverage(out, loaded.items))
+    pd.testing.assert_frame_equal(got[False][0], got[True][0])
+    pd.testing.assert_frame_equal(got[False][1], got[True][1])
+    pref = [pairwise.position_preference(got[lazy][0]) for lazy in (False, True)]
+    pd.testing.assert_frame_equal(*pref)
+    assert set(got[True][0]["judge"]) == {"judge-00", "judge-02"}
+
+
+@pytest.mark.parametrize("category", ["flipped", "consistently_wrong", "invalid", "longer_worse"])
+def test_cases_and_examples_equal_the_pandas_path(monkeypatch, home, category):
+    got = {}
+    for lazy in (False, True):
+        loaded, table = _load(monkeypatch, home, lazy)
+        found = explore.cases(table, loaded.items, category, judge="judge-01")
+        got[lazy] = (found, explore.examples(found, 4, seed=2), explore.summary(found))
+    for want, have in zip(got[False], got[True], strict=True):
+        pd.testing.assert_frame_equal(want, have, check_dtype=False)
+    assert len(got[True][0]) > 0
+
+
+def test_unknown_judge_names_the_known_ones(monkeypatch, home):
+    for key, value in home.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.setattr(core, "LAZY_ROWS", 0)
+    loaded = catalog.load_source("synthetic", allow_lazy=True)
+    with pytest.raises(ValueError, match=r"unknown judge\(s\) \['nobody'\].*judge-00"):
+        catalog.select(loaded, judges=["nobody"])
+
+
+def test_load_source_keeps_only_the_requested_judges_lazily(monkeypatch, home):
+    for key, value in home.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.setattr(core, "LAZY_ROWS", 0)
+    loaded = catalog.load_source("synthetic", judges=["judge-03"], allow_lazy=True)
+    judges = loaded.judgments.select(pl.col("judge").unique()).collect()["judge"].to_list()
+    assert judges == ["judge-03"]
+    assert "cluster" in loaded.judgments.collect_schema().names()
+
+
+@pytest.mark.parametrize("inference", ["wild", "bootstrap"])
+def test_judge_by_judge_passes_give_the_same_rates(monkeypatch, home, inference):
+    from judgelab.analyses.pairwise import lazy, scan
+
+    _, table = _load(monkeypatch, home, lazy=True)
+    out = pairwise.item_outcomes(table, cluster="cluster")
+    kw = {"n_boot": 49, "seed": 1, "cluster": "cluster", "inference": inference}
+    whole = pairwise.pairwise_rates(out, **kw)
+    calls = []
+    real = scan._batches
+
+    def spy(*args):
+        calls.append(got := real(*args))
+        return got
+
+    monkeypatch.setattr(scan, "_batches", spy)
+    monkeypatch.setattr(lazy, "ROWS_PER_PASS", 700)  # a judge's rows (~600) per pass
+    pd.testing.assert_frame_equal(whole, pairwise.pairwise_rates(out, **kw))
+    assert max(len(c) for c in calls) > 1  # several batches were collected
+
+
+def test_browse_lists_the_judges_and_splits_of_a_lazy_table(monkeypatch, home):
+    from judgelab.reporting import explore_lazy
+
+    _, small = _load(monkeypatch, home, lazy=False)
+    _, large = _load(monkeypatch, home, lazy=True)
+    for col in ("judge", "split"):
+        assert explore_lazy.values(large, col) == sorted(small[col].astype(str).unique())
