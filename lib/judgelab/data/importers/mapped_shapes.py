@@ -84,8 +84,7 @@ def iter_frames(path: Path, fields: dict[str, Any], rows: int | None = _FRAME) -
         types, total = now, total + n
         if "_file" in wanted:
             cols["_file"] = pa.chunked_array([pa.repeat(pa.scalar(path.name), n)])
-        frame = {p: _pandas(cols.pop(p)) for p in wanted}
-        yield pd.DataFrame(frame, index=pd.RangeIndex(n))
+        yield pd.DataFrame({p: _pandas(cols.pop(p)) for p in wanted}, index=pd.RangeIndex(n))
     if total == 0:
         raise Fallback
 
@@ -116,8 +115,9 @@ def _grouped(batches: Any, rows: int | None) -> Any:
             chunks.setdefault(p, []).append(arr)
         n += m
         if rows is not None and n >= rows:
-            yield _chunked(chunks), n
-            chunks, n = {}, 0
+            part, chunks, m = _chunked(chunks), {}, n  # `part` is emptied by the reader
+            n = 0
+            yield part, m
     if n:
         yield _chunked(chunks), n
     elif rows is None:

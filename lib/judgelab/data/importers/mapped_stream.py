@@ -36,6 +36,7 @@ from judgelab.data.importers.records import read_records
 
 _SPECS = {"items": schema.ITEMS, "judgments": schema.JUDGMENTS}
 _PART_ROWS = 1 << 18  # rows of a part (at least; a record batch is not split)
+_ONE_PART = (".csv", ".tsv")  # read whole (`records.read_records`), as a join is
 
 
 def stream_import(
@@ -52,7 +53,9 @@ def stream_import(
     """
     if not eligible(files, fields) or "verdict" not in fields:
         return None
-    stream = _Stream(fields)
+    flat = not (fields.get("join") or fields.get("explode"))
+    single = fields.get("join") is not None or (flat and files[0].suffix.lower() in _ONE_PART)
+    stream = _Stream(fields, single=single)
     try:
         with atomic_path(items_path) as items_tmp, atomic_path(judgments_path) as judg_tmp:
             stream.write(_parts(files[0], fields), {"items": items_tmp, "judgments": judg_tmp})
@@ -66,7 +69,7 @@ def stream_import(
 def _parts(path: Path, fields: dict[str, Any]) -> Iterator[pd.DataFrame]:
     """The file's mapped columns, part by part (as `fast_import` reads them whole)."""
     flat = not (fields.get("join") or fields.get("explode"))
-    if flat and path.suffix.lower() in (".csv", ".tsv"):
+    if flat and path.suffix.lower() in _ONE_PART:
         yield read_records(path, compact=True)[0]
     else:
         yield from iter_frames(path, fields, rows=_PART_ROWS)
@@ -86,8 +89,9 @@ def _merged(sorted_: np.ndarray, new: np.ndarray) -> np.ndarray:
 class _Stream:
     """The state kept across parts, and the parts' tables appended to the writers."""
 
-    def __init__(self, fields: dict[str, Any]) -> None:
+    def __init__(self, fields: dict[str, Any], *, single: bool) -> None:
         self.fields = fields
+        self.single = single  # one part: no state to keep
         self.firsts: list[pd.DataFrame] = []  # each part's new items' first records
         self.starts = np.zeros(1, dtype=np.int64)  # the item number of each one's first
         self.item_hash = np.empty(0, dtype=np.uint64)  # sorted
@@ -100,10 +104,11 @@ class _Stream:
     def write(self, parts: Iterator[pd.DataFrame], paths: dict[str, Path]) -> None:
         """Append every part's tables to the parquet files at `paths` (by kind)."""
         try:
-            for frame in parts:
-                items, judgments = self.part(frame)
+            for items, judgments in map(self.part, parts):  # no part is held here
                 self.append("items", items, paths["items"])
+                del items
                 self.append("judgments", judgments, paths["judgments"])
+                del judgments
         finally:
             for w in self.writers.values():
                 w.close()
@@ -112,6 +117,7 @@ class _Stream:
         """The items first seen in `frame` and its judgments (validated tables)."""
         keys, _, first = _Columns(frame, self.fields).item_keys()
         h = _hashes(pd.DataFrame({k: v.take(first) for k, v in keys.items()}))
+        del keys
         if len(np.unique(h)) != len(h):
             raise Fallback  # two items of the part share a hash
         at = np.searchsorted(self.item_hash, h)
@@ -119,14 +125,19 @@ class _Stream:
         seen[seen] = self.item_hash[at[seen]] == h[seen]
         earlier = self._firsts(self.item_no[at[seen]])
         k = len(earlier)
-        whole = pd.concat([earlier, frame], ignore_index=True) if k else frame
-        items, judgments = _Columns(whole, self.fields).tables(require_valid=False)
+        columns = _Columns(
+            pd.concat([earlier, frame], ignore_index=True) if k else frame, self.fields
+        )
+        if not self.single:
+            self._remember(frame.take(first[~seen]), h[~seen])
+        del frame, earlier  # `tables` frees the part's columns once it has read them
+        items, judgments = columns.tables(require_valid=False)
         if judgments is None or len(items) != len(first):
             raise Fallback  # an earlier item's hash matched a key of another
         items = items.iloc[k:].reset_index(drop=True)  # `schema.coerce` keeps a RangeIndex
         judgments = judgments.iloc[k:].reset_index(drop=True)
-        self._remember(frame.take(first[~seen]), h[~seen])
-        self._check_judgment_keys(judgments)
+        if not self.single:
+            self._check_judgment_keys(judgments)
         self.valid = self.valid or bool(judgments["valid"].any())
         return items, judgments
 
