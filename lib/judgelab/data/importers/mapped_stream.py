@@ -115,6 +115,28 @@ class _Stream:
 
     def part(self, frame: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
         """The items first seen in `frame` and its judgments (validated tables)."""
+        if self.single:
+            columns, k, n_items = _Columns(frame, self.fields), 0, None
+        else:
+            columns, k, n_items = self._with_earlier(frame)
+        del frame  # `tables` frees the part's columns once it has read them
+        items, judgments = columns.tables(require_valid=False)
+        if judgments is None or n_items not in (None, len(items)):
+            raise Fallback  # an earlier item's hash matched a key of another
+        if k:
+            items = items.iloc[k:].reset_index(drop=True)  # `schema.coerce`: a RangeIndex
+            judgments = judgments.iloc[k:].reset_index(drop=True)
+        if not self.single:
+            self._check_judgment_keys(judgments)
+        self.valid = self.valid or bool(judgments["valid"].any())
+        return items, judgments
+
+    def _with_earlier(self, frame: pd.DataFrame) -> tuple[_Columns, int, int]:
+        """The part's records after the first records of its items seen in earlier parts.
+
+        Returns their columns, how many records were put in front, and the part's items.
+        The part's new items are remembered.
+        """
         keys, _, first = _Columns(frame, self.fields).item_keys()
         h = _hashes(pd.DataFrame({k: v.take(first) for k, v in keys.items()}))
         del keys
@@ -124,22 +146,9 @@ class _Stream:
         seen = at < len(self.item_hash)
         seen[seen] = self.item_hash[at[seen]] == h[seen]
         earlier = self._firsts(self.item_no[at[seen]])
-        k = len(earlier)
-        columns = _Columns(
-            pd.concat([earlier, frame], ignore_index=True) if k else frame, self.fields
-        )
-        if not self.single:
-            self._remember(frame.take(first[~seen]), h[~seen])
-        del frame, earlier  # `tables` frees the part's columns once it has read them
-        items, judgments = columns.tables(require_valid=False)
-        if judgments is None or len(items) != len(first):
-            raise Fallback  # an earlier item's hash matched a key of another
-        items = items.iloc[k:].reset_index(drop=True)  # `schema.coerce` keeps a RangeIndex
-        judgments = judgments.iloc[k:].reset_index(drop=True)
-        if not self.single:
-            self._check_judgment_keys(judgments)
-        self.valid = self.valid or bool(judgments["valid"].any())
-        return items, judgments
+        self._remember(frame.take(first[~seen]), h[~seen])
+        whole = pd.concat([earlier, frame], ignore_index=True) if len(earlier) else frame
+        return _Columns(whole, self.fields), len(earlier), len(first)
 
     def _firsts(self, numbers: np.ndarray) -> pd.DataFrame:
         """The first records of the items `numbers` (seen in earlier parts)."""
