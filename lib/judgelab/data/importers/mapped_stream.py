@@ -24,7 +24,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -77,6 +76,8 @@ def _parts(path: Path, fields: dict[str, Any]) -> Iterator[pd.DataFrame]:
 
 def _hashes(df: pd.DataFrame) -> np.ndarray:
     """A 64-bit hash of every row's values (equal rows, equal hashes; in this process)."""
+    import polars as pl  # on first use: a one-part import (CSV) does without its ~40 MB
+
     return pl.from_pandas(df).hash_rows(seed=38).to_numpy()
 
 
@@ -104,7 +105,9 @@ class _Stream:
     def write(self, parts: Iterator[pd.DataFrame], paths: dict[str, Path]) -> None:
         """Append every part's tables to the parquet files at `paths` (by kind)."""
         try:
-            for items, judgments in map(self.part, parts):  # no part is held here
+            while (got := self.part(parts)) is not None:  # no part is held here
+                items, judgments = got
+                del got
                 self.append("items", items, paths["items"])
                 del items
                 self.append("judgments", judgments, paths["judgments"])
@@ -113,8 +116,14 @@ class _Stream:
             for w in self.writers.values():
                 w.close()
 
-    def part(self, frame: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
-        """The items first seen in `frame` and its judgments (validated tables)."""
+    def part(self, parts: Iterator[pd.DataFrame]) -> tuple[pd.DataFrame, pd.DataFrame] | None:
+        """The items first seen in the next part and its judgments (None: no part left).
+
+        The part is read here, so that nothing else holds it while its tables are built.
+        """
+        frame = next(parts, None)
+        if frame is None:
+            return None
         if self.single:
             columns, k, n_items = _Columns(frame, self.fields), 0, None
         else:
