@@ -40,6 +40,11 @@ def test_import_files_and_child(tmp_path):
         res = bench.import_child(str(path))
         assert res["rows"] == 500 and res["items"] == 250 and 0 < res["valid"] < 500
         assert res["rows_per_s"] > 0 and (path.parent / "out" / "judgments.parquet").is_file()
+        in_memory = bench.import_child(str(path), stream=False)
+        assert [in_memory[k] for k in ("rows", "items", "valid", "streamed")] == [
+            *(res[k] for k in ("rows", "items", "valid")),
+            False,
+        ]
 
 
 def test_main_smoke_in_a_child(tmp_path, capsys):
@@ -75,8 +80,9 @@ def test_i38_2_every_import_shape_holds_the_same_judgments(tmp_path):
 def test_i38_2_main_smoke_import_shapes(tmp_path, capsys):
     out = tmp_path / "tables.json"
     argv = ["--smoke", "--only", "import", "--shapes", "nested,parquet", "--repeat", "1"]
+    argv += ["--import-rows", "1200"]
     assert bench.main([*argv, "--out", str(out), "--tmp", str(tmp_path)]) == 0
     res = json.loads(out.read_text())["import"]
     assert res["shapes"] == ["nested", "parquet"] and "csv" not in res
-    assert res["parquet"]["rows"] == res["nested"]["rows"] == 2_000
+    assert res["parquet"]["rows"] == res["nested"]["rows"] == 1_200 and res["streamed"]
     assert "import parquet rows/s" in capsys.readouterr().out

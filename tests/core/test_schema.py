@@ -150,3 +150,14 @@ def test_source_is_named_in_message():
 def test_empty_tables_are_valid():
     schema.validate_judgments(schema.empty(schema.JUDGMENTS))
     schema.validate_items(schema.empty(schema.ITEMS))
+
+
+def test_meta_first_bad_row_among_repeated_values():
+    """Each distinct `meta` is parsed once: the row named is still the first bad one."""
+    df = items_df(4)
+    df["meta"] = ["{}", "{oops", "{}", "{oops"]
+    with pytest.raises(SchemaError, match=r"column 'meta', row 1, .*: invalid JSON"):
+        schema.validate_items(df)
+    df["meta"] = ["{}", None, "[]", "{oops"]  # a null is no problem; "[]" comes first
+    with pytest.raises(SchemaError, match=r"column 'meta', row 2.*JSON list, not an object"):
+        schema.validate_items(df)

@@ -213,28 +213,37 @@ def _check_values(df: pd.DataFrame, spec: TableSpec, col: Column, fail: _Fail) -
 
 
 def _check_json(df: pd.DataFrame, spec: TableSpec, col: Column, fail: _Fail) -> None:
-    """Raise on the first non-null value of a json column that is not a JSON object."""
-    for pos, value in enumerate(df[col.name].to_numpy(dtype=object)):
+    """Raise on the first non-null value of a json column that is not a JSON object.
+
+    Each distinct value is parsed once (an items table repeats `{}`); the first bad one in
+    order of appearance is the first bad row.
+    """
+    values = df[col.name].to_numpy(dtype=object)  # text (`_check_values` checked the kind)
+    codes, uniques = pd.factorize(values, use_na_sentinel=True)
+    for i, value in enumerate(uniques.tolist()):
         if value is None or _isna_scalar(value):
             continue
-        try:
-            parsed = json.loads(value)
-        except (TypeError, ValueError) as exc:
+        problem = _json_problem(value)
+        if problem is not None:
+            pos = _first(codes == i)
             raise fail(
-                f"invalid JSON ({exc})",
-                column=col.name,
-                row=pos,
-                key=_key_of(df, spec, pos),
-                expected="a JSON object",
-            ) from None
-        if not isinstance(parsed, dict):
-            raise fail(
-                f"JSON {type(parsed).__name__}, not an object",
+                problem,
                 column=col.name,
                 row=pos,
                 key=_key_of(df, spec, pos),
                 expected="a JSON object",
             )
+
+
+def _json_problem(value: Any) -> str | None:
+    """Why `value` is not a JSON object's text (None: it is)."""
+    try:
+        parsed = json.loads(value)
+    except (TypeError, ValueError) as exc:
+        return f"invalid JSON ({exc})"
+    if not isinstance(parsed, dict):
+        return f"JSON {type(parsed).__name__}, not an object"
+    return None
 
 
 def _check_rows(df: pd.DataFrame, spec: TableSpec, fail: _Fail) -> None:

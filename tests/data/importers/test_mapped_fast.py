@@ -6,11 +6,20 @@ import csv
 import json
 
 import pandas as pd
+import pyarrow.parquet as pq
 import pytest
 from hypothesis import HealthCheck, currently_in_test_context, event, given, settings
 from hypothesis import strategies as st
 
-from judgelab.data.importers import SourceFormatError, mapped_fast, mapping, reshape
+from judgelab.core import tables
+from judgelab.data.importers import (
+    SourceFormatError,
+    mapped_fast,
+    mapped_shapes,
+    mapped_stream,
+    mapping,
+    reshape,
+)
 from judgelab.errors import SchemaError
 
 PAIR_CSV = """id,instruction,out1,out2,label,swap,winner,judge,run
@@ -284,6 +293,9 @@ def _compare(path, raw) -> str:
         fast = mapped_fast.fast_import([path], fields, allow_invalid=False)
     except SchemaError as exc:  # the tables' own check (a repeated key): the same error
         assert str(exc) == str(refused)
+        fast = None
+    _check_streamed(path, fields, fast)
+    if fast is None and refused is not None:
         return "refused"
     if refused is not None:
         assert fast is None, (
@@ -298,6 +310,31 @@ def _compare(path, raw) -> str:
     pd.testing.assert_frame_equal(fast.judgments, slow.judgments)
     assert shaped.notes == []  # the import's summary would have notes the fast path lacks
     return "ran"
+
+
+def _check_streamed(path, fields, fast) -> None:
+    """`mapped_stream` in parts of 3 rows writes `fast`'s tables, or (no `fast`) nothing.
+
+    JSONL keeps its blocks (a tiny block can change what arrow's reader infers, a fallback
+    of the reader's own, `test_mapped_shapes`): a generated JSONL file is one part.
+    """
+    out = path.parent / "streamed"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(mapped_stream, "_PART_ROWS", 3)
+        mp.setattr(mapped_shapes, "_ROWS", 2)  # parquet: parts of record batches of 2 rows
+        got = mapped_stream.stream_import(
+            [path], fields, out / "items.parquet", out / "judgments.parquet", allow_invalid=False
+        )
+    if fast is None or fast.judgments is None:
+        assert got is None, "streamed what one frame does not"
+        assert not out.exists() or not any(out.iterdir())
+        return
+    assert got == (len(fast.items), len(fast.judgments))
+    tables.write_items(fast.items, path.parent / "items.parquet")
+    tables.write_judgments(fast.judgments, path.parent / "judgments.parquet")
+    for kind in ("items", "judgments"):
+        want, have = (pq.read_table(f / f"{kind}.parquet") for f in (path.parent, out))
+        assert have.equals(want, check_metadata=True), kind
 
 
 _PROPERTY = {"deadline": None, "suppress_health_check": [HealthCheck.too_slow]}

@@ -230,6 +230,13 @@ class _Columns:
 
     def run(self, allow_invalid: bool) -> Imported:
         """Return the items and judgments tables (`mapping.import_records`)."""
+        return Imported(*self.tables(require_valid=not allow_invalid))
+
+    def tables(self, *, require_valid: bool) -> tuple[pd.DataFrame, pd.DataFrame | None]:
+        """The validated items and judgments tables (None without `verdict`).
+
+        `require_valid`: fall back when no verdict is valid (the record path's error).
+        """
         keys, code, first = self.item_keys()
         texts = {k: self.texts(k) for k in ("question", "context", "reference")}
         for key, values in texts.items():
@@ -240,7 +247,7 @@ class _Columns:
         rows = None
         if "verdict" in self.fields:
             rows = self.judgments(keys, slots, first[code])
-            if not allow_invalid and not rows["valid"].any():
+            if require_valid and not rows["valid"].any():
                 raise _Fallback
         self.df = None  # the file's columns: what the tables do not share is freed here
         del keys, texts, slots
@@ -250,8 +257,8 @@ class _Columns:
         if cluster is not None:
             items = clustering.with_clusters(items, cluster.value)
         if rows is None:
-            return Imported(items, None)
-        return Imported(items, schema.new_judgments(_with_nulls(rows, schema.JUDGMENTS)))
+            return items, None
+        return items, schema.new_judgments(_with_nulls(rows, schema.JUDGMENTS))
 
     def item_keys(self) -> tuple[dict[str, Any], np.ndarray, np.ndarray]:
         """Return (benchmark, split, item id) per record, item codes, each item's first row."""

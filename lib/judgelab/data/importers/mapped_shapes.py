@@ -42,6 +42,7 @@ SUFFIXES = (".csv", ".tsv", *JSONL, ".parquet")
 _JOINED = "joined"
 _BLOCK = 1 << 22  # bytes of JSONL a batch (at least two of its longest lines)
 _ROWS = 1 << 16  # rows of parquet a batch
+_FRAME = 1 << 18  # rows of a part that `iter_frames` yields (at least)
 
 
 class Fallback(Exception):
@@ -50,10 +51,46 @@ class Fallback(Exception):
 
 def read_frame(path: Path, fields: dict[str, Any]) -> pd.DataFrame:
     """The mapped column paths of `path`'s records as a frame (see the module docstring)."""
+    frames = list(iter_frames(path, fields, rows=None))
+    return frames[0]
+
+
+def iter_frames(path: Path, fields: dict[str, Any], rows: int | None = _FRAME) -> Any:
+    """`read_frame`'s frame in consecutive parts of at least `rows` rows (None: one part).
+
+    A joined file is read as one part (its rows are aligned across files). A column whose
+    type changes from one part to the next falls back, as it does within one frame.
+    """
     explode, join = fields.get("explode"), fields.get("join")
     if (explode is not None and join is not None) or (explode and explode.keys is not None):
         raise Fallback
     wanted = sorted({f.column for f in fields.values() if isinstance(f, Field) and f.column})
+    base, under = _split(wanted, explode, join)
+    if join is not None:
+        if join.adds != "rows":
+            raise Fallback
+        parts: Any = [_joined(path, fields, join, base, under)]
+    elif explode is not None:
+        parts = _grouped(_exploded(path, explode.path, base, under), rows)
+    else:
+        parts = _grouped(_read(path, base), rows)
+    types, total = None, 0
+    for cols, n in parts:
+        if n == 0:
+            continue
+        now = {p: c.type for p, c in cols.items()}
+        if types is not None and now != types:
+            raise Fallback  # another type in a later part
+        types, total = now, total + n
+        if "_file" in wanted:
+            cols["_file"] = pa.chunked_array([pa.repeat(pa.scalar(path.name), n)])
+        yield pd.DataFrame({p: _pandas(cols.pop(p)) for p in wanted}, index=pd.RangeIndex(n))
+    if total == 0:
+        raise Fallback
+
+
+def _split(wanted: list[str], explode: Any, join: Any) -> tuple[list[str], list[str]]:
+    """The paths read in the record (`base`) and inside the exploded list or joined row."""
     base, under = [], []
     for p in wanted:
         if p in PSEUDO_COLUMNS:
@@ -66,20 +103,25 @@ def read_frame(path: Path, fields: dict[str, Any]) -> pd.DataFrame:
             under.append(p)
         else:
             base.append(p)
-    if join is not None:
-        if join.adds != "rows":
-            raise Fallback
-        cols, n = _joined(path, fields, join, base, under)
-    elif explode is not None:
-        cols, n = _exploded(path, explode.path, base, under)
-    else:
-        cols, n = _read(path, base)
-    if n == 0:
-        raise Fallback
-    if "_file" in wanted:
-        cols["_file"] = pa.chunked_array([pa.repeat(pa.scalar(path.name), n)])
-    frame = {p: _pandas(cols.pop(p)) for p in wanted}
-    return pd.DataFrame(frame, index=pd.RangeIndex(n))
+    return base, under
+
+
+def _grouped(batches: Any, rows: int | None) -> Any:
+    """Consecutive batches' columns joined into parts of at least `rows` rows (None: one)."""
+    chunks: dict[str, list] = {}
+    n = 0
+    for cols, m in batches:
+        for p, arr in cols.items():
+            chunks.setdefault(p, []).append(arr)
+        n += m
+        if rows is not None and n >= rows:
+            part, chunks, m = _chunked(chunks), {}, n  # `part` is emptied by the reader
+            n = 0
+            yield part, m
+    if n:
+        yield _chunked(chunks), n
+    elif rows is None:
+        raise Fallback  # no records
 
 
 def _within(path: str, head: str) -> bool:
@@ -215,17 +257,10 @@ def _heads(paths: list[str]) -> list[str]:
     return sorted({p if "." not in p and "[" not in p else fieldpath.column_of(p) for p in paths})
 
 
-def _read(
-    path: Path, paths: list[str], inner: tuple[str, ...] = ()
-) -> tuple[dict[str, pa.ChunkedArray], int]:
+def _read(path: Path, paths: list[str], inner: tuple[str, ...] = ()) -> Any:
     """The values at `paths` of every record, batch by batch (`_leaf`; `inner`: not literal)."""
-    chunks: dict[str, list] = {p: [] for p in paths}
-    n = 0
     for batch in _batches(path, _heads(paths) + sorted(paths)):
-        for p in paths:
-            chunks[p].append(_leaf(batch, p, literal=p not in inner))
-        n += batch.num_rows
-    return _chunked(chunks), n
+        yield {p: _leaf(batch, p, literal=p not in inner) for p in paths}, batch.num_rows
 
 
 def _chunked(chunks: dict[str, list]) -> dict[str, pa.ChunkedArray]:
@@ -235,12 +270,8 @@ def _chunked(chunks: dict[str, list]) -> dict[str, pa.ChunkedArray]:
         raise Fallback from None
 
 
-def _exploded(
-    path: Path, at: str, base: list[str], under: list[str]
-) -> tuple[dict[str, pa.ChunkedArray], int]:
+def _exploded(path: Path, at: str, base: list[str], under: list[str]) -> Any:
     """One row per element of the list at `at`; `under` read in the element, `_index`."""
-    chunks: dict[str, list] = {p: [] for p in [*base, *under, "_index"]}
-    n = 0
     for batch in _batches(path, _heads([*base, at]) + sorted([*base, at])):
         lists = _leaf(batch, at, lists=True)
         if not (pa.types.is_list(lists.type) or pa.types.is_large_list(lists.type)):
@@ -251,16 +282,15 @@ def _exploded(
         parent = pc.list_parent_indices(lists)
         flat = pc.list_flatten(lists)
         starts = np.cumsum(lengths) - lengths
-        chunks["_index"].append(pa.array(np.arange(len(flat)) - np.repeat(starts, lengths)))
+        cols = {"_index": pa.array(np.arange(len(flat)) - np.repeat(starts, lengths))}
         for p in base:
-            chunks[p].append(_leaf(batch, p).take(parent))
+            cols[p] = _leaf(batch, p).take(parent)
         element = pa.table({"x": flat})
         if set(under) & set(batch.schema.names):
             raise Fallback  # a column named like the path is read instead (`fieldpath`)
         for p in under:
-            chunks[p].append(_leaf(element, "x" + p[len(at) :]))
-        n += len(flat)
-    return _chunked(chunks), n
+            cols[p] = _leaf(element, "x" + p[len(at) :])
+        yield cols, len(flat)
 
 
 def _keys(col: pa.ChunkedArray) -> np.ndarray:
@@ -276,7 +306,7 @@ def _joined(
 ) -> tuple[dict[str, pa.ChunkedArray], int]:
     """One row per output row of every joined file, in item order, then the files' order."""
     extra = [join.left] if join.left is not None and join.left not in base else []
-    cols, n = _read(path, base + extra)
+    cols, n = next(_grouped(_read(path, base + extra), None))
     left = pd.Index(_keys(cols[join.left])) if join.left is not None else None
     if left is not None and not left.is_unique:
         raise Fallback
@@ -294,7 +324,7 @@ def _joined(
         if join.right in rel and ("." in join.right or "[" in join.right):
             raise Fallback  # read as a column for the key, through records for the value
         right = [join.right] if join.right is not None and join.right not in rel else []
-        got, m = _read(other, rel + right, inner=tuple(rel))
+        got, m = next(_grouped(_read(other, rel + right, inner=tuple(rel)), None))
         if m != n:
             raise Fallback  # a line count that differs, or an item without this output
         if left is None:

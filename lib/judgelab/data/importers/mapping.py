@@ -34,10 +34,10 @@ from typing import Any
 
 import pandas as pd
 
-from judgelab.core import schema
+from judgelab.core import schema, tables
 from judgelab.core.names import safe_name
 from judgelab.data import clustering
-from judgelab.data.importers import mapped_fast, reshape
+from judgelab.data.importers import mapped_fast, mapped_stream, reshape
 from judgelab.data.importers.base import Imported, SourceFormatError
 from judgelab.data.importers.mapped_items import ItemKey, Items
 from judgelab.data.importers.mapped_rows import (
@@ -355,6 +355,36 @@ def import_with_notes(
     return imported, notes
 
 
+def import_file_to(
+    data_files: str | Path | list[str | Path],
+    mapping: str | Path | dict[str, Any],
+    items_path: str | Path,
+    judgments_path: str | Path,
+    *,
+    allow_invalid: bool = False,
+) -> tuple[int, int | None]:
+    """`import_file`, written as the items and judgments tables (each atomically).
+
+    A column-wise import is streamed part by part (`mapped_stream`: 10^7 rows within 4 GB);
+    any other is imported in memory, then written (`tables.write_*`). The tables are the
+    same either way. Returns the number of items and of judgments (None: no judgments
+    table, none written).
+    """
+    fields = _fields(mapping)
+    files = reshape.expand(data_files)
+    counts = mapped_stream.stream_import(
+        files, fields, items_path, judgments_path, allow_invalid=allow_invalid
+    )
+    if counts is not None:
+        return counts
+    imported = import_with_notes(files, mapping, allow_invalid=allow_invalid)[0]
+    tables.write_items(imported.items, items_path)
+    if imported.judgments is None:
+        return len(imported.items), None
+    tables.write_judgments(imported.judgments, judgments_path)
+    return len(imported.items), len(imported.judgments)
+
+
 def import_mapped(root: Path, source: Any) -> Imported:
     """Registry importer: apply `source.options["mapping"]` to the source's files (one import)."""
     mapping = source.options.get("mapping")
@@ -365,6 +395,7 @@ def import_mapped(root: Path, source: Any) -> Imported:
 
 __all__ = [
     "import_file",
+    "import_file_to",
     "import_mapped",
     "import_records",
     "import_with_notes",
