@@ -1,18 +1,19 @@
-"""Notebooks at scale (issue 38 item 4): notebook 02 on 10^6 and 10^7 judgment rows.
+"""Notebooks at scale (issue 38 item 4): notebooks 02 and 03 on 10^6 and 10^7 judgment rows.
 
 Run from the repository root::
 
     python -m bench.notebooks                 # 10^6 rows (10^5 items x 5 judges x 2 orders)
     python -m bench.notebooks --rows 1e6,1e7  # also 10^7 rows (slow: minutes, ~1 GB of disk)
     python -m bench.notebooks --smoke         # tiny size (tests/contract/test_bench_notebooks.py)
+    python -m bench.notebooks --notebook 03_length_bias   # one notebook (default: `NOTEBOOKS`)
 
 A temporary home (`JUDGELAB_HOME`, `JUDGELAB_DATA`) gets a generated source `synthetic`:
 `data/items/synthetic.parquet` (one row per item, clusters of 10 items) and the judgments
 of `bench.tables.write_judgments` in `data/judgments/synthetic/judge-XX.parquet`, the places
 `catalog.load_source("synthetic")` reads a file-imported benchmark from. Then
-`judgelab run 02_positional_bias` runs on it as a user runs it (papermill, a kernel, the HTML
-export); the figures are its wall time and the peak RSS of the whole process tree (the CLI
-and its kernel, summed, sampled every 50 ms).
+`judgelab run <notebook>` runs on it (each of `NOTEBOOKS`) as a user runs it (papermill, a
+kernel, the HTML export); the figures are its wall time and the peak RSS of the whole process
+tree (the CLI and its kernel, summed, sampled every 50 ms).
 """
 
 from __future__ import annotations
@@ -36,6 +37,8 @@ from bench.tables import write_judgments  # noqa: E402
 #: Issue 38's targets for notebooks 02 and 03 on 10^7 rows.
 TARGETS = {"wall_s": 30.0, "peak_rss_mb": 2048.0}
 JUDGES, SPLITS, CLUSTER_SIZE = 5, 5, 10
+#: The notebooks measured by default (both take the lazy path above `catalog.LAZY_ROWS`).
+NOTEBOOKS = ("02_positional_bias", "03_length_bias")
 SMOKE_ROWS = 2_000
 
 
@@ -74,7 +77,7 @@ def make_home(home: Path, rows: int) -> dict[str, str]:
     write_items(data / "items" / "synthetic.parquet", n_items, SPLITS)
     write_judgments(data / "judgments" / "synthetic", n_items, JUDGES, SPLITS, complete=True)
     params = home / "params.yaml"
-    params.write_text("source: synthetic\nfallback: null\nn_boot: 1000\nseed: 0\n")
+    params.write_text("source: synthetic\nfallback: null\njudges: []\nn_boot: 1000\nseed: 0\n")
     return {"JUDGELAB_HOME": str(home), "JUDGELAB_DATA": str(data)}
 
 
@@ -142,15 +145,16 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--rows", default="1e6", help="comma-separated judgment row counts, e.g. 1e6,1e7 (slow)"
     )
-    p.add_argument("--notebook", default="02_positional_bias")
+    p.add_argument("--notebook", default=",".join(NOTEBOOKS), help="comma-separated names")
     p.add_argument("--smoke", action="store_true", help="tiny size (tests)")
     p.add_argument("--tmp", default=None, help="folder for the generated files")
     p.add_argument("--out", type=Path, default=None, help="JSON results file")
     args = p.parse_args(argv)
     sizes = [SMOKE_ROWS] if args.smoke else [int(float(r)) for r in args.rows.split(",")]
     results = []
-    for rows in sizes:
-        res = bench_notebook(rows, notebook=args.notebook, tmp_root=args.tmp)
+    runs = [(rows, nb) for rows in sizes for nb in args.notebook.split(",")]
+    for rows, name in runs:
+        res = bench_notebook(rows, notebook=name, tmp_root=args.tmp)
         res["targets"] = dict(TARGETS)
         results.append(res)
         print(

@@ -1,4 +1,4 @@
-"""Smoke-sized run of `bench/notebooks.py` (issue 38): notebook 02 runs on a generated source."""
+"""Smoke-sized `bench/notebooks.py` (issue 38): notebooks 02 and 03 run on a generated source."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
@@ -23,7 +24,8 @@ def test_generated_source_is_a_valid_file_import(tmp_path):
     assert "model" in pd.read_parquet(judged[0]).columns  # every judgments column is written
 
 
-def test_notebook_02_runs_and_is_measured(tmp_path):
-    res = bench.bench_notebook(bench.SMOKE_ROWS, tmp_root=str(tmp_path))
-    assert res["rows"] == bench.SMOKE_ROWS and res["wall_s"] > 0
+@pytest.mark.parametrize("notebook", bench.NOTEBOOKS)
+def test_notebook_runs_and_is_measured(tmp_path, notebook):
+    res = bench.bench_notebook(bench.SMOKE_ROWS, notebook=notebook, tmp_root=str(tmp_path))
+    assert res["rows"] == bench.SMOKE_ROWS and res["wall_s"] > 0 and res["notebook"] == notebook
     assert res["peak_rss_mb"] > 100  # the CLI and its kernel, summed
