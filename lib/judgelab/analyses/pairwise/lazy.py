@@ -77,7 +77,7 @@ def coverage(lazy: LazyOutcomes, items: pd.DataFrame, keys: Sequence[str]) -> pd
 def _counted_block(
     block: pd.DataFrame, expected: pd.Series, keys: list[str], judge: object, sample: object
 ) -> pd.DataFrame:
-    """One judge × sample of `coverage` from group counts (`outcomes.coverage_frame`)."""
+    """One judge × sample of `coverage` from group counts (as `outcomes._coverage_block`)."""
     per = block.assign(
         complete=block["complete"] & block["_known"],
         incomplete=~block["complete"] & block["_known"],
@@ -87,9 +87,17 @@ def _counted_block(
         c: (per[c] * per["_n"]).groupby([per[k] for k in keys], sort=True).sum()
         for c in ("complete", "incomplete", "unknown")
     }
-    from judgelab.analyses.pairwise import outcomes  # it imports this module
-
-    return outcomes.coverage_frame(pd.DataFrame(sums), expected, judge, sample, keys)
+    frame = pd.DataFrame(sums)
+    frame = frame.reindex(expected.index.union(frame.index), fill_value=0)
+    out = pd.DataFrame({"n_items_table": expected}).reindex(frame.index).fillna(0)
+    out["n_complete"] = frame["complete"]
+    out["n_incomplete"] = frame["incomplete"]
+    out["n_missing"] = out["n_items_table"] - frame["complete"] - frame["incomplete"]
+    out["n_unknown"] = frame["unknown"]
+    out = out.reset_index()
+    out.insert(0, "judge", judge)
+    out.insert(len(keys) + 1, "sample", sample)
+    return out
 
 
 __all__ = ["ROWS_PER_PASS", "LazyOutcomes", "coverage", "is_lazy"]

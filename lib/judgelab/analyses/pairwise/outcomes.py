@@ -11,7 +11,7 @@ its item's cluster, so `pairwise_rates` and `compare_judges` resample clusters.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -286,13 +286,6 @@ def _coverage_block(
         .groupby(keys, sort=True)[["complete", "incomplete", "unknown"]]
         .sum()
     )
-    return coverage_frame(per, expected, judge, sample, keys)
-
-
-def coverage_frame(
-    per: pd.DataFrame, expected: pd.Series, judge: Any, sample: Any, keys: list[str]
-) -> pd.DataFrame:
-    """Lay out one judge × sample of `coverage` from its complete/incomplete/unknown counts."""
     per = per.reindex(expected.index.union(per.index), fill_value=0)
     frame = pd.DataFrame({"n_items_table": expected}).reindex(per.index).fillna(0)
     frame["n_complete"] = per["complete"]
