@@ -45,10 +45,15 @@ def _pairs(seed: int, G: int, per: int, bias: float):
     per=st.integers(2, 8),
     bias=st.sampled_from([0.0, 0.8]),
 )
+# found in a clean-clone run: 3 clusters of 2 pairs with no balanced pair have nothing to estimate
+@example(seed=4957, G=3, per=2, bias=0.0)
 def test_i33_2_picks_longer_p_inverts_its_interval(seed, G, per, bias):
     v = _pairs(seed, G, per, bias)
     out = length.picks_longer(v, conditions=("all", "balanced"), n_boot=399)
     for row in out.itertuples():
+        if row.method == "no data":  # said so, with no number, interval or test
+            assert np.isnan([row.value, row.ci_low, row.ci_high, row.p_value]).all(), row
+            continue
         assert _agrees(row.p_value, row.ci_low, row.ci_high, 0.5), row
         assert isinstance(row.few_clusters, bool) and row.n_eff_clusters <= row.n_clusters
 
