@@ -21,6 +21,8 @@ from typing import Any, NamedTuple
 import pandas as pd
 import polars as pl
 
+from judgelab.analyses.pairwise.coverage_layout import coverage_frame
+
 #: Judgment rows one polars group-by pass reduces at most on the notebook path: with clusters
 #: every unit row carries its labels, so a 10^7-row scan is reduced judge by judge
 #: (`scan.scan_rates(rows_per_pass=...)`; ~0.5 GB a pass of 2·10^6 rows instead of ~3 GB).
@@ -77,7 +79,7 @@ def coverage(lazy: LazyOutcomes, items: pd.DataFrame, keys: Sequence[str]) -> pd
 def _counted_block(
     block: pd.DataFrame, expected: pd.Series, keys: list[str], judge: object, sample: object
 ) -> pd.DataFrame:
-    """One judge × sample of `coverage` from group counts (as `outcomes._coverage_block`)."""
+    """One judge × sample of `coverage` from group counts (laid out by `coverage_frame`)."""
     per = block.assign(
         complete=block["complete"] & block["_known"],
         incomplete=~block["complete"] & block["_known"],
@@ -87,17 +89,7 @@ def _counted_block(
         c: (per[c] * per["_n"]).groupby([per[k] for k in keys], sort=True).sum()
         for c in ("complete", "incomplete", "unknown")
     }
-    frame = pd.DataFrame(sums)
-    frame = frame.reindex(expected.index.union(frame.index), fill_value=0)
-    out = pd.DataFrame({"n_items_table": expected}).reindex(frame.index).fillna(0)
-    out["n_complete"] = frame["complete"]
-    out["n_incomplete"] = frame["incomplete"]
-    out["n_missing"] = out["n_items_table"] - frame["complete"] - frame["incomplete"]
-    out["n_unknown"] = frame["unknown"]
-    out = out.reset_index()
-    out.insert(0, "judge", judge)
-    out.insert(len(keys) + 1, "sample", sample)
-    return out
+    return coverage_frame(pd.DataFrame(sums), expected, judge, sample, keys)
 
 
 __all__ = ["ROWS_PER_PASS", "LazyOutcomes", "coverage", "is_lazy"]

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from judgelab.analyses.pairwise import lazy
+from judgelab.analyses.pairwise.coverage_layout import coverage_frame
 from judgelab.core.schema import require_columns as _require
 from judgelab.errors import check_choice
 
@@ -286,13 +287,4 @@ def _coverage_block(
         .groupby(keys, sort=True)[["complete", "incomplete", "unknown"]]
         .sum()
     )
-    per = per.reindex(expected.index.union(per.index), fill_value=0)
-    frame = pd.DataFrame({"n_items_table": expected}).reindex(per.index).fillna(0)
-    frame["n_complete"] = per["complete"]
-    frame["n_incomplete"] = per["incomplete"]
-    frame["n_missing"] = frame["n_items_table"] - per["complete"] - per["incomplete"]
-    frame["n_unknown"] = per["unknown"]
-    frame = frame.reset_index()
-    frame.insert(0, "judge", judge)
-    frame.insert(len(keys) + 1, "sample", sample)
-    return frame
+    return coverage_frame(per, expected, judge, sample, keys)
