@@ -13,6 +13,7 @@ from judgelab.analyses import stability
 from judgelab.reporting.calibration import run, summarise
 from judgelab.reporting.calibration.checks import all_checks
 from judgelab.reporting.calibration.checks import stability as checks
+from judgelab.simulate import humans as sim_humans
 from judgelab.simulate import stability as sim
 from judgelab.simulate.base import Design, scenario
 
@@ -23,7 +24,7 @@ BOARD = {"n_boot": 199, "n_boot_wild": 99}
 
 def test_i35_3_checks_are_registered_and_picklable():
     names = {c.name for c in all_checks(["stability"])}
-    assert names == {c.name for c in checks.CHECKS} and len(names) == 8
+    assert names == {c.name for c in checks.CHECKS} and len(names) == 9
     for check in checks.CHECKS:
         pickle.loads(pickle.dumps(check))
 
@@ -52,6 +53,19 @@ def test_i35_3_board_and_repeat_truths():
     assert noisy["trials_needed_0.9"] >= steady["trials_needed_0.9"]
 
 
+def test_i35_7_human_truths_match_a_large_draw():
+    null = sim_humans.human_truths(1.5, 0.0, 1.2, 0.5)
+    alt = sim_humans.human_truths(1.5, 1.0, 1.2, 0.5)
+    assert null["human_gap"] == 0.0  # the judge is one more annotator
+    assert alt["human_gap"] < -0.05 and alt["human_human"] == null["human_human"]
+    design = Design(n_clusters=1000, per_cluster=40, icc=0.3, effect_sd=0.5)
+    big = sim_humans.humans_sim(np.random.default_rng(4), design=design, judge_shift=1.0)
+    gap = stability.human_gap(big.judgments, n_boot=9).set_index("measure")["value"]
+    assert abs(gap["judge-human"] - big.truth["judge_human"]) < 0.01
+    assert abs(gap["human-human"] - big.truth["human_human"]) < 0.01
+    assert abs(gap["gap"] - big.truth["human_gap"]) < 0.01
+
+
 @pytest.mark.slow
 def test_i35_3_stability_checks_hold_at_small_r():
     opts = {c.name: BOARD if c.simulate is checks.simulate_board else FAST for c in checks.CHECKS}
@@ -72,3 +86,6 @@ def test_i35_3_stability_checks_hold_at_small_r():
     lead = reps[reps["check"] == "stability.p_leader_changes"]
     assert lead["estimate"].between(0, 1).all()
     assert set(pd.unique(lead["truth"])) <= {0.0, 1.0}
+    forecast = s.xs("stability.p_leader_changes", level="check")
+    assert forecast["forecast_gap"].notna().all() and forecast["brier"].between(0, 1).all()
+    assert set(forecast["forecast_verdict"]) <= {"pass", "fail", "inconclusive"}

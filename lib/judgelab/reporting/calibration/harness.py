@@ -46,6 +46,7 @@ import numpy as np
 import pandas as pd
 
 from judgelab.core import stats, threads
+from judgelab.reporting.calibration.forecast import forecast_fields, forecast_verdict
 from judgelab.reporting.calibration.journal import Journal
 from judgelab.simulate.base import BALANCED, GRID, Scenario, Simulation
 
@@ -83,6 +84,7 @@ class Check:
     estimate: Callable[[Simulation, Mapping[str, Any]], Outcome]
     interval: bool = True  # reports an interval (coverage is measured)
     test: bool = True  # reports a p-value (type-I error and power are measured)
+    forecast: bool = False  # the estimate is P(event), the truth its indicator (`forecast`)
     before: Mapping[str, Any] | None = None  # earlier defaults (None: the check is new)
     effect: str = ""  # the alternative, in words
     truth: Callable[[Simulation, str], float] | None = None
@@ -298,7 +300,8 @@ def undecided(summary: pd.DataFrame) -> pd.Series:
     Inconclusive verdicts, and Monte-Carlo fails on fewer than `CONFIRM_REPS` replicates
     (a fail from failed replicates stands: more replicates cannot undo it).
     """
-    verdicts = summary[["coverage_verdict", "type_i_verdict"]]
+    cols = ["coverage_verdict", "type_i_verdict", "forecast_verdict"]
+    verdicts = summary[[c for c in cols if c in summary.columns]]
     open_ = (verdicts == "inconclusive").any(axis=1)
     unconfirmed = (
         (verdicts == "fail").any(axis=1)
@@ -395,6 +398,8 @@ def summarise(
         row["width"] = (
             float((block["high"] - block["low"])[ok].mean()) if check.interval else np.nan
         )
+        if check.forecast:
+            row.update(forecast_fields(block["estimate"][ok], block["truth"][ok]))
         row["n_eff"] = float(block["n_eff"][ok].mean()) if ok.any() else np.nan
         row["s_per_rep"] = float(block["seconds"].mean())
         row.update(_verdicts(row, check))
@@ -416,10 +421,17 @@ def _verdicts(row: Mapping[str, Any], check: Check) -> dict[str, str]:
         if check.test
         else "n/a"
     )
+    fc = (
+        forecast_verdict(row["forecast_gap_low"], row["forecast_gap_high"])
+        if check.forecast
+        else "n/a"
+    )
     if row["failed"]:
         cov = "fail" if check.interval else cov
         t1 = "fail" if check.test else t1
-    return {"coverage_verdict": cov, "type_i_verdict": t1, "verdict": _worst([cov, t1])}
+        fc = "fail" if check.forecast else fc
+    return {"coverage_verdict": cov, "type_i_verdict": t1, "forecast_verdict": fc,
+            "verdict": _worst([cov, t1, fc])}  # fmt: skip
 
 
 def _worst(verdicts: Sequence[str]) -> str:

@@ -63,7 +63,8 @@ def table(summary: pd.DataFrame) -> pd.DataFrame:
     """Return the display table: one row per check × scenario × variant.
 
     Rates are percent with their Monte-Carlo 95 % interval; `verdict` is pass / fail /
-    inconclusive against the targets (coverage in [93, 97] %, type-I error ≤ 6 %).
+    inconclusive against the targets (coverage in [93, 97] %, type-I error ≤ 6 %; a forecast's
+    mean within ± 5 points of its event's frequency, `forecast`).
     """
     rows = []
     for r in summary.itertuples(index=False):
@@ -79,6 +80,11 @@ def table(summary: pd.DataFrame) -> pd.DataFrame:
                 "coverage (alt.)": _pct(r.coverage_alt, r.coverage_alt_low, r.coverage_alt_high),
                 "type-I": _pct(r.type_i, r.type_i_low, r.type_i_high),
                 "power": _pct(r.power, r.power_low, r.power_high),
+                "forecast − frequency": _pct(
+                    getattr(r, "forecast_gap", np.nan),
+                    getattr(r, "forecast_gap_low", np.nan),
+                    getattr(r, "forecast_gap_high", np.nan),
+                ),
                 "R": int(r.reps),
                 "failed": int(r.failed),
                 "declined": int(r.declined),

@@ -122,13 +122,15 @@ def misses(summary: pd.DataFrame) -> pd.DataFrame:
         "coverage_null",
         "coverage_alt",
         "type_i",
+        "forecast_gap",
         "coverage_verdict",
         "type_i_verdict",
+        "forecast_verdict",
         "reps",
         "failed",
         "declined",
     ]
-    return bad[cols].sort_values(["family", "check"]).reset_index(drop=True)
+    return bad.reindex(columns=cols).sort_values(["family", "check"]).reset_index(drop=True)
 
 
 def plot(summary: pd.DataFrame, *, variant: str = "after") -> Figure:

@@ -11,7 +11,11 @@ sizes, constant or cluster-varying effects, 8 / 15 / 50 clusters, small or moder
   leniency is the same for every system under the null — its population ranking is the
   humans', τ = 1 — and differs under the alternative, τ ≈ 0.73) — Kendall's τ of the judge vs
   the humans, the humans' 95 % rank set of the true leader (covers rank 1?), and
-  P(leader changes) set against how often the sample leader is not the population leader;
+  P(leader changes) set against how often the sample leader is not the population leader
+  (a forecast: `calibration.forecast`, its mean against the event's frequency);
+- three human annotators and a judge (`simulate.humans.humans_sim`: each rater's skill varying
+  by cluster; the judge as accurate as they are under the null, 1 logit less under the
+  alternative) — `human_gap`, judge–human minus human–human agreement, and its test of 0;
 - repeated trials (`repeat_sim`: P(pos) logit-normal across units, three trials, not the
   beta the estimator fits) — the flip rate and the trials needed for 0.9.
 
@@ -31,10 +35,13 @@ import numpy as np
 
 from judgelab.analyses import stability
 from judgelab.reporting.calibration.harness import Check, Outcome
+from judgelab.simulate import humans as sim_humans
 from judgelab.simulate import stability as sim
 from judgelab.simulate.base import BALANCED, Scenario, Simulation
 
 FAMILY = "stability"
+#: The alternative's judge accuracy below the annotators' (logits) in `simulate_humans`.
+JUDGE_SHIFT = 1.0
 #: The alternative's planted score drift (score units; the scored judge's noise SD is ~1.1).
 DRIFT = 0.3
 
@@ -61,6 +68,14 @@ def simulate_repeats(
     """Three trials per unit; a noisier judge under the alternative."""
     unit_sd = 1.0 if hypothesis == "alternative" else 2.0
     return sim.repeat_sim(rng, design=(shape or BALANCED).design(), unit_sd=unit_sd)
+
+
+def simulate_humans(
+    rng: np.random.Generator, hypothesis: str, shape: Scenario | None = None
+) -> Simulation:
+    """Three annotators and a judge as accurate (null) or `JUDGE_SHIFT` logits less."""
+    shift = JUDGE_SHIFT if hypothesis == "alternative" else 0.0
+    return sim_humans.humans_sim(rng, design=(shape or BALANCED).design(), judge_shift=shift)
 
 
 _MEMO: dict[str, Any] = {}
@@ -175,6 +190,13 @@ def estimate_trials(s: Simulation, options: Mapping[str, Any]) -> Outcome:
                    n_eff=float(need["n_clusters"]))  # fmt: skip
 
 
+def estimate_human_gap(s: Simulation, options: Mapping[str, Any]) -> Outcome:
+    """`stability.human_gap` (gap): judge–human minus human–human agreement, tested at 0."""
+    row = stability.human_gap(s.judgments, **options).set_index("measure").loc["gap"]
+    return Outcome(float(row["value"]), float(row["ci_low"]), float(row["ci_high"]),
+                   float(row["p_value"]), n_eff=float(row["n_eff_clusters"]))  # fmt: skip
+
+
 def _truth(key: str):
     def truth(s: Simulation, hypothesis: str) -> float:
         return float(s.truth[key])
@@ -245,7 +267,19 @@ CHECKS: list[Check] = [
         truth=sample_leader_wrong,
         interval=False,
         test=False,
-        notes="calibrated when mean(estimate) matches mean(truth): see the smoke test",
+        forecast=True,
+        notes="a forecast: its mean must match how often the sample leader is wrong (± 0.05)",
+    ),
+    Check(
+        name="stability.human_gap",
+        family=FAMILY,
+        estimator="analyses.stability.human_gap (gap)",
+        estimand="human_gap",
+        simulate=simulate_humans,
+        estimate=estimate_human_gap,
+        effect=f"the judge's P(true slot) {JUDGE_SHIFT} logit below three annotators' (each "
+        "rater's skill varying by cluster)",
+        notes="H0: the judge agrees with an annotator as often as annotators agree",
     ),
     Check(
         name="stability.flip",
