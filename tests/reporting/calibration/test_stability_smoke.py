@@ -13,6 +13,7 @@ from judgelab.analyses import stability
 from judgelab.reporting.calibration import run, summarise
 from judgelab.reporting.calibration.checks import all_checks
 from judgelab.reporting.calibration.checks import stability as checks
+from judgelab.simulate import anchors as sim_anchors
 from judgelab.simulate import humans as sim_humans
 from judgelab.simulate import stability as sim
 from judgelab.simulate.base import Design, scenario
@@ -24,7 +25,7 @@ BOARD = {"n_boot": 199, "n_boot_wild": 99}
 
 def test_i35_3_checks_are_registered_and_picklable():
     names = {c.name for c in all_checks(["stability"])}
-    assert names == {c.name for c in checks.CHECKS} and len(names) == 9
+    assert names == {c.name for c in checks.CHECKS} and len(names) == 10
     for check in checks.CHECKS:
         pickle.loads(pickle.dumps(check))
 
@@ -89,3 +90,18 @@ def test_i35_3_stability_checks_hold_at_small_r():
     forecast = s.xs("stability.p_leader_changes", level="check")
     assert forecast["forecast_gap"].notna().all() and forecast["brier"].between(0, 1).all()
     assert set(forecast["forecast_verdict"]) <= {"pass", "fail", "inconclusive"}
+
+
+def test_i35_7_anchor_truths_match_a_large_draw():
+    null = sim_anchors.anchor_truths(sim_anchors.STRENGTHS, (0.0,) * 5, 1.2)
+    alt = sim_anchors.anchor_truths(sim_anchors.STRENGTHS, sim_anchors.MATCHUP_ALT, 1.2)
+    assert null["tau"] == pytest.approx(1.0)
+    assert alt["tau"] == pytest.approx(1 - 2 * 1 / 10)  # s3 passes s2 against A2 only
+    design = Design(n_clusters=1000, per_cluster=30, icc=0.3, effect_sd=0.5)
+    rng = np.random.default_rng(5)
+    big = sim_anchors.anchor_sim(rng, design=design, matchup=sim_anchors.MATCHUP_ALT)
+    a = stability.anchor_sensitivity(big.judgments, min_opponents=3, n_boot=49, n_boot_wild=49)
+    board = a.board.set_index(["anchor", "system"])["value"]
+    for (anchor, system), value in board.items():
+        assert abs(value - big.truth[f"win_{anchor}_{system}"]) < 0.015
+    assert a.taus["tau"].iloc[0] == pytest.approx(0.8)

@@ -13,6 +13,9 @@ sizes, constant or cluster-varying effects, 8 / 15 / 50 clusters, small or moder
   the humans, the humans' 95 % rank set of the true leader (covers rank 1?), and
   P(leader changes) set against how often the sample leader is not the population leader
   (a forecast: `calibration.forecast`, its mean against the event's frequency);
+- five systems against two anchors (`simulate.anchors.anchor_sim`: system strength varying by
+  cluster; under the alternative a matchup effect against one anchor, τ = 0.8) — Kendall's τ
+  between the two anchors' rankings (`anchor_sensitivity`);
 - three human annotators and a judge (`simulate.humans.humans_sim`: each rater's skill varying
   by cluster; the judge as accurate as they are under the null, 1 logit less under the
   alternative) — `human_gap`, judge–human minus human–human agreement, and its test of 0;
@@ -35,6 +38,7 @@ import numpy as np
 
 from judgelab.analyses import stability
 from judgelab.reporting.calibration.harness import Check, Outcome
+from judgelab.simulate import anchors as sim_anchors
 from judgelab.simulate import humans as sim_humans
 from judgelab.simulate import stability as sim
 from judgelab.simulate.base import BALANCED, Scenario, Simulation
@@ -76,6 +80,14 @@ def simulate_humans(
     """Three annotators and a judge as accurate (null) or `JUDGE_SHIFT` logits less."""
     shift = JUDGE_SHIFT if hypothesis == "alternative" else 0.0
     return sim_humans.humans_sim(rng, design=(shape or BALANCED).design(), judge_shift=shift)
+
+
+def simulate_anchors(
+    rng: np.random.Generator, hypothesis: str, shape: Scenario | None = None
+) -> Simulation:
+    """Five systems against two anchors; a matchup effect against `A2` under the alternative."""
+    matchup = sim_anchors.MATCHUP_ALT if hypothesis == "alternative" else (0.0,) * 5
+    return sim_anchors.anchor_sim(rng, design=(shape or BALANCED).design(), matchup=matchup)
 
 
 _MEMO: dict[str, Any] = {}
@@ -197,6 +209,13 @@ def estimate_human_gap(s: Simulation, options: Mapping[str, Any]) -> Outcome:
                    float(row["p_value"]), n_eff=float(row["n_eff_clusters"]))  # fmt: skip
 
 
+def estimate_anchor_tau(s: Simulation, options: Mapping[str, Any]) -> Outcome:
+    """`stability.anchor_sensitivity` τ-b between the rankings under `A1` and `A2`."""
+    t = stability.anchor_sensitivity(s.judgments, min_opponents=3, **options).taus.iloc[0]
+    return Outcome(float(t["tau"]), float(t["ci_low"]), float(t["ci_high"]),
+                   n_eff=float(t["n_eff_clusters"]))  # fmt: skip
+
+
 def _truth(key: str):
     def truth(s: Simulation, hypothesis: str) -> float:
         return float(s.truth[key])
@@ -245,6 +264,16 @@ CHECKS: list[Check] = [
         test=False,
         before={"tau_interval": "percentile"},
         effect="the judge's leniency differs by system: population tau 0.73 (null: 1)",
+    ),
+    Check(
+        name="stability.anchor_tau",
+        family=FAMILY,
+        estimator="analyses.stability.anchor_sensitivity (tau between two anchors)",
+        estimand="tau",
+        simulate=simulate_anchors,
+        estimate=estimate_anchor_tau,
+        test=False,
+        effect="one system does 0.45 logit better against A2 than its strength: tau 0.8 (null: 1)",
     ),
     Check(
         name="stability.rank_set",
