@@ -20,14 +20,21 @@ One module per analysis family:
 - `faithfulness` — source documents with ~10 summaries each, FaithEval multiple-choice
   answers in several phrasings (some unparseable), prompting strategies;
 - `stability` — a judge switch with a known shift matrix and score drift, a leaderboard
-  graded by humans and a judge, repeated trials.
+  graded by humans and a judge, repeated trials; `humans` — annotators beside a judge, each
+  rater's skill varying by cluster; `anchors` — systems against two baselines, with or
+  without a matchup effect that makes the ranking depend on the baseline.
+
+Further modules (`probes`, `grounding`, `transport`, `confidence`, `design`, ...) serve one
+calibration family each and are imported by name.
 """
 
 from judgelab.simulate import (
+    anchors,
     base,
     contexteval,
     correctness,
     faithfulness,
+    humans,
     juries,
     length,
     pairwise,
@@ -38,12 +45,14 @@ from judgelab.simulate.base import Design, Simulation, expectation, heavy_tailed
 __all__ = [
     "Design",
     "Simulation",
+    "anchors",
     "base",
     "contexteval",
     "correctness",
     "expectation",
     "faithfulness",
     "heavy_tailed",
+    "humans",
     "juries",
     "length",
     "pairwise",
