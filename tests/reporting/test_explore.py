@@ -108,3 +108,17 @@ def test_view_html_counts_and_shows_the_chosen_cases():
 def test_pipeline_marks_kernels_headless():
 
     assert execution._KERNEL_VARS["JUDGELAB_HEADLESS"] == "1"
+
+
+def test_summary_clips_each_question_once_and_keeps_missing_ones_empty():
+    long = "word " * 40
+    found = pd.DataFrame(
+        {
+            "judge": ["a", "b", "c", "d"],
+            "item_id": ["1", "1", "2", "3"],
+            "question": [long, long, None, "short"],
+        }
+    )
+    got = explore.summary(found)["question"].tolist()
+    assert got[0] == got[1] == explore.clip(long, 80) and got[0].endswith("…")
+    assert got[2:] == ["", "short"]

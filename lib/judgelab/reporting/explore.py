@@ -209,9 +209,11 @@ def summary(found: pd.DataFrame) -> pd.DataFrame:
         c for c in ("judge", "split", "item_id", "verdict_0", "verdict_1", "gold") if c in found
     ]
     out = found[cols].copy()
-    out["question"] = [
-        clip(q, 80) for q in found.get("question", pd.Series("", index=found.index))
-    ]
+    question = found.get("question", pd.Series("", index=found.index))
+    # each distinct question clipped once (a large source repeats them across judges)
+    codes, distinct = pd.factorize(question)
+    clipped = np.array([*(clip(q, 80) for q in distinct), ""], dtype=object)
+    out["question"] = clipped[codes]  # code -1 (missing): the last, ""
     return out.reset_index(drop=True)
 
 

@@ -44,14 +44,13 @@ def pairwise_cases(lf: pl.LazyFrame, items: pd.DataFrame, category: str) -> pd.D
     casts = [pl.col(c).cast(pl.String) for c in KEY]
     lf = lf.with_columns(casts)
     wide = _order(lf, 0).join(_order(lf, 1), on=UNIT, how="full", coalesce=True, nulls_equal=True)
-    known = pl.from_pandas(items[KEY].drop_duplicates().astype(str)).lazy()
     found = (
         wide.filter(_keep(category).fill_null(False))
-        .join(known, on=KEY, how="semi")
         .sort(UNIT)
         .collect(engine="streaming")
         .to_pandas()
     )
+    # the inner merge keeps only known items (in `found`'s order), as `explore._pairwise`
     return found.merge(items, on=KEY, how="inner")
 
 
