@@ -128,3 +128,23 @@ def test_browse_lists_the_judges_and_splits_of_a_lazy_table(monkeypatch, home):
     _, large = _load(monkeypatch, home, lazy=True)
     for col in ("judge", "split"):
         assert explore_lazy.values(large, col) == sorted(small[col].astype(str).unique())
+
+
+def test_a_second_rates_call_on_the_same_outcomes_reuses_the_scan(monkeypatch, home):
+    from judgelab.analyses.pairwise import scan
+
+    calls = []
+    real = scan._reduce
+    monkeypatch.setattr(scan, "_reduce", lambda *a: calls.append(a) or real(*a))
+    _, large = _load(monkeypatch, home, lazy=True, judges=["judge-01"])
+    opts = {"n_boot": 99, "seed": 1, "cluster": "cluster"}
+    out = pairwise.item_outcomes(large, cluster="cluster")
+    wild = pairwise.pairwise_rates(out, **opts)
+    boot = pairwise.pairwise_rates(out, inference="bootstrap", **opts)
+    assert len(calls) == 1  # one reduction of the scan, two analyses
+    for inference, first in (("wild", wild), ("bootstrap", boot)):
+        fresh = pairwise.item_outcomes(large, cluster="cluster")
+        pd.testing.assert_frame_equal(
+            first, pairwise.pairwise_rates(fresh, inference=inference, **opts)
+        )
+    assert len(calls) == 3  # new outcomes: read again

@@ -36,6 +36,9 @@ class LazyOutcomes(NamedTuple):
     groups: tuple[str, ...]
     invalid_policy: str
     cluster: str | None
+    #: The scan's reduction to per-unit patterns, kept for the next `pairwise_rates` call
+    #: on these outcomes (a notebook's wild and bootstrap rates read the table once).
+    reduced: dict | None = None
 
 
 def is_lazy(table: Any) -> bool:

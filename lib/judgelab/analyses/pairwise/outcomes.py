@@ -127,7 +127,7 @@ def item_outcomes(
         missing = [c for c in needed if c not in judgments.collect_schema().names()]
         if missing:
             raise KeyError(f"item_outcomes: judgments lack column(s) {missing}")
-        return lazy.LazyOutcomes(judgments, tuple(groups), invalid_policy, cluster)
+        return lazy.LazyOutcomes(judgments, tuple(groups), invalid_policy, cluster, {})
     _require(judgments, needed, "item_outcomes")
     units = [*groups, "item_id", "sample"]
     carry = cluster is not None and cluster in judgments.columns and cluster not in units

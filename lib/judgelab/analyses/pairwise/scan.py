@@ -91,6 +91,7 @@ def scan_rates(
     inference: str = "wild",
     metrics: Sequence[str] | None = None,
     rows_per_pass: int = ROWS_PER_PASS,
+    memo: dict | None = None,
 ) -> pd.DataFrame:
     """Return `pairwise_rates(item_outcomes(judgments))` computed from a lazy scan.
 
@@ -116,6 +117,8 @@ def scan_rates(
         metrics: As `pairwise_rates`.
         rows_per_pass: Most rows one group-by pass reduces (bounds memory: ~150 bytes per
             item); larger scans are reduced judge by judge (`_passes`).
+        memo: A dict to keep the scan's reduction in (by filters and options) and to take
+            it from on a later call with the same ones: the same `judgments` only.
 
     Returns:
         The table of `pairwise_rates`, same rows, order and numbers (module docstring).
@@ -132,7 +135,14 @@ def scan_rates(
     check_choice("invalid_policy", invalid_policy, INVALID_POLICIES)
     if "judge" not in groups:
         raise ValueError(f"groups must include 'judge', got {groups}")
-    pats, units, items, carry = _reduce(lf, groups, invalid_policy, cluster, rows_per_pass)
+    key = (tuple(groups), invalid_policy, cluster, rows_per_pass,
+           tuple(judges), tuple(benchmarks), tuple(splits))  # fmt: skip
+    reduced = None if memo is None else memo.get(key)
+    if reduced is None:
+        reduced = _reduce(lf, groups, invalid_policy, cluster, rows_per_pass)
+        if memo is not None:
+            memo[key] = reduced
+    pats, units, items, carry = reduced
     if pats["_dup"].any():
         raise ValueError(_duplicate_message(lf, groups))
     _check_found(pats, source, judges)
@@ -170,6 +180,7 @@ def pairwise_rates(outcomes: Any, **kw: Any) -> pd.DataFrame:  # noqa: D103 (wra
         invalid_policy=outcomes.invalid_policy,
         cluster=unit,
         rows_per_pass=_lazy.ROWS_PER_PASS,
+        memo=outcomes.reduced,
         **kw,
     )
 
