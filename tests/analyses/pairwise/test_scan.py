@@ -103,6 +103,15 @@ def test_same_numbers_and_intervals_as_today(cluster, inference):
         assert (got["n_eff_clusters"] <= got["n_clusters"] + 1e-9).all()
 
 
+def test_units_keep_the_pandas_order_whatever_their_labels():
+    """The scan sorts unit labels itself: mixed case, digits and non-ASCII labels must come
+    in `np.unique`'s order, or the wild bootstrap's weights would fall on other units."""
+    names = ["b", "B", "é", "a10", "a9", "Z", "ß", "日本", "e", "_x"]
+    df = judgments(seed=4, sizes=(("s", 200),), cluster_of=lambda i: names[i % len(names)])
+    kw = dict(n_boot=200, seed=2, cluster="cluster")
+    assert_same(scan.scan_rates(pl.from_pandas(df).lazy(), **kw), today(df, **kw))
+
+
 def test_rel3_33_scan_shares_the_engine_beyond_the_wild_limit(monkeypatch):
     """Cells whose B × G is too large for the wild arrays get the CR1 t(G−1) Wald row, the
     same from the scan's distinct item rows as from the pandas rows."""

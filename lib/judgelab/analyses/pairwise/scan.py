@@ -355,9 +355,11 @@ def _moment_units(
         .collect(engine="streaming")
     )
     cols = [f"_m{i}" for i in range(len(exprs))]
-    for key, part in got.partition_by(keys, as_dict=True).items():
+    # one row per unit of a cell already: sorted by label (UTF-8 byte order is code-point
+    # order, `np.unique`'s), these are `cell_units`' rows without its sort and sums
+    for key, part in got.sort(_UNIT).partition_by(keys, as_dict=True).items():
         rows = part.select(cols).to_numpy().astype(np.float64)
-        out[key] = _units.cell_units(rows, part[_UNIT].to_numpy().astype(object))
+        out[key] = _units.CellUnits(part[_UNIT].to_numpy().astype(object), rows)
     return out
 
 
