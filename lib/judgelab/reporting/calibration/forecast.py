@@ -17,6 +17,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from judgelab.analyses.grounding import transport
+
 #: Largest |mean forecast − event frequency| a calibrated forecast may show.
 FORECAST_TOLERANCE = 0.05
 #: Columns `forecast_fields` adds to a summary row.
@@ -39,16 +41,12 @@ def forecast_fields(estimate: pd.Series, outcome: pd.Series) -> dict[str, float]
 def forecast_verdict(low: float, high: float) -> str:
     """Pass / fail / inconclusive: the gap's MC interval inside, outside or across ± tolerance.
 
+    The equivalence reading of the transport audit (`grounding.transport.grade`).
+
     >>> forecast_verdict(-0.02, 0.03), forecast_verdict(0.06, 0.1), forecast_verdict(0.0, 0.08)
     ('pass', 'fail', 'inconclusive')
     """
-    if not (np.isfinite(low) and np.isfinite(high)):
-        return "inconclusive"
-    if -FORECAST_TOLERANCE <= low and high <= FORECAST_TOLERANCE:
-        return "pass"
-    if high < -FORECAST_TOLERANCE or low > FORECAST_TOLERANCE:
-        return "fail"
-    return "inconclusive"
+    return transport.grade(low, high, FORECAST_TOLERANCE).lower()
 
 
 __all__ = ["FORECAST_COLUMNS", "FORECAST_TOLERANCE", "forecast_fields", "forecast_verdict"]
