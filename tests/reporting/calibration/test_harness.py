@@ -261,3 +261,10 @@ def test_pooled_rates_count_every_replicate_of_every_cell():
     assert grid.loc["grid (all cells)", "coverage_null"] == pytest.approx(covered.mean())
     low, high = harness.mc_interval(covered.sum(), len(null))
     assert grid.loc["grid (all cells)", "coverage_null_low"] == pytest.approx(low)
+
+
+def test_markdown_shows_missing_cells_as_a_dash():
+    frame = pd.DataFrame({"check": ["a", "b"], "eff. clusters": [None, 3.5], "x": [np.nan, 1]})
+    text = results.markdown(frame)
+    assert text.splitlines()[2] == "| a | — | — |"
+    assert text.splitlines()[3] == "| b | 3.5 | 1.0 |"

@@ -97,7 +97,9 @@ def table(summary: pd.DataFrame) -> pd.DataFrame:
 
 def markdown(frame: pd.DataFrame) -> str:
     """A table as GitHub markdown (for notes and the README)."""
-    shown = frame.astype(str)
+    shown = frame.map(
+        lambda v: "—" if v is None or (isinstance(v, float) and np.isnan(v)) else str(v)
+    )
     lines = ["| " + " | ".join(shown.columns) + " |", "|" + "---|" * len(shown.columns)]
     lines += ["| " + " | ".join(row) + " |" for row in shown.itertuples(index=False)]
     return "\n".join(lines)
