@@ -9,6 +9,12 @@ together (`core.stats.bootstrap_sums`, rescaled) for what depends on the whole b
 Kendall's τ-b between two raters' scores over the systems (its interval: `tau`), each
 system's 95 % rank set and its probability of leading, and P(leader changes) — the share of
 resamples in which the rater's leader is not the one it leads with on the full data.
+
+Read P(leader changes) as a forecast of "the sample's leader is not the population's": on
+planted truth (`calibration.checks.stability`, R = 200–400 per cell, six systems 0.3 logits
+apart) its mean matches that event's frequency within 5 points pooled over the grid (+3.7
+[3.1, 4.2]) and at n = 48–100, but over-forecasts by 5–8 points at n = 240–250, where the
+resamples' extra noise separates close systems less than the sample does.
 """
 
 from __future__ import annotations
