@@ -1,0 +1,296 @@
+"""`ingest.import_mapped_file` streamed: a first import of a big column-wise file, part by part.
+
+`import_streamed` writes what the in-memory path (`ingest.write_imported`) writes — the same
+items and judgments tables, manifest and report — without holding the file's tables:
+
+1. `mapped_stream.stream_import` writes the import as two tables in a private folder;
+2. they are read back part by part (`_PART` rows): each item gets its `cluster`
+   (`clustering.with_clusters`, rule `item` where the mapping gives none), each row goes to
+   the table of its benchmark (items) or benchmark and judge (judgments), staged beside the
+   target (`tables.stage_path`); the row keys for the manifest and the counts the summary
+   and the frame checks read (`frame_check.tally`) are gathered on the way;
+3. holding the locks of every target and of the manifest (`manifests.under_locks`), the
+   targets are checked to be still absent, and everything is renamed into place together
+   (`tables.write_all`): nothing half-written, and an import that got there first is never
+   overwritten.
+
+Streamed: the import the stream handles (one file, column-wise, with verdicts), without
+`limit`, whose benchmarks have no items or judgments table on disk yet and whose files no
+earlier import (any mapping) wrote. Everything else returns None and the caller imports in
+memory: a `limit`, a re-import, a merge with other imports or judge runs, `replace` with
+something to supersede, a name or table the in-memory path refuses (it names the row), and
+any input `stream_import` declines. `replace` changes nothing when there is nothing to
+supersede, so a first import with it is streamed.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from judgelab.core import clusters, paths, schema, tables
+from judgelab.core.names import check_case, safe_name
+from judgelab.data import clustering, manifests
+from judgelab.data.importers import frame_check, mapped_stream, mapping_spec
+from judgelab.data.importers.base import summarize_tally
+from judgelab.errors import SchemaError, UnsafeNameError
+
+_PART = 1 << 18  # rows read back at a time
+
+
+class _Fallback(Exception):
+    """The in-memory path must run (nothing was written)."""
+
+
+def import_streamed(
+    files: list[Path],
+    mapping: str | Path | dict[str, Any],
+    *,
+    record: dict[str, Any],
+    allow_invalid: bool,
+) -> dict[str, Any] | None:
+    """Write a first import of `files` with `mapping` streamed; return the report's fields.
+
+    `record` is what the manifest says the import was. None: nothing was written, import in
+    memory (see the module).
+    """
+    if isinstance(mapping, dict):
+        fields = mapping_spec.parse_mapping(mapping)
+    else:
+        fields = mapping_spec.load_mapping(mapping)
+    scratch = Path(tempfile.mkdtemp(prefix=".stream.", dir=_mkdir(paths.items())))
+    staged = _Staged()
+    try:
+        raw = {kind: scratch / f"{kind}.parquet" for kind in ("items", "judgments")}
+        counts = mapped_stream.stream_import(
+            files, fields, raw["items"], raw["judgments"], allow_invalid=allow_invalid
+        )
+        if counts is None or not counts[1]:
+            return None
+        benches, judges = _names(raw)
+        base = manifests.file_import_base(files, benches)
+        name = manifests.file_import_name(files, benches, mapping_spec.digest(mapping))
+        if not _first(name, base, benches):
+            return None
+        _split_items(raw["items"], staged)
+        t = _split_judgments(raw["judgments"], staged)
+        shutil.rmtree(scratch)
+        staged.close()
+        manifest = _stage_manifest(name, record, staged)
+        if not _commit(name, base, benches, staged, manifest):
+            return None
+    except _Fallback:
+        return None
+    finally:
+        staged.discard()
+        shutil.rmtree(scratch, ignore_errors=True)
+    return {
+        "source": name,
+        "items_paths": [_items_path(b) for b in benches],
+        "judgment_paths": [_judgments_path(b, j) for b, j in judges],
+        "n_items": counts[0],
+        "n_judgments": counts[1],
+        "summary": summarize_tally(t),
+        "notes": tuple(frame_check.tallied_warnings(t, staged.decisive)),
+        "presentation": frame_check.tallied_presentation(t),
+    }
+
+
+def _mkdir(folder: Path) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def _items_path(bench: str) -> Path:
+    return paths.items() / f"{bench}.parquet"
+
+
+def _judgments_path(bench: str, judge: str) -> Path:
+    return paths.judgments() / bench / f"{judge}.parquet"
+
+
+def _batches(path: Path, columns: list[str] | None = None) -> Iterator[pd.DataFrame]:
+    """The table at `path`, `_PART` rows at a time, as pandas frames."""
+    pf = pq.ParquetFile(path)
+    for batch in pf.iter_batches(batch_size=_PART, columns=columns):
+        yield pa.Table.from_batches([batch], schema=batch.schema).to_pandas()
+
+
+def _names(raw: dict[str, Path]) -> tuple[list[str], list[tuple[str, str]]]:
+    """The import's benchmarks and (benchmark, judge) pairs, sorted, checked as names.
+
+    A name the in-memory path refuses falls back (it raises naming the row).
+    """
+    benches: set[str] = set()
+    for df in _batches(raw["items"], ["benchmark"]):
+        benches |= set(df["benchmark"].astype(str))
+    pairs: set[tuple[str, str]] = set()
+    for df in _batches(raw["judgments"], ["benchmark", "judge"]):
+        pairs |= set(zip(df["benchmark"].astype(str), df["judge"].astype(str), strict=True))
+    try:
+        for bench in benches:
+            safe_name("benchmark", bench)
+        for bench, judge in pairs:
+            safe_name("judge", judge)
+            check_case("judge", judge, [j for b, j in pairs if b == bench])
+    except UnsafeNameError:
+        raise _Fallback from None
+    return sorted(benches), sorted(pairs)
+
+
+def _first(name: str, base: str, benches: list[str]) -> bool:
+    """True when nothing on disk is merged with: no earlier import, no table of `benches`."""
+    if manifests.path_of(name).exists() or manifests.family(base, name):
+        return False
+    for bench in benches:
+        folder = paths.judgments() / bench
+        if _items_path(bench).exists() or (folder.is_dir() and any(folder.glob("*.parquet"))):
+            return False
+    return True
+
+
+class _Staged:
+    """The staged tables (one parquet writer each), their row keys, and the judgments' order."""
+
+    def __init__(self) -> None:
+        self.tmp: dict[Path, Path] = {}  # target -> staged file
+        self.kind: dict[Path, str] = {}
+        self.writers: dict[Path, pq.ParquetWriter] = {}
+        self.keys: dict[Path, list[np.ndarray]] = {}
+
+    def append(self, target: Path, df: pd.DataFrame, kind: str) -> None:
+        """Append `df` (rows of the `kind` table `target`) as `tables.write_all` converts it."""
+        spec = schema.SPECS[kind]
+        try:
+            schema.validate(df, spec, source=str(target))
+        except SchemaError:
+            raise _Fallback from None  # the in-memory path names the row
+        table = pa.Table.from_pandas(schema.coerce(df, spec), preserve_index=False)
+        writer = self.writers.get(target)
+        if writer is None:
+            self.tmp[target] = tables.stage_path(target)
+            self.kind[target] = kind
+            self.keys[target] = []
+            writer = pq.ParquetWriter(self.tmp[target], table.schema, compression="zstd")
+            self.writers[target] = writer
+        elif not table.schema.equals(writer.schema, check_metadata=False):
+            raise _Fallback  # another arrow type in a later part
+        else:
+            table = table.replace_schema_metadata(writer.schema.metadata)
+        writer.write_table(table)
+        ids = manifests.ids(manifests.keys_of(df, kind))
+        self.keys[target].append(ids.to_numpy(dtype="S16"))
+
+    def close(self) -> None:
+        """Finish and fsync every staged table."""
+        for target, writer in list(self.writers.items()):
+            writer.close()
+            del self.writers[target]
+            tables.fsync_file(self.tmp[target])
+
+    def owned(self, target: Path) -> list[str]:
+        """The sorted row keys of `target` (what `manifests.commit` records)."""
+        return [k.decode() for k in np.unique(np.concatenate(self.keys[target]))]
+
+    def decisive(self, judge: str) -> pd.DataFrame:
+        """The judge's graded rows without ties, in table order (`frame_check`)."""
+        cols = ["benchmark", "split", "item_id", "judge", "condition", "sample", "order"]
+        frames = [  # the tables written (in place once the import is committed)
+            tables.read(target, "judgments", columns=[*cols, "chosen", "correct", "valid"])
+            for target in sorted(self.tmp, key=str)
+            if self.kind[target] == "judgments" and target.stem == judge
+        ]
+        j = pd.concat(frames, ignore_index=True)
+        j = j[j["correct"].notna() & j["valid"].astype(bool)]
+        j = j.assign(correct=j["correct"].astype(bool))
+        return j[j["chosen"] != "tie"]
+
+    def discard(self) -> None:
+        """Close and remove what is still staged (after a fallback or a failure)."""
+        for writer in self.writers.values():
+            writer.close()
+        for tmp in self.tmp.values():
+            tmp.unlink(missing_ok=True)
+
+
+def _split_items(raw: Path, staged: _Staged) -> None:
+    """Stage each benchmark's items, with their clusters (as `import_mapped_file` sets them)."""
+    for df in _batches(raw):
+        df = clustering.with_clusters(df, ("item",))
+        for bench, part in df.groupby("benchmark", sort=True):
+            staged.append(_items_path(str(bench)), part.reset_index(drop=True), "items")
+
+
+def _split_judgments(raw: Path, staged: _Staged) -> pd.DataFrame:
+    """Stage each (benchmark, judge)'s judgments; return their `frame_check.tally`."""
+    tallies = []
+    for df in _batches(raw):
+        df = schema.coerce(df.drop(columns=[clusters.COLUMN], errors="ignore"), schema.JUDGMENTS)
+        tallies.append(frame_check.tally(df))
+        for (bench, judge), part in df.groupby(["benchmark", "judge"], sort=True):
+            target = _judgments_path(str(bench), str(judge))
+            staged.append(target, part.reset_index(drop=True), "judgments")
+    return frame_check.add_tallies(tallies)
+
+
+def _stage_manifest(name: str, record: dict[str, Any], staged: _Staged) -> Path:
+    """Stage the manifest `manifests.commit` writes: `json.dumps(..., indent=1)`, key by key.
+
+    Its key lists (a row each) are written in blocks, never held as one text.
+    """
+    order = sorted(staged.tmp, key=lambda p: (staged.kind[p] != "judgments", str(p)))
+    holder = {str(p): f"\x00{i}" for i, p in enumerate(order)}
+    entry = {"source": name, **record, "files": sorted(holder), "keys": holder}
+    text = json.dumps(entry, indent=1)
+    tmp = tables.stage_path(manifests.path_of(name))
+    with open(tmp, "w", encoding="utf-8") as fh:
+        for i, target in enumerate(order):
+            token = f'"\\u0000{i}"'
+            head, text = text.split(token, 1)
+            fh.write(head + "[\n")
+            keys = staged.owned(target)
+            for at in range(0, len(keys), 1 << 16):
+                block = keys[at : at + (1 << 16)]
+                fh.write(",\n".join(f'   "{k}"' for k in block))
+                fh.write(",\n" if at + len(block) < len(keys) else "\n  ]")
+        fh.write(text)
+    tables.fsync_file(tmp)
+    return tmp
+
+
+def _commit(name: str, base: str, benches: list[str], staged: _Staged, manifest: Path) -> bool:
+    """Rename the staged tables and manifest into place, all or none, under their locks.
+
+    False (nothing written): another writer got to a target, or a manifest of these files,
+    first; the caller merges in memory.
+    """
+    order = sorted(staged.tmp, key=lambda p: (staged.kind[p] != "judgments", str(p)))
+    target = manifests.path_of(name)
+
+    def targets() -> set[Path]:
+        return {*order, target, *(manifests.path_of(m) for m in manifests.family(base, name))}
+
+    def work() -> bool:
+        if not _first(name, base, benches):
+            return False
+        entries: list[tuple[Path, pd.DataFrame | str | Path | None, str]]
+        entries = [(p, staged.tmp[p], staged.kind[p]) for p in order]
+        tables.write_all([*entries, (target, manifest, "text")])
+        return True
+
+    try:
+        return manifests.under_locks(targets, work)
+    finally:
+        manifest.unlink(missing_ok=True)
+
+
+__all__ = ["import_streamed"]
