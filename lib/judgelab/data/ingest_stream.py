@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from judgelab.core import clusters, paths, schema, tables
@@ -131,11 +132,13 @@ def _names(raw: dict[str, Path]) -> tuple[list[str], list[tuple[str, str]]]:
     A name the in-memory path refuses falls back (it raises naming the row).
     """
     benches: set[str] = set()
-    for df in _batches(raw["items"], ["benchmark"]):
-        benches |= set(df["benchmark"].astype(str))
+    for batch in pq.ParquetFile(raw["items"]).iter_batches(_PART, columns=["benchmark"]):
+        benches |= set(pc.unique(batch.column(0)).to_pylist())
     pairs: set[tuple[str, str]] = set()
-    for df in _batches(raw["judgments"], ["benchmark", "judge"]):
-        pairs |= set(zip(df["benchmark"].astype(str), df["judge"].astype(str), strict=True))
+    cols = ["benchmark", "judge"]
+    for batch in pq.ParquetFile(raw["judgments"]).iter_batches(_PART, columns=cols):
+        found = pa.Table.from_batches([batch]).group_by(cols).aggregate([])
+        pairs |= set(zip(*(found.column(c).to_pylist() for c in cols), strict=True))
     try:
         for bench in benches:
             safe_name("benchmark", bench)
@@ -197,9 +200,10 @@ class _Staged:
             del self.writers[target]
             tables.fsync_file(self.tmp[target])
 
-    def owned(self, target: Path) -> list[str]:
-        """The sorted row keys of `target` (what `manifests.commit` records)."""
-        return [k.decode() for k in np.unique(np.concatenate(self.keys[target]))]
+    def owned(self, target: Path) -> np.ndarray:
+        """The sorted row keys of `target` (what `manifests.commit` records), as bytes."""
+        keys = np.sort(np.concatenate(self.keys[target]))
+        return keys[np.r_[True, keys[1:] != keys[:-1]]]
 
     def decisive(self, judge: str) -> pd.DataFrame:
         """The judge's graded rows without ties, in table order (`frame_check`)."""
@@ -252,17 +256,15 @@ def _stage_manifest(name: str, record: dict[str, Any], staged: _Staged) -> Path:
     entry = {"source": name, **record, "files": sorted(holder), "keys": holder}
     text = json.dumps(entry, indent=1)
     tmp = tables.stage_path(manifests.path_of(name))
-    with open(tmp, "w", encoding="utf-8") as fh:
+    with open(tmp, "wb") as fh:
         for i, target in enumerate(order):
-            token = f'"\\u0000{i}"'
-            head, text = text.split(token, 1)
-            fh.write(head + "[\n")
+            head, text = text.split(f'"\\u0000{i}"', 1)
+            fh.write(head.encode() + b'[\n   "')  # the text is ASCII (`json.dumps`)
             keys = staged.owned(target)
             for at in range(0, len(keys), 1 << 16):
-                block = keys[at : at + (1 << 16)]
-                fh.write(",\n".join(f'   "{k}"' for k in block))
-                fh.write(",\n" if at + len(block) < len(keys) else "\n  ]")
-        fh.write(text)
+                fh.write(b'",\n   "'.join(keys[at : at + (1 << 16)].tolist()))
+                fh.write(b'",\n   "' if at + (1 << 16) < len(keys) else b'"\n  ]')
+        fh.write(text.encode())
     tables.fsync_file(tmp)
     return tmp
 

@@ -8,6 +8,7 @@ rows and a table's rows fall in several parts.
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from pathlib import Path
@@ -18,8 +19,8 @@ import pytest
 import yaml
 
 from judgelab.cli import main as cli
-from judgelab.core import tables
-from judgelab.data import ingest, ingest_stream
+from judgelab.core import schema, tables
+from judgelab.data import ingest, ingest_stream, manifests
 from judgelab.data.importers import mapped_shapes, mapped_stream
 from judgelab.data.importers import mapping as mapping_importer
 
@@ -271,3 +272,40 @@ def test_a_refused_import_fails_alike_and_writes_nothing(tmp_path, monkeypatch, 
         errors.append((type(got.value), str(got.value)))
         assert _snapshot(tmp_path / where) == {}
     assert errors[0] == errors[1]
+
+
+def _rows_text_by_row(df: pd.DataFrame, kind: str, cols: list[str]) -> list[str]:
+    """`manifests.rows_text` as it was: `json.dumps` row by row."""
+    canon = schema.coerce(df, schema.SPECS[kind])[cols].astype(object)
+    canon = canon.where(canon.notna(), None)
+    rows = canon.itertuples(index=False, name=None)
+    return [json.dumps(list(r), default=str, ensure_ascii=False) for r in rows]
+
+
+@pytest.mark.parametrize(
+    "ids",
+    [
+        ["q1", "ünï ✓", "\u2028 line sep", "x" * 300],  # no escape: built column-wise
+        ["q1", 'say "hi"', "back\\slash", "new\nline"],  # escaped: row by row
+    ],
+)
+def test_row_keys_built_column_wise_are_json_dumps(ids):
+    df = pd.DataFrame(
+        {
+            "benchmark": "b",
+            "split": ["dev", "test", "dev", "test"],
+            "item_id": ids,
+            "judge": "j",
+            "condition": ["", "c", "", "c"],
+            "order": [0, 1, 1, 0],
+            "sample": [0, 0, 2, 70000],
+        }
+    )
+    df = schema.new_judgments(df.assign(verdict="A", valid=True, chosen="pos"))
+    for kind in ("items", "judgments"):
+        cols = list(schema.SPECS[kind].key)
+        want = _rows_text_by_row(df[cols] if kind == "items" else df, kind, cols)
+        got = manifests.rows_text(df[cols] if kind == "items" else df, kind, cols)
+        assert got.tolist() == want
+        canon = schema.coerce(df, schema.JUDGMENTS)[cols]
+        assert (manifests._json_lists(canon) is None) == ('"' in ids[1])
