@@ -253,9 +253,9 @@ def import_mapped_file(
 
     The import is named by its files, benchmarks and the mapping's content: the same file
     under another mapping is another import, merged with the first by key (issue 32, 4).
-    A first import of a file the column-wise stream reads, without `limit`, is written part
-    by part (`ingest_stream`: the same tables, manifest and report, never the whole file's
-    tables in memory); any other (a limit, a re-import, a merge with tables on disk) is
+    A first import of a file the column-wise stream reads (with or without `limit`) is
+    written part by part (`ingest_stream`: the same tables, manifest and report, never the
+    whole file's tables in memory); any other (a re-import, a merge with tables on disk) is
     imported in memory, then merged and written (`write_imported`).
 
     Args:
@@ -272,12 +272,11 @@ def import_mapped_file(
         "data_files": [str(Path(f).resolve()) for f in files],
         "mapping": None if isinstance(mapping, dict) else str(Path(mapping).resolve()),
     }
-    if limit is None:
-        streamed = ingest_stream.import_streamed(
-            files, mapping, record=record, allow_invalid=allow_invalid
-        )
-        if streamed is not None:
-            return ImportReport(**streamed)
+    streamed = ingest_stream.import_streamed(
+        files, mapping, record=record, allow_invalid=allow_invalid, limit=limit
+    )
+    if streamed is not None:
+        return ImportReport(**streamed)
     imported, notes = mapping_importer.import_with_notes(
         files, mapping, allow_invalid=allow_invalid
     )

@@ -14,13 +14,14 @@ items and judgments tables, manifest and report — without holding the file's t
    (`tables.write_all`): nothing half-written, and an import that got there first is never
    overwritten.
 
-Streamed: the import the stream handles (one file, column-wise, with verdicts), without
-`limit`, whose benchmarks have no items or judgments table on disk yet and whose files no
-earlier import (any mapping) wrote. Everything else returns None and the caller imports in
-memory: a `limit`, a re-import, a merge with other imports or judge runs, `replace` with
-something to supersede, a name or table the in-memory path refuses (it names the row), and
-any input `stream_import` declines. `replace` changes nothing when there is nothing to
-supersede, so a first import with it is streamed.
+Streamed: the import the stream handles (one file, column-wise, with verdicts), with or
+without `limit` (the first items of every split are kept as the parts go by), whose
+benchmarks have no items or judgments table on disk yet and whose files no earlier import
+(any mapping) wrote. Everything else returns None and the caller imports in memory: a
+re-import, a merge with other imports or judge runs, `replace` with something to supersede,
+a name or table the in-memory path refuses (it names the row), a limit that leaves no
+judgment, and any input `stream_import` declines. `replace` changes nothing when there is
+nothing to supersede, so a first import with it is streamed.
 """
 
 from __future__ import annotations
@@ -58,12 +59,16 @@ def import_streamed(
     *,
     record: dict[str, Any],
     allow_invalid: bool,
+    limit: int | None = None,
 ) -> dict[str, Any] | None:
     """Write a first import of `files` with `mapping` streamed; return the report's fields.
 
-    `record` is what the manifest says the import was. None: nothing was written, import in
-    memory (see the module).
+    `record` is what the manifest says the import was; `limit`: keep the first `limit` items
+    of every split and their judgments. None: nothing was written, import in memory (see
+    the module).
     """
+    if limit is not None and limit < 1:
+        return None  # the in-memory path's error
     if isinstance(mapping, dict):
         fields = mapping_spec.parse_mapping(mapping)
     else:
@@ -82,8 +87,11 @@ def import_streamed(
         name = manifests.file_import_name(files, benches, mapping_spec.digest(mapping))
         if not _first(name, base, benches):
             return None
-        _split_items(raw["items"], staged)
-        t = _split_judgments(raw["judgments"], staged)
+        kept = _split_items(raw["items"], staged, limit)
+        every, t = _split_judgments(raw["judgments"], staged, kept)
+        notes = frame_check.tallied_warnings(every, lambda j: _decisive(raw["judgments"], j))
+        if not t["n"].sum():
+            return None  # no judgment left: the in-memory path's items-only summary
         shutil.rmtree(scratch)
         staged.close()
         manifest = _stage_manifest(name, record, staged)
@@ -97,12 +105,12 @@ def import_streamed(
     return {
         "source": name,
         "items_paths": [_items_path(b) for b in benches],
-        "judgment_paths": [_judgments_path(b, j) for b, j in judges],
-        "n_items": counts[0],
-        "n_judgments": counts[1],
+        "judgment_paths": [p for p in (_judgments_path(*bj) for bj in judges) if p in staged.tmp],
+        "n_items": staged.rows["items"],
+        "n_judgments": staged.rows["judgments"],
         "summary": summarize_tally(t),
-        "notes": tuple(frame_check.tallied_warnings(t, staged.decisive)),
-        "presentation": frame_check.tallied_presentation(t),
+        "notes": tuple(notes),
+        "presentation": frame_check.tallied_presentation(every),
     }
 
 
@@ -162,13 +170,14 @@ def _first(name: str, base: str, benches: list[str]) -> bool:
 
 
 class _Staged:
-    """The staged tables (one parquet writer each), their row keys, and the judgments' order."""
+    """The staged tables (one parquet writer each), their row keys and row counts."""
 
     def __init__(self) -> None:
         self.tmp: dict[Path, Path] = {}  # target -> staged file
         self.kind: dict[Path, str] = {}
         self.writers: dict[Path, pq.ParquetWriter] = {}
         self.keys: dict[Path, list[np.ndarray]] = {}
+        self.rows = {"items": 0, "judgments": 0}
 
     def append(self, target: Path, df: pd.DataFrame, kind: str) -> None:
         """Append `df` (rows of the `kind` table `target`) as `tables.write_all` converts it."""
@@ -190,6 +199,7 @@ class _Staged:
         else:
             table = table.replace_schema_metadata(writer.schema.metadata)
         writer.write_table(table)
+        self.rows[kind] += table.num_rows
         ids = manifests.ids(manifests.keys_of(df, kind))
         self.keys[target].append(ids.to_numpy(dtype="S16"))
 
@@ -205,19 +215,6 @@ class _Staged:
         keys = np.sort(np.concatenate(self.keys[target]))
         return keys[np.r_[True, keys[1:] != keys[:-1]]]
 
-    def decisive(self, judge: str) -> pd.DataFrame:
-        """The judge's graded rows without ties, in table order (`frame_check`)."""
-        cols = ["benchmark", "split", "item_id", "judge", "condition", "sample", "order"]
-        frames = [  # the tables written (in place once the import is committed)
-            tables.read(target, "judgments", columns=[*cols, "chosen", "correct", "valid"])
-            for target in sorted(self.tmp, key=str)
-            if self.kind[target] == "judgments" and target.stem == judge
-        ]
-        j = pd.concat(frames, ignore_index=True)
-        j = j[j["correct"].notna() & j["valid"].astype(bool)]
-        j = j.assign(correct=j["correct"].astype(bool))
-        return j[j["chosen"] != "tie"]
-
     def discard(self) -> None:
         """Close and remove what is still staged (after a fallback or a failure)."""
         for writer in self.writers.values():
@@ -226,24 +223,58 @@ class _Staged:
             tmp.unlink(missing_ok=True)
 
 
-def _split_items(raw: Path, staged: _Staged) -> None:
-    """Stage each benchmark's items, with their clusters (as `import_mapped_file` sets them)."""
+def _split_items(raw: Path, staged: _Staged, limit: int | None) -> pd.MultiIndex | None:
+    """Stage each benchmark's items, with their clusters (as `import_mapped_file` sets them).
+
+    With a `limit`, only the first `limit` items of every (benchmark, split) are staged, and
+    their keys returned (`ingest.limit_imported`).
+    """
+    taken: dict[tuple[str, str], int] = {}
+    kept = []
     for df in _batches(raw):
         df = clustering.with_clusters(df, ("item",))
+        if limit is not None:
+            rows = []
+            for group, at in df.groupby(["benchmark", "split"], sort=False).indices.items():
+                rows.append(at[: max(0, limit - taken.get(group, 0))])
+                taken[group] = taken.get(group, 0) + len(at)
+            df = df.take(np.sort(np.concatenate(rows))).reset_index(drop=True)
+            kept.append(df[list(schema.ITEMS.key)])
         for bench, part in df.groupby("benchmark", sort=True):
             staged.append(_items_path(str(bench)), part.reset_index(drop=True), "items")
+    if limit is None:
+        return None
+    return pd.MultiIndex.from_frame(pd.concat(kept, ignore_index=True))
 
 
-def _split_judgments(raw: Path, staged: _Staged) -> pd.DataFrame:
-    """Stage each (benchmark, judge)'s judgments; return their `frame_check.tally`."""
-    tallies = []
+def _split_judgments(
+    raw: Path, staged: _Staged, kept: pd.MultiIndex | None
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Stage each (benchmark, judge)'s judgments (of the `kept` items, when given).
+
+    Returns the `frame_check.tally` of every judgment and of those staged.
+    """
+    every, tallies = [], []
     for df in _batches(raw):
         df = schema.coerce(df.drop(columns=[clusters.COLUMN], errors="ignore"), schema.JUDGMENTS)
+        every.append(frame_check.tally(df))
+        if kept is not None:
+            mine = pd.MultiIndex.from_frame(df[list(schema.ITEMS.key)]).isin(kept)
+            df = df[mine].reset_index(drop=True)
         tallies.append(frame_check.tally(df))
         for (bench, judge), part in df.groupby(["benchmark", "judge"], sort=True):
             target = _judgments_path(str(bench), str(judge))
             staged.append(target, part.reset_index(drop=True), "judgments")
-    return frame_check.add_tallies(tallies)
+    return frame_check.add_tallies(every), frame_check.add_tallies(tallies)
+
+
+def _decisive(raw: Path, judge: str) -> pd.DataFrame:
+    """The judge's graded rows without ties, in table order (`frame_check`; read rarely)."""
+    cols = ["benchmark", "split", "item_id", "judge", "condition", "sample", "order"]
+    j = tables.read(raw, "judgments", columns=[*cols, "chosen", "correct", "valid"])
+    j = j[(j["judge"] == judge) & j["correct"].notna() & j["valid"].astype(bool)]
+    j = j.assign(correct=j["correct"].astype(bool))
+    return j[j["chosen"] != "tie"]
 
 
 def _stage_manifest(name: str, record: dict[str, Any], staged: _Staged) -> Path:

@@ -96,8 +96,7 @@ def _run(where: Path, monkeypatch, calls, *, stream: bool) -> tuple[list, list]:
     for data, mapping, options in calls:
         asked = len(streamed)
         reports.append(ingest.import_mapped_file(data, mapping, **options))
-        if len(streamed) == asked:  # not even tried (a limit)
-            streamed.append(False)
+        assert len(streamed) == asked + 1
     return reports, streamed
 
 
@@ -167,15 +166,26 @@ def test_benchmarks_and_judges_are_split_into_their_tables(tmp_path, monkeypatch
     assert [n for n in judged if not n.startswith(".")] == [f"j{i}.parquet" for i in (1, 2, 3)]
 
 
-def test_the_frame_warnings_and_accuracy_come_from_the_streamed_counts(tmp_path, monkeypatch):
+@pytest.mark.parametrize("limit", [1, 5, 1000])
+def test_a_limit_is_streamed(tmp_path, monkeypatch, limit):
+    # with 1, some judges keep no judgment (no table); 1000 is more than every split has
+    data = _flat(tmp_path / "src" / "multi.parquet", 72, judges=3, benches=2)
+    mapping = _yaml(tmp_path / "multi.yaml", MULTI)
+    assert _compare(tmp_path, monkeypatch, [(data, mapping, {"limit": limit})]) == [True]
+
+
+@pytest.mark.parametrize("limit", [None, 3])
+def test_the_frame_warnings_and_accuracy_come_from_the_streamed_counts(
+    tmp_path, monkeypatch, limit
+):
     # every verdict right, read through a reversed verdict map: the inverted-frame warning
     data = _flat(tmp_path / "src" / "right.parquet", 80, right=True)
     flipped = {"[[A]]": "B", "[[B]]": "A", "[[C]]": "tie"}
     mapping = {**shapes.FLAT_MAPPING, "verdict": {"column": "winner", "map": flipped}}
-    streamed = _compare(tmp_path, monkeypatch, [(data, mapping, {})])
-    assert streamed == [True]
-    report = _run(tmp_path / "three", monkeypatch, [(data, mapping, {})], stream=True)[0][0]
-    assert len(report.notes) == 1 and "looks reversed" in report.notes[0]
+    calls = [(data, mapping, {"limit": limit})]
+    assert _compare(tmp_path, monkeypatch, calls) == [True]
+    report = _run(tmp_path / "three", monkeypatch, calls, stream=True)[0][0]
+    assert len(report.notes) == 1 and "looks reversed" in report.notes[0]  # all rows, always
 
 
 @pytest.mark.parametrize("how", ["limit", "again", "other mapping", "replace", "other file"])

@@ -42,7 +42,8 @@ def tally(judgments: pd.DataFrame) -> pd.DataFrame:
 
 def add_tallies(parts: Iterable[pd.DataFrame]) -> pd.DataFrame:
     """One tally from the tallies of several parts of a table."""
-    t = pd.concat(list(parts), ignore_index=True)
+    parts = list(parts)
+    t = pd.concat([p for p in parts if len(p)] or parts[:1], ignore_index=True)
     cols = [c for c in t.columns if c != "n"]
     return t.groupby(cols, sort=False, dropna=False)["n"].sum().reset_index()
 
