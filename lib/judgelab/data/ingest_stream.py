@@ -20,8 +20,10 @@ benchmarks have no items or judgments table on disk yet and whose files no earli
 (any mapping) wrote. Everything else returns None and the caller imports in memory: a
 re-import, a merge with other imports or judge runs, `replace` with something to supersede,
 a name or table the in-memory path refuses (it names the row), a limit that leaves no
-judgment, and any input `stream_import` declines. `replace` changes nothing when there is
-nothing to supersede, so a first import with it is streamed.
+judgment, and any input `stream_import` declines (`mapped_fast.eligible`: several files, a
+pointwise task, ids from content, a cluster column, captures; no verdict; a repeated
+key). `replace` changes nothing when there is nothing to supersede, so a first import with
+it is streamed.
 """
 
 from __future__ import annotations

@@ -319,3 +319,41 @@ def test_row_keys_built_column_wise_are_json_dumps(ids):
         assert got.tolist() == want
         canon = schema.coerce(df, schema.JUDGMENTS)[cols]
         assert (manifests._json_lists(canon) is None) == ('"' in ids[1])
+
+
+def test_a_pointwise_file_falls_back_alike(tmp_path, monkeypatch):
+    n = 50
+    df = pd.DataFrame(
+        {
+            "qid": [f"q{i // 2}" for i in range(n)],
+            "q": [f"question {i // 2}" for i in range(n)],
+            "ans": [f"answer {i // 2}" for i in range(n)],
+            "gold": "Correct",
+            "v": np.array(["Correct", "Incorrect", "", "Correct", "Incorrect"])[np.arange(n) % 5],
+            "judge": np.array(["j1", "j2"])[np.arange(n) % 2],
+        }
+    )
+    data = tmp_path / "src" / "pointwise.parquet"
+    data.parent.mkdir()
+    df.to_parquet(data, row_group_size=7)
+    raw = {
+        "benchmark": "pw",
+        "task": "pointwise",
+        "item_id": "qid",
+        "question": "q",
+        "response": "ans",
+        "gold": "gold",
+        "verdict": "v",
+        "judge": {"column": "judge"},
+    }
+    for limit in (None, 4):  # the column-wise path is pairwise only: imported in memory
+        where = tmp_path / f"limit{limit}"
+        assert _compare(where, monkeypatch, [(data, raw, {"limit": limit})]) == [False]
+
+
+def test_a_mapped_cluster_rule_is_kept_when_streamed(tmp_path, monkeypatch):
+    data = _flat(tmp_path / "src" / "multi.parquet", 40, judges=2)
+    mapping = {**shapes.FLAT_MAPPING, "cluster": "question"}
+    assert _compare(tmp_path, monkeypatch, [(data, mapping, {})]) == [True]
+    items = tables.read(tmp_path / "one" / "items" / "scale.parquet", "items")
+    assert items["cluster"].str.startswith("scale|question|").all()
