@@ -257,15 +257,31 @@ def read_jsonl(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
 # --- all-or-nothing writes of several files (imports: items + judgments + manifest) ---
 
 
-def _stage(target: Path, content: pd.DataFrame | str, kind: str) -> Path:
-    """Write `content` to a fsynced temporary file beside `target`; return its path."""
+def stage_path(target: Path) -> Path:
+    """Create an empty temporary file beside `target` (the mode `open` gives); return it."""
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
         os.fchmod(fd, 0o666 & ~current_umask())
     finally:
         os.close(fd)
-    tmp = Path(tmp_name)
+    return Path(tmp_name)
+
+
+def fsync_file(path: Path) -> None:
+    """Flush `path` to disk."""
+    with open(path, "rb+") as fh:
+        os.fsync(fh.fileno())
+
+
+def _stage(target: Path, content: pd.DataFrame | str | Path, kind: str) -> Path:
+    """Write `content` to a fsynced temporary file beside `target`; return its path.
+
+    A `Path` is a file already staged (`stage_path`, written and fsynced): it is returned.
+    """
+    if isinstance(content, Path):
+        return content
+    tmp = stage_path(target)
     try:
         if isinstance(content, str):
             tmp.write_text(content, encoding="utf-8")
@@ -276,8 +292,7 @@ def _stage(target: Path, content: pd.DataFrame | str, kind: str) -> Path:
             schema.validate(content, spec, source=str(target))
             table = pa.Table.from_pandas(schema.coerce(content, spec), preserve_index=False)
             pq.write_table(table, tmp, compression="zstd")
-        with open(tmp, "rb+") as fh:
-            os.fsync(fh.fileno())
+        fsync_file(tmp)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
@@ -299,13 +314,15 @@ def _backup(target: Path) -> Path | None:
     return backup
 
 
-def write_all(entries: list[tuple[Path, pd.DataFrame | str | None, str]]) -> list[Path]:
+def write_all(entries: list[tuple[Path, pd.DataFrame | str | Path | None, str]]) -> list[Path]:
     """Write several files all-or-nothing: every one becomes visible, or none does.
 
     Each entry is `(path, content, kind)`: a DataFrame is validated and written as a `kind`
-    table, a str as UTF-8 text, None deletes `path`. Every new file is first staged and
-    fsynced beside its target (a full disk fails here, before anything is visible); only then
-    are they renamed into place. A failure while renaming puts every earlier target back.
+    table, a str as UTF-8 text, a Path is a file the caller staged beside `path`
+    (`stage_path`, fsynced; it is renamed or, on failure, removed), None deletes `path`.
+    Every new file is first staged and fsynced beside its target (a full disk fails here,
+    before anything is visible); only then are they renamed into place. A failure while
+    renaming puts every earlier target back.
     """
     staged: list[tuple[Path, Path | None]] = []
     try:

@@ -35,7 +35,7 @@ import pyarrow.parquet as pq
 
 from judgelab.core import clusters, paths, schema, tables
 from judgelab.core.names import check_case, safe_name
-from judgelab.data import bridges, clustering, fetch, imported, manifests, sources
+from judgelab.data import bridges, clustering, fetch, imported, ingest_stream, manifests, sources
 from judgelab.data.imported import is_imported as is_imported
 from judgelab.data.importers import (
     Imported,
@@ -253,6 +253,10 @@ def import_mapped_file(
 
     The import is named by its files, benchmarks and the mapping's content: the same file
     under another mapping is another import, merged with the first by key (issue 32, 4).
+    A first import of a file the column-wise stream reads (with or without `limit`) is
+    written part by part (`ingest_stream`: the same tables, manifest and report, never the
+    whole file's tables in memory); any other (a re-import, a merge with tables on disk) is
+    imported in memory, then merged and written (`write_imported`).
 
     Args:
         data_file: A file, a glob pattern, or a list of them: one import, one manifest.
@@ -263,6 +267,16 @@ def import_mapped_file(
             rows this one's would replace with other content, instead of refusing.
     """
     files = reshape.expand(data_file)
+    origin = str(files[0]) if len(files) == 1 else f"{files[0]} (+{len(files) - 1} files)"
+    record = {
+        "data_files": [str(Path(f).resolve()) for f in files],
+        "mapping": None if isinstance(mapping, dict) else str(Path(mapping).resolve()),
+    }
+    streamed = ingest_stream.import_streamed(
+        files, mapping, record=record, allow_invalid=allow_invalid, limit=limit
+    )
+    if streamed is not None:
+        return ImportReport(**streamed)
     imported, notes = mapping_importer.import_with_notes(
         files, mapping, allow_invalid=allow_invalid
     )
@@ -271,11 +285,6 @@ def import_mapped_file(
     benches = imported.items["benchmark"].astype(str).unique()
     base = manifests.file_import_base(files, benches)
     name = manifests.file_import_name(files, benches, mapping_spec.digest(mapping))
-    origin = str(files[0]) if len(files) == 1 else f"{files[0]} (+{len(files) - 1} files)"
-    record = {
-        "data_files": [str(Path(f).resolve()) for f in files],
-        "mapping": None if isinstance(mapping, dict) else str(Path(mapping).resolve()),
-    }
     report = write_imported(
         limit_imported(imported, limit),
         name=name,

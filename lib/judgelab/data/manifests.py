@@ -31,6 +31,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, NamedTuple, TypeVar
 
+import numpy as np
 import pandas as pd
 
 from judgelab.core import locks, paths, schema, tables
@@ -139,16 +140,59 @@ def owners(path: Path, row_ids: set[str]) -> Counter[str | None]:
 
 
 def rows_text(df: pd.DataFrame, kind: str, cols: list[str]) -> pd.Series:
-    """Return one string per row of `df` (canonical dtypes) naming the values of `cols`."""
+    """Return one string per row of `df` (canonical dtypes) naming the values of `cols`.
+
+    The row's values as a JSON list (`json.dumps`, not ASCII-escaped); built column by
+    column when they are text needing no escape and integers (keys, as a rule).
+    """
     if df.empty:
         return pd.Series([], dtype=object, index=df.index)
-    canon = schema.coerce(df, schema.SPECS[kind])[cols].astype(object)
+    canon = schema.coerce(df, schema.SPECS[kind])[cols]
+    fast = _json_lists(canon)
+    if fast is not None:
+        return pd.Series(fast, dtype=object, index=df.index)
+    canon = canon.astype(object)
     canon = canon.where(canon.notna(), None)
     text = [
         json.dumps(list(r), default=str, ensure_ascii=False)
         for r in canon.itertuples(index=False, name=None)
     ]
     return pd.Series(text, dtype=object, index=df.index)
+
+
+_ESCAPED = r'["\\\x00-\x1f]'  # what `json.dumps` escapes when not ASCII-only
+
+
+def _json_lists(canon: pd.DataFrame) -> np.ndarray | None:
+    """`json.dumps(list(row), ensure_ascii=False)` of every row, column-wise (else None).
+
+    None when a column is neither text nor integer, or a text needs escaping.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    text = pa.large_string()  # one type for every cell (a table may pass 2 GB of text)
+
+    def lit(value: str) -> pa.Scalar:
+        return pa.scalar(value, text)
+
+    cells = []
+    for col in canon.columns:
+        s = canon[col]
+        values = pa.array(s, from_pandas=True)
+        if pd.api.types.is_integer_dtype(s.dtype):
+            cell = pc.cast(values, text)
+        elif pa.types.is_string(values.type) or pa.types.is_large_string(values.type):
+            values = pc.cast(values, text)
+            if pc.any(pc.match_substring_regex(values, _ESCAPED)).as_py():
+                return None
+            cell = pc.binary_join_element_wise(lit('"'), values, lit('"'), lit(""))
+        else:
+            return None
+        cells.append(pc.fill_null(cell, lit("null")))
+    joined = pc.binary_join_element_wise(*cells, lit(", "))
+    rows = pc.binary_join_element_wise(lit("["), joined, lit("]"), lit(""))
+    return rows.to_numpy(zero_copy_only=False)
 
 
 def keys_of(df: pd.DataFrame, kind: str) -> pd.Series:

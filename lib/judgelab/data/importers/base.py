@@ -28,3 +28,19 @@ def summarize(judgments: pd.DataFrame) -> pd.DataFrame:
         }
     )
     return out.reset_index()
+
+
+def summarize_tally(t: pd.DataFrame) -> pd.DataFrame:
+    """`summarize` from the judgments' `frame_check.tally` (rows counted in `n`)."""
+    valid = t["valid"].astype(bool)
+    tie = (t["chosen"] == "tie").fillna(False).astype(bool)
+    counts = pd.DataFrame(
+        {
+            "judge": t["judge"],
+            "rows": t["n"],
+            "valid": t["n"].where(valid, 0),
+            "invalid": t["n"].where(~valid, 0),
+            "ties": t["n"].where(tie, 0),
+        }
+    )
+    return counts.groupby("judge", sort=True).sum().astype(int).reset_index()

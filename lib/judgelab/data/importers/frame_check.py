@@ -18,6 +18,8 @@ for, per judge, among valid verdicts on items with gold (Wilson 95 % intervals, 
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
+
 import numpy as np
 import pandas as pd
 
@@ -25,6 +27,25 @@ from judgelab.core.stats import wilson_interval
 
 MIN_N = 10
 _ITEM = ["benchmark", "split", "item_id", "judge", "condition", "sample"]
+#: The columns the checks (and the import summary) count by: `tally` keeps only these.
+TALLY = ("judge", "valid", "correct", "chosen", "order", "shown_first")
+
+
+def tally(judgments: pd.DataFrame) -> pd.DataFrame:
+    """Count the rows of each combination of the `TALLY` columns (`n`): all the checks read.
+
+    A big import is tallied part by part (`add_tallies`), never held whole.
+    """
+    cols = [c for c in TALLY if c in judgments.columns]
+    return judgments.groupby(cols, sort=False, dropna=False).size().rename("n").reset_index()
+
+
+def add_tallies(parts: Iterable[pd.DataFrame]) -> pd.DataFrame:
+    """One tally from the tallies of several parts of a table."""
+    parts = list(parts)
+    t = pd.concat([p for p in parts if len(p)] or parts[:1], ignore_index=True)
+    cols = [c for c in t.columns if c != "n"]
+    return t.groupby(cols, sort=False, dropna=False)["n"].sum().reset_index()
 
 
 def _graded(judgments: pd.DataFrame) -> pd.DataFrame:
@@ -32,9 +53,12 @@ def _graded(judgments: pd.DataFrame) -> pd.DataFrame:
     return j.assign(correct=j["correct"].astype(bool))
 
 
-def _acc(df: pd.DataFrame, by: list[str]) -> pd.DataFrame:
-    g = df.groupby(by, sort=True, dropna=False)["correct"]
-    out = pd.DataFrame({"n": g.size(), "correct": g.sum().astype(int)}).reset_index()
+def _acc(t: pd.DataFrame, by: list[str]) -> pd.DataFrame:
+    """Accuracy per group of the graded tally `t` (Wilson interval)."""
+    hits = t.assign(correct=t["n"].where(t["correct"], 0))
+    g = hits.groupby(by, sort=True, dropna=False)
+    out = pd.DataFrame({"n": g["n"].sum(), "correct": g["correct"].sum().astype(int)})
+    out = out.reset_index()
     out["accuracy"] = out["correct"] / out["n"]
     low, high = wilson_interval(out["correct"].to_numpy(), out["n"].to_numpy())
     return out.assign(ci_low=low, ci_high=high)
@@ -46,10 +70,15 @@ def presentation_accuracy(judgments: pd.DataFrame) -> pd.DataFrame:
     Returns columns judge, shown_first, n, correct, accuracy, ci_low, ci_high (Wilson 95 %);
     empty when the import has no gold or no `shown_first`.
     """
+    return tallied_presentation(None if judgments is None else tally(judgments))
+
+
+def tallied_presentation(t: pd.DataFrame | None) -> pd.DataFrame:
+    """`presentation_accuracy` from the judgments' `tally`."""
     cols = ["judge", "shown_first", "n", "correct", "accuracy", "ci_low", "ci_high"]
-    if judgments is None or "shown_first" not in judgments.columns:
+    if t is None or "shown_first" not in t.columns:
         return pd.DataFrame(columns=cols)
-    j = _graded(judgments)
+    j = _graded(t)
     if j.empty:
         return pd.DataFrame(columns=cols)
     return _acc(j, ["judge", "shown_first"])[cols]
@@ -77,14 +106,31 @@ def frame_warnings(judgments: pd.DataFrame | None) -> list[str]:
     """Return one warning per judge whose accuracies look like a wrong verdict frame."""
     if judgments is None or judgments.empty:
         return []
+
+    def decisive(judge: str) -> pd.DataFrame:
+        j = _graded(judgments)
+        return j[(j["judge"] == judge) & (j["chosen"] != "tie")]
+
+    return tallied_warnings(tally(judgments), decisive)
+
+
+def tallied_warnings(t: pd.DataFrame, decisive: Callable[[str], pd.DataFrame]) -> list[str]:
+    """`frame_warnings` from the judgments' `tally`.
+
+    `decisive(judge)`: the judge's graded rows without ties, in table order; read only for a
+    judge below chance in both orders (the consistency across orders needs the rows).
+    """
     out: list[str] = []
-    graded = _graded(judgments)
+    graded = _graded(t)
     for judge, j in graded.groupby("judge", sort=True):
-        decisive = j[j["chosen"] != "tie"]
-        by_order = _acc(decisive, ["order"]).set_index("order")
-        if {0, 1} <= set(by_order.index) and (by_order["n"] >= MIN_N).all():
-            same, both_right, pairs = _consistency(decisive)
-            if (by_order["ci_high"] < 0.5).all() and pairs >= MIN_N and same >= 0.5:
+        by_order = _acc(j[j["chosen"] != "tie"], ["order"]).set_index("order")
+        if (
+            {0, 1} <= set(by_order.index)
+            and (by_order["n"] >= MIN_N).all()
+            and (by_order["ci_high"] < 0.5).all()
+        ):
+            same, both_right, pairs = _consistency(decisive(judge))
+            if pairs >= MIN_N and same >= 0.5:
                 a0, a1 = (_fig(by_order.loc[o]) for o in (0, 1))
                 out.append(
                     f"judge {judge!r}: accuracy {a0} with the gold response shown first and "
@@ -110,4 +156,13 @@ def frame_warnings(judgments: pd.DataFrame | None) -> list[str]:
     return out
 
 
-__all__ = ["MIN_N", "frame_warnings", "presentation_accuracy"]
+__all__ = [
+    "MIN_N",
+    "TALLY",
+    "add_tallies",
+    "frame_warnings",
+    "presentation_accuracy",
+    "tallied_presentation",
+    "tallied_warnings",
+    "tally",
+]
