@@ -215,21 +215,60 @@ def wild_rates(
     wanted: list[str],
 ) -> pd.DataFrame:
     """Return the rates table of the wild path from its cells (`pairwise_rates`, `scan_rates`)."""
+    split, aggregated = wild_rows(cells, keys, across, lay, boot, wanted)
+    return wild_table([c.key for c in cells], split, aggregated, keys, across, wanted)
+
+
+def wild_rows(
+    cells: list[UnitCell],
+    keys: list[str],
+    across: str | None,
+    lay: _Layout,
+    boot: _Boot,
+    wanted: list[str],
+) -> tuple[dict[tuple, dict], dict[tuple, list[dict]]]:
+    """Return each cell's split row (by key) and each group's aggregates over `across`.
+
+    Aggregates are keyed by the group's other keys. A group's cells must all be in `cells`:
+    a caller may pass them a group at a time (the scan, judge by judge, holds one batch's
+    unit arrays at once) and `wild_table` orders them.
+    """
     mlay = units.layout(lay.num, lay.den, lay.n_values)
     which = [list(METRICS).index(m) for m in wanted]
-    rows = [
-        _wild_frame(dict(zip(keys, c.key, strict=True)), "split", [c], mlay, lay, boot, which)
+    split = {
+        c.key: _wild_frame(
+            dict(zip(keys, c.key, strict=True)), "split", [c], mlay, lay, boot, which
+        )  # fmt: skip
         for c in cells
-    ]
+    }
+    aggregated: dict[tuple, list[dict]] = {}
     if across is not None:
         for base, members in cells_across(cells, keys, across):
-            for agg in AGGREGATIONS:
-                rows.append(
-                    _wild_frame({**base, across: agg}, agg, members, mlay, lay, boot, which)
-                )
+            aggregated[tuple(base.values())] = [
+                _wild_frame({**base, across: agg}, agg, members, mlay, lay, boot, which)
+                for agg in AGGREGATIONS
+            ]
+    return split, aggregated
+
+
+def wild_table(
+    order: list[tuple],
+    split: dict[tuple, dict],
+    aggregated: dict[tuple, list[dict]],
+    keys: list[str],
+    across: str | None,
+    wanted: list[str],
+) -> pd.DataFrame:
+    """Lay out `wild_rows`' rows: splits in `order` (cell keys), then the groups' aggregates.
+
+    Groups come in the first-seen order of their cells, as `cells_across` gives them.
+    """
+    rows = [split[key] for key in order]
+    if across is not None:
+        for base, _ in cells_across([(key,) for key in order], keys, across):
+            rows.extend(aggregated[tuple(base.values())])
     merged = {c: [v for r in rows for v in r[c]] for c in rows[0]}  # dtypes inferred once
-    out = pd.DataFrame(merged)
-    return _finish(out, wanted, None)
+    return _finish(pd.DataFrame(merged), wanted, None)
 
 
 def _totals(cell: units.CellUnits) -> np.ndarray:
@@ -431,4 +470,6 @@ __all__ = [
     "rates_for",
     "rates_wide",
     "wild_rates",
+    "wild_rows",
+    "wild_table",
 ]

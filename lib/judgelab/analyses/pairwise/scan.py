@@ -7,7 +7,7 @@ The same numbers as `item_outcomes` → `pairwise_rates`, without a pandas frame
    the per-item numerator/denominator columns `pairwise_rates` sums (`VALUE_COLUMNS`);
 2. by default (`inference="wild"`) the scan aggregates, per (group, sample) cell and unit
    label (the cluster, or the item), the moment sums of `units.moment_columns` — Σ 1[den >
-   0], Σ value, Σ value², Σ num·den per metric — and hands them to `rates.wild_rates`, the
+   0], Σ value, Σ value², Σ num·den per metric — and hands them to `rates.wild_rows`, the
    very code `pairwise_rates` runs on its own per-unit sums: `core.estimates.from_sums`
    gets identical arrays, so estimates, intervals, p-values and effective clusters are the
    same given the seed. Cells of items without clusters too large for the wild bootstrap
@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -46,7 +46,8 @@ from judgelab.analyses.pairwise.rates import (
     _finish,
     _wanted,
     cells_across,
-    wild_rates,
+    wild_rows,
+    wild_table,
 )
 from judgelab.analyses.pairwise.rates_bootstrap import _aggregate_frames, _Cell, _ratio_frame
 from judgelab.analyses.pairwise.scan_units import PatternUnits, UnitStrata
@@ -155,8 +156,12 @@ def scan_rates(
     boot = _Boot(n_boot, seed, level, cluster, interval)
     lay = _layout(list(VALUE_COLUMNS))
     if inference == "wild":
-        cells = _wild_cells(pats, items, keys, carry, lay, boot, rows_per_pass)
-        return wild_rates(cells, keys, across, lay, boot, wanted)
+        split, aggregated = {}, {}
+        for cells in _wild_cells(pats, items, keys, carry, lay, boot, rows_per_pass, across):
+            got = wild_rows(cells, keys, across, lay, boot, wanted)  # then the arrays go
+            split.update(got[0])
+            aggregated.update(got[1])
+        return wild_table(_first_seen(pats, keys), split, aggregated, keys, across, wanted)
     cells = _cells(pats, units, keys, carry, boot, rows_per_pass)
     rows = [
         _ratio_frame(dict(zip(keys, c.key, strict=True)), "split", c, lay, boot) for c in cells
@@ -275,6 +280,12 @@ def _cells(
     return cells
 
 
+def _first_seen(pats: pl.DataFrame, keys: list[str]) -> list[tuple]:
+    """The cells' keys in order of their first judgment row (`pairwise_rates`' order)."""
+    parts = pats.partition_by(keys, maintain_order=True, as_dict=True)
+    return sorted(parts, key=lambda k: parts[k]["_first"].min())
+
+
 def _wild_cells(
     pats: pl.DataFrame,
     items: pl.LazyFrame,
@@ -283,34 +294,39 @@ def _wild_cells(
     lay: Any,
     boot: Any,
     rows_per_pass: int = ROWS_PER_PASS,
-) -> list[UnitCell]:
-    """Return the cells of the wild path (`rates.wild_rates`), in first-seen order.
+    across: str | None = None,
+) -> Iterator[list[UnitCell]]:
+    """Yield the cells of the wild path (`rates.wild_rows`), a batch of whole judges at a time.
 
     A cell's units are its clusters' (or items') moment sums with their labels, collected
     from the item rows grouped by unit label — what `pairwise_rates` sums from its rows.
     A cell of items (no cluster column) too large for the wild bootstrap is held as its
     distinct item rows with counts (the Wald fallback needs no labels): a few hundred rows.
+    Batches hold at most ~`rows_per_pass` judgment rows, so only one batch's unit arrays
+    are held at once (at 10^7 rows: 0.25 GB, not 1.2); one batch when `across` is `judge`
+    (an aggregate over judges needs all of them).
     """
     parts = pats.partition_by(keys, maintain_order=True, as_dict=True)
-    order = sorted(parts, key=lambda k: parts[k]["_first"].min())
-    held: dict[tuple, _units.CellUnits] = {}
-    need = []
-    for key in order:
-        part = parts[key].filter(pl.col("complete") > 0)
-        n_units = int(part["_count"].sum())
-        if not carry and n_units * boot.n_boot > _units.WILD_MAX_CELLS:
-            vals = part.select(VALUE_COLUMNS).to_numpy().astype(np.float64)
-            rows = _units.moment_columns(vals, lay.num, lay.den)
-            held[key] = _units.patterns(rows, part["_count"].to_numpy())
-        else:
-            need.append(key)
-    for batch in _batches(pats, keys, need, rows_per_pass):
-        held.update(_moment_units(items, keys, batch, carry, lay))
-    cells = []
-    for key in order:
-        incomplete = float(parts[key].filter(pl.col("complete") == 0)["_items"].sum())
-        cells.append(UnitCell(key, held[key], incomplete))
-    return cells
+    order = _first_seen(pats, keys)
+    batches = [order] if across == "judge" else _batches(pats, keys, order, rows_per_pass)
+    for batch in batches:
+        held: dict[tuple, _units.CellUnits] = {}
+        need = []
+        for key in batch:
+            part = parts[key].filter(pl.col("complete") > 0)
+            n_units = int(part["_count"].sum())
+            if not carry and n_units * boot.n_boot > _units.WILD_MAX_CELLS:
+                vals = part.select(VALUE_COLUMNS).to_numpy().astype(np.float64)
+                rows = _units.moment_columns(vals, lay.num, lay.den)
+                held[key] = _units.patterns(rows, part["_count"].to_numpy())
+            else:
+                need.append(key)
+        held.update(_moment_units(items, keys, need, carry, lay))
+        cells = []
+        for key in batch:
+            incomplete = float(parts[key].filter(pl.col("complete") == 0)["_items"].sum())
+            cells.append(UnitCell(key, held[key], incomplete))
+        yield cells
 
 
 def _of_judges(lf: pl.LazyFrame, need: list[tuple], keys: list[str]) -> pl.LazyFrame:
