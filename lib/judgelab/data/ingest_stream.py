@@ -28,7 +28,6 @@ it is streamed.
 
 from __future__ import annotations
 
-import json
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -71,10 +70,7 @@ def import_streamed(
     """
     if limit is not None and limit < 1:
         return None  # the in-memory path's error
-    if isinstance(mapping, dict):
-        fields = mapping_spec.parse_mapping(mapping)
-    else:
-        fields = mapping_spec.load_mapping(mapping)
+    fields = mapping_spec.mapping_fields(mapping)
     scratch = Path(tempfile.mkdtemp(prefix=".stream.", dir=_mkdir(paths.items())))
     staged = _Staged()
     try:
@@ -96,7 +92,7 @@ def import_streamed(
             return None  # no judgment left: the in-memory path's items-only summary
         shutil.rmtree(scratch)
         staged.close()
-        manifest = _stage_manifest(name, record, staged)
+        manifest = manifests.stage(name, {"source": name, **record}, staged.order(), staged.owned)
         if not _commit(name, base, benches, staged, manifest):
             return None
     except _Fallback:
@@ -212,6 +208,10 @@ class _Staged:
             del self.writers[target]
             tables.fsync_file(self.tmp[target])
 
+    def order(self) -> list[Path]:
+        """The staged tables in the manifest's order: judgments first, then by path."""
+        return sorted(self.tmp, key=lambda p: (self.kind[p] != "judgments", str(p)))
+
     def owned(self, target: Path) -> np.ndarray:
         """The sorted row keys of `target` (what `manifests.commit` records), as bytes."""
         keys = np.sort(np.concatenate(self.keys[target]))
@@ -279,36 +279,13 @@ def _decisive(raw: Path, judge: str) -> pd.DataFrame:
     return j[j["chosen"] != "tie"]
 
 
-def _stage_manifest(name: str, record: dict[str, Any], staged: _Staged) -> Path:
-    """Stage the manifest `manifests.commit` writes: `json.dumps(..., indent=1)`, key by key.
-
-    Its key lists (a row each) are written in blocks, never held as one text.
-    """
-    order = sorted(staged.tmp, key=lambda p: (staged.kind[p] != "judgments", str(p)))
-    holder = {str(p): f"\x00{i}" for i, p in enumerate(order)}
-    entry = {"source": name, **record, "files": sorted(holder), "keys": holder}
-    text = json.dumps(entry, indent=1)
-    tmp = tables.stage_path(manifests.path_of(name))
-    with open(tmp, "wb") as fh:
-        for i, target in enumerate(order):
-            head, text = text.split(f'"\\u0000{i}"', 1)
-            fh.write(head.encode() + b'[\n   "')  # the text is ASCII (`json.dumps`)
-            keys = staged.owned(target)
-            for at in range(0, len(keys), 1 << 16):
-                fh.write(b'",\n   "'.join(keys[at : at + (1 << 16)].tolist()))
-                fh.write(b'",\n   "' if at + (1 << 16) < len(keys) else b'"\n  ]')
-        fh.write(text.encode())
-    tables.fsync_file(tmp)
-    return tmp
-
-
 def _commit(name: str, base: str, benches: list[str], staged: _Staged, manifest: Path) -> bool:
     """Rename the staged tables and manifest into place, all or none, under their locks.
 
     False (nothing written): another writer got to a target, or a manifest of these files,
     first; the caller merges in memory.
     """
-    order = sorted(staged.tmp, key=lambda p: (staged.kind[p] != "judgments", str(p)))
+    order = staged.order()
     target = manifests.path_of(name)
 
     def targets() -> set[Path]:

@@ -411,6 +411,32 @@ def commit(
     return under_locks(targets, work)
 
 
+def stage(
+    name: str, record: dict[str, Any], targets: list[Path], owned: Callable[[Path], np.ndarray]
+) -> Path:
+    """Stage beside its target the manifest `commit` writes for an import owning `targets`.
+
+    The same text as `commit`'s `json.dumps(..., indent=1)` with `keys` in `targets`' order;
+    `owned(target)` gives a file's sorted row keys (ASCII bytes), asked one file at a time
+    and written in blocks, so no key list is ever held as one text.
+    """
+    holder = {str(p): f"\x00{i}" for i, p in enumerate(targets)}
+    text = json.dumps({**record, "files": sorted(holder), "keys": holder}, indent=1)
+    tmp = tables.stage_path(path_of(name))
+    block = 1 << 16
+    with open(tmp, "wb") as fh:
+        for i, target in enumerate(targets):
+            head, text = text.split(f'"\\u0000{i}"', 1)
+            fh.write(head.encode() + b'[\n   "')  # the text is ASCII (`json.dumps`)
+            keys = owned(target)
+            for at in range(0, len(keys), block):
+                fh.write(b'",\n   "'.join(keys[at : at + block].tolist()))
+                fh.write(b'",\n   "' if at + block < len(keys) else b'"\n  ]')
+        fh.write(text.encode())
+    tables.fsync_file(tmp)
+    return tmp
+
+
 __all__ = [
     "Clash",
     "clash_error",
@@ -430,6 +456,7 @@ __all__ = [
     "path_of",
     "read",
     "rows_text",
+    "stage",
     "transaction",
     "under_locks",
 ]

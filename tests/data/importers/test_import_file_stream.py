@@ -212,15 +212,15 @@ def test_what_merges_with_the_disk_falls_back_to_the_same_result(tmp_path, monke
 def test_an_import_that_lands_first_is_merged_not_overwritten(tmp_path, monkeypatch):
     mine = _flat(tmp_path / "src" / "mine.parquet", 40)
     theirs = _flat(tmp_path / "src" / "theirs.parquet", 24, judges=2, ids="t")
-    stage = ingest_stream._stage_manifest
+    stage = manifests.stage
 
     def meanwhile(*args, **kwargs):  # another process imports between staging and commit
-        monkeypatch.setattr(ingest_stream, "_stage_manifest", stage)
+        monkeypatch.setattr(manifests, "stage", stage)
         ingest.import_mapped_file(theirs, shapes.FLAT_MAPPING)
         return stage(*args, **kwargs)
 
     monkeypatch.setenv("JUDGELAB_DATA", str(tmp_path / "one"))
-    monkeypatch.setattr(ingest_stream, "_stage_manifest", meanwhile)
+    monkeypatch.setattr(manifests, "stage", meanwhile)
     ingest.import_mapped_file(mine, shapes.FLAT_MAPPING)
     monkeypatch.setattr(ingest_stream, "import_streamed", lambda *a, **k: None)
     monkeypatch.setenv("JUDGELAB_DATA", str(tmp_path / "two"))

@@ -55,6 +55,7 @@ from judgelab.data.importers.mapping_spec import CONSTANT_FIELDS as CONSTANT_FIE
 from judgelab.data.importers.mapping_spec import PAIRWISE_VERDICTS as PAIRWISE_VERDICTS
 from judgelab.data.importers.mapping_spec import Field as Field
 from judgelab.data.importers.mapping_spec import load_mapping as load_mapping
+from judgelab.data.importers.mapping_spec import mapping_fields
 from judgelab.data.importers.mapping_spec import normalise as _norm
 from judgelab.data.importers.mapping_spec import parse_mapping as parse_mapping
 from judgelab.data.importers.records import read_records as read_records
@@ -313,10 +314,6 @@ def _pairwise_verdict(
     return order, first, chosen, "A" if chosen == shown_a else "B"
 
 
-def _fields(mapping: str | Path | dict[str, Any]) -> dict[str, Any]:
-    return load_mapping(mapping) if isinstance(mapping, (str, Path)) else parse_mapping(mapping)
-
-
 def import_file(
     data_files: str | Path | list[str | Path],
     mapping: str | Path | dict[str, Any],
@@ -340,7 +337,7 @@ def import_with_notes(
     allow_invalid: bool = False,
 ) -> tuple[Imported, list[str]]:
     """`import_file`, also returning the notes for the import summary (unmatched records)."""
-    fields = _fields(mapping)
+    fields = mapping_fields(mapping)
     files = reshape.expand(data_files)
     fast = mapped_fast.fast_import(files, fields, allow_invalid=allow_invalid)
     if fast is not None:  # one file, flat, nested, exploded or joined: column-wise, same tables
@@ -370,7 +367,7 @@ def import_file_to(
     same either way. Returns the number of items and of judgments (None: no judgments
     table, none written).
     """
-    fields = _fields(mapping)
+    fields = mapping_fields(mapping)
     files = reshape.expand(data_files)
     counts = mapped_stream.stream_import(
         files, fields, items_path, judgments_path, allow_invalid=allow_invalid

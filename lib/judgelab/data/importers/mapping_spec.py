@@ -399,6 +399,11 @@ def load_mapping(path: str | Path) -> dict[str, Any]:
     return parse_mapping(read_raw(path), where=str(path))
 
 
+def mapping_fields(mapping: str | Path | dict[str, Any]) -> dict[str, Any]:
+    """Return the validated fields of a mapping: a YAML path or its parsed content."""
+    return load_mapping(mapping) if isinstance(mapping, (str, Path)) else parse_mapping(mapping)
+
+
 def digest(mapping: str | Path | dict[str, Any]) -> str:
     """Return a short digest of a mapping's content (a YAML path or its parsed content).
 
@@ -450,6 +455,7 @@ __all__ = [
     "Join",
     "digest",
     "load_mapping",
+    "mapping_fields",
     "normalise",
     "parse_mapping",
 ]
