@@ -158,10 +158,11 @@ def scan_rates(
     if inference == "wild":
         split, aggregated = {}, {}
         for cells in _wild_cells(pats, items, keys, carry, lay, boot, rows_per_pass, across):
-            got = wild_rows(cells, keys, across, lay, boot, wanted)  # then the arrays go
-            split.update(got[0])
-            aggregated.update(got[1])
-        return wild_table(_first_seen(pats, keys), split, aggregated, keys, across, wanted)
+            rows, aggregates = wild_rows(cells, keys, across, lay, boot, wanted)
+            split.update(rows)  # the batch's unit arrays go with `cells`
+            aggregated.update(aggregates)
+        order = _first_seen(pats, keys)[1]
+        return wild_table(order, split, aggregated, keys, across, wanted)
     cells = _cells(pats, units, keys, carry, boot, rows_per_pass)
     rows = [
         _ratio_frame(dict(zip(keys, c.key, strict=True)), "split", c, lay, boot) for c in cells
@@ -256,8 +257,7 @@ def _cells(
     rows_per_pass: int = ROWS_PER_PASS,
 ) -> list:
     """Return the `pairwise_rates` cells (sums, replicates, strata) in first-seen order."""
-    parts = pats.partition_by(keys, maintain_order=True, as_dict=True)
-    order = sorted(parts, key=lambda k: parts[k]["_first"].min())
+    parts, order = _first_seen(pats, keys)
     held: dict[tuple, PatternUnits] = {}
     need_rows = []
     for key in order:
@@ -280,10 +280,10 @@ def _cells(
     return cells
 
 
-def _first_seen(pats: pl.DataFrame, keys: list[str]) -> list[tuple]:
-    """The cells' keys in order of their first judgment row (`pairwise_rates`' order)."""
+def _first_seen(pats: pl.DataFrame, keys: list[str]) -> tuple[dict[tuple, Any], list[tuple]]:
+    """Return each cell's patterns and the cells' keys in first-seen (`pairwise_rates`) order."""
     parts = pats.partition_by(keys, maintain_order=True, as_dict=True)
-    return sorted(parts, key=lambda k: parts[k]["_first"].min())
+    return parts, sorted(parts, key=lambda k: parts[k]["_first"].min())
 
 
 def _wild_cells(
@@ -306,8 +306,7 @@ def _wild_cells(
     are held at once (at 10^7 rows: 0.25 GB, not 1.2); one batch when `across` is `judge`
     (an aggregate over judges needs all of them).
     """
-    parts = pats.partition_by(keys, maintain_order=True, as_dict=True)
-    order = _first_seen(pats, keys)
+    parts, order = _first_seen(pats, keys)
     batches = [order] if across == "judge" else _batches(pats, keys, order, rows_per_pass)
     for batch in batches:
         held: dict[tuple, _units.CellUnits] = {}

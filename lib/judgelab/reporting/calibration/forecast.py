@@ -33,9 +33,8 @@ def forecast_fields(estimate: pd.Series, outcome: pd.Series) -> dict[str, float]
         return dict.fromkeys(FORECAST_COLUMNS, float("nan"))
     gap = float(diff.mean())
     half = 1.96 * float(diff.std(ddof=1)) / np.sqrt(n) if n > 1 else float("inf")
-    brier = float(np.mean((estimate.astype(float) - outcome.astype(float)) ** 2))
     return {"forecast_gap": gap, "forecast_gap_low": gap - half,
-            "forecast_gap_high": gap + half, "brier": brier}  # fmt: skip
+            "forecast_gap_high": gap + half, "brier": float(np.mean(diff**2))}  # fmt: skip
 
 
 def forecast_verdict(low: float, high: float) -> str:

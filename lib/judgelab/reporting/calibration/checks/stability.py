@@ -149,11 +149,14 @@ def _board(s: Simulation, options: Mapping[str, Any]) -> stability.Leaderboard:
     return _memo(s, ("board", tuple(sorted(options.items()))), build)
 
 
-def estimate_tau(s: Simulation, options: Mapping[str, Any]) -> Outcome:
-    """`stability.leaderboard_stability` τ of the judge vs the humans."""
-    t = _board(s, options).taus.iloc[0]
+def _tau_outcome(t) -> Outcome:
     return Outcome(float(t["tau"]), float(t["ci_low"]), float(t["ci_high"]),
                    n_eff=float(t["n_eff_clusters"]))  # fmt: skip
+
+
+def estimate_tau(s: Simulation, options: Mapping[str, Any]) -> Outcome:
+    """`stability.leaderboard_stability` τ of the judge vs the humans."""
+    return _tau_outcome(_board(s, options).taus.iloc[0])
 
 
 def rank_one(s: Simulation, hypothesis: str) -> float:
@@ -205,15 +208,14 @@ def estimate_trials(s: Simulation, options: Mapping[str, Any]) -> Outcome:
 def estimate_human_gap(s: Simulation, options: Mapping[str, Any]) -> Outcome:
     """`stability.human_gap` (gap): judge–human minus human–human agreement, tested at 0."""
     row = stability.human_gap(s.judgments, **options).set_index("measure").loc["gap"]
-    return Outcome(float(row["value"]), float(row["ci_low"]), float(row["ci_high"]),
-                   float(row["p_value"]), n_eff=float(row["n_eff_clusters"]))  # fmt: skip
+    return _row_outcome(row, test=True)
 
 
 def estimate_anchor_tau(s: Simulation, options: Mapping[str, Any]) -> Outcome:
     """`stability.anchor_sensitivity` τ-b between the rankings under `A1` and `A2`."""
-    t = stability.anchor_sensitivity(s.judgments, min_opponents=3, **options).taus.iloc[0]
-    return Outcome(float(t["tau"]), float(t["ci_low"]), float(t["ci_high"]),
-                   n_eff=float(t["n_eff_clusters"]))  # fmt: skip
+    return _tau_outcome(
+        stability.anchor_sensitivity(s.judgments, min_opponents=3, **options).taus.iloc[0]
+    )
 
 
 def _truth(key: str):
