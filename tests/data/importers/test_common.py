@@ -136,3 +136,22 @@ def test_assemble_rejects_judgment_of_unknown_item():
         assemble([_item("1")], [judgment], what="src")
     imported = assemble([_item("1")], None, what="src")
     assert imported.judgments is None and isinstance(imported.items, pd.DataFrame)
+
+
+def test_import_summary_counts_rows_valid_invalid_and_ties_per_judge():
+    from judgelab.data.importers.base import summarize
+
+    judgments = pd.DataFrame(
+        {
+            "judge": ["b", "a", "a", "a", "b", "a"],
+            "valid": [True, True, False, True, False, True],
+            "chosen": ["pos", "tie", None, "neg", None, "tie"],
+            "correct": [True, None, None, False, None, None],
+            "order": [0, 0, 1, 1, 0, 1],
+        }
+    )
+    got = summarize(judgments).to_dict("records")
+    assert got == [
+        {"judge": "a", "rows": 4, "valid": 3, "invalid": 1, "ties": 2},
+        {"judge": "b", "rows": 2, "valid": 1, "invalid": 1, "ties": 0},
+    ]

@@ -6,6 +6,7 @@ from typing import NamedTuple
 
 import pandas as pd
 
+from judgelab.data.importers.frame_check import tally
 from judgelab.errors import SourceFormatError as SourceFormatError
 
 
@@ -18,16 +19,7 @@ class Imported(NamedTuple):
 
 def summarize(judgments: pd.DataFrame) -> pd.DataFrame:
     """Count rows, valid, invalid and tie verdicts per judge (the import summary table)."""
-    g = judgments.groupby("judge", sort=True)
-    out = pd.DataFrame(
-        {
-            "rows": g.size(),
-            "valid": g["valid"].sum().astype(int),
-            "invalid": g["valid"].apply(lambda s: int((~s.astype(bool)).sum())),
-            "ties": g["chosen"].apply(lambda s: int((s == "tie").sum())),
-        }
-    )
-    return out.reset_index()
+    return summarize_tally(tally(judgments))
 
 
 def summarize_tally(t: pd.DataFrame) -> pd.DataFrame:
