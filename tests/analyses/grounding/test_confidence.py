@@ -6,6 +6,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import numpy as np
+import pandas as pd
 import pytest
 
 from judgelab.analyses.grounding import confidence, plots
@@ -106,8 +107,8 @@ def _overconfident(rng, G, per):
 
 
 def test_i36_7_brier_and_ece_intervals_on_planted_truth():
-    """R = 150, 50 clusters of 10: Brier ≈ 0.95; ECE bias-corrected ≈ 0.92, basic ≈ 0.9,
-    percentile ≈ 0.75."""
+    """R = 150, 50 clusters of 10: Brier ≈ 0.95; ECE thresholded ≈ 0.97 (and it never misses
+    from below more than bias-corrected), bias-corrected ≈ 0.92, basic ≈ 0.9, percentile ≈ 0.75."""
     from judgelab.simulate.base import sigmoid
 
     p, _, _ = _overconfident(np.random.default_rng(99), 40000, 5)
@@ -116,16 +117,56 @@ def test_i36_7_brier_and_ece_intervals_on_planted_truth():
     b = np.minimum((p * 10).astype(int), 9)
     ece = float(sum(np.mean(b == k) * abs(p[b == k].mean() - q[b == k].mean()) for k in range(10)))
     rng = np.random.default_rng(5)
-    hits = {"brier": 0, "bias_corrected": 0, "basic": 0, "percentile": 0}
+    hits = {"brier": 0, "thresholded": 0, "bias_corrected": 0, "basic": 0, "percentile": 0}
+    above = {"thresholded": 0, "bias_corrected": 0}
     R = 150
     for _ in range(R):
         p, y, cl = _overconfident(rng, 50, 10)
-        for how in ("bias_corrected", "basic", "percentile"):
+        for how in ("thresholded", "bias_corrected", "basic", "percentile"):
             s = confidence.scores(p, y, cluster=cl, recalibrate=None, n_boot=299,
                                   ece_interval=how).set_index("metric")  # fmt: skip
             hits[how] += s.loc["ece", "ci_low"] <= ece <= s.loc["ece", "ci_high"]
+            if how in above:
+                above[how] += s.loc["ece", "ci_low"] > ece
         hits["brier"] += s.loc["brier", "ci_low"] <= brier <= s.loc["brier", "ci_high"]
     cover = {k: v / R for k, v in hits.items()}
     assert cover["brier"] >= 0.9, cover
     assert cover["basic"] >= 0.84 and cover["percentile"] < cover["basic"] - 0.08, cover
     assert cover["bias_corrected"] >= cover["basic"] - 0.02, cover
+    assert cover["thresholded"] >= 0.93, cover
+    assert above["thresholded"] < above["bias_corrected"], above
+
+
+def test_i36_7_thresholded_ece_interval_holds_zero_for_a_calibrated_judge():
+    """A calibrated judge's ECE is 0: the plug-in's upward bias moves the bias-corrected
+    interval off it about half the time (measured 0.44-0.56 coverage at R = 200); the
+    thresholded lower end is valid there (coverage 0.95-0.985)."""
+    from judgelab.simulate.base import sigmoid
+
+    rng = np.random.default_rng(11)
+    held = {"thresholded": 0, "bias_corrected": 0}
+    R = 60
+    for _ in range(R):
+        cl = np.repeat(np.arange(50), 5)
+        p = sigmoid(0.3 + rng.normal(0, 1.0, 50)[cl] + rng.normal(0, 1.2, len(cl)))
+        y = (rng.random(len(cl)) < p).astype(float)
+        for how in held:
+            s = confidence.scores(p, y, cluster=cl, recalibrate=None, n_boot=299,
+                                  ece_interval=how).set_index("metric")  # fmt: skip
+            held[how] += s.loc["ece", "ci_low"] == 0.0
+    assert held["thresholded"] >= 0.9 * R and held["bias_corrected"] <= 0.8 * R, held
+
+
+def test_i36_7_ece_alternatives_sets_each_interval_beside_the_default():
+    rng = np.random.default_rng(2)
+    p, y, cl = _overconfident(rng, 20, 6)
+    table = pd.DataFrame({"judge": "j", "judge_label": p, "human_label": y, "cluster": cl})
+    alt = confidence.ece_alternatives(table, n_boot=199, recalibrate=None)
+    assert alt["interval"].tolist() == list(confidence.ECE_INTERVALS)
+    both = confidence.ece_alternatives(table, n_boot=199, folds=3)
+    assert both["version"].nunique() == 2 and len(both) == 2 * len(confidence.ECE_INTERVALS)
+    assert alt["value"].nunique() == 1 and (alt["ci_low"] <= alt["ci_high"]).all()
+    default = confidence.scores(p, y, cluster=cl, recalibrate=None, n_boot=199)
+    row = default[default["metric"] == "ece"].iloc[0]
+    assert alt.iloc[0]["ci_low"] == row["ci_low"] and alt.iloc[0]["ci_high"] == row["ci_high"]
+    assert "thresholded" in row["method"] and "k = 2.81" in row["method"]

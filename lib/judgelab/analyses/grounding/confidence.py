@@ -9,17 +9,22 @@ human labels:
   and the expected calibration error ECE = Σ_b (n_b / n) |mean_b(p) − mean_b(y)| over
   `bins` equal-width bins. ECE is not linear in the items (the absolute value), so its
   interval comes from a cluster bootstrap (`core.stats`, Rao–Wu rescaled). The plug-in ECE
-  is biased upwards (noise in a bin's gap only adds to |·|), so the default interval is
-  *bias-corrected*: centred on the estimate minus the replicates' bias (their mean − the
-  estimate, shown in `method`), ± t(G − 1) × their SD — it can exclude the plug-in value.
-  Measured on planted truth (judge over-confident, R = 600 at 50 equal clusters of 10 /
-  R = 600 at 15 very unequal clusters, n = 150): bias-corrected covers 0.923 / 0.958, the
-  *basic* interval (reflected about the estimate) 0.903 / 0.920, the percentile 0.73 /
-  0.26 (Brier: 0.96 and 0.93). Still short of 0.93 with 50 equal clusters — and on the
-  calibration grid (`checks.grounding_confidence`: ICC 0.5, a milder over-confidence under
-  the null, R = 150 per hypothesis) it covers 0.84–0.90 (basic 0.83–0.91): the plug-in's
-  bias is largest where the bins' true gaps are small, and a bootstrap estimate of it
-  corrects only part of it. Brier covers 0.92–0.96 there.
+  is biased upwards — noise in a bin's gap only adds to |·| — and by how much depends on how
+  far each bin's true gap is from 0, which the data cannot tell when the gaps are within their
+  noise (at n ≤ 250 and 10 bins an over-confident judge's gaps are 0.1–1 SE): no interval
+  covers at exactly its level for every judge there. The default, *thresholded*, interval is
+  built to err on the safe side. Its upper end is the estimate minus the replicates' bias
+  (their mean − the estimate) + t(G − 1) × their SD; the sample's gaps are farther from 0
+  than the population's, so the replicates' bias understates the plug-in's and this end errs
+  high. Its lower end is the estimate minus
+  the (1 + level) / 2 quantile of ECE − truth in a bootstrap world whose bins within k
+  replicate SDs of calibration are calibrated (the others' gaps shrunk by k SDs), k the
+  Bonferroni critical value over the bins (2.81 for 10 bins at 95 %): a world with more bias
+  than the data's where the gaps are small. With every bin calibrated this end is valid for
+  any judge (|g + z| − |g| ≤ |z| for a bin's gap g and its noise z), and a calibrated
+  judge's world is all calibrated with probability ≥ the level; a bin far from calibration
+  keeps its gap, so the end is not wider than it needs to be there. Measured on the
+  calibration grid: see `checks.grounding_confidence`.
 - a cross-fitted recalibration: the items' clusters are split into `folds` folds; for
   each fold a map (isotonic, `transport.isotonic_map`, or Platt: a logistic regression of
   y on logit(p), statsmodels) is fitted on the other folds and applied to it, so every
@@ -35,7 +40,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from scipy.special import stdtrit
+from scipy.special import ndtri, stdtrit
 
 from judgelab.analyses.grounding import ppi
 from judgelab.analyses.grounding.transport import isotonic_map
@@ -45,7 +50,7 @@ from judgelab.errors import check_choice
 #: Recalibration maps fitted on the other folds.
 RECALIBRATIONS = ("isotonic", "platt")
 #: Intervals of the ECE from the cluster bootstrap (see `scores`).
-ECE_INTERVALS = ("bias_corrected", "basic", "percentile")
+ECE_INTERVALS = ("thresholded", "bias_corrected", "basic", "percentile")
 #: Columns of a `scores` row.
 COLUMNS = (
     "version", "metric", "value", "ci_low", "ci_high", "p_value", "n", "n_clusters",
@@ -107,7 +112,7 @@ def _rows(
     level: float,
     n_boot: int,
     seed: int,
-    ece_interval: str = "bias_corrected",
+    ece_interval: str = "thresholded",
 ) -> list[dict]:
     """Brier (wild interval) and ECE (cluster-bootstrap interval) rows of one version."""
     n = len(p)
@@ -115,33 +120,62 @@ def _rows(
     e = estimates.ratio((p - y) ** 2, np.ones(n), units, level=level, n_boot=n_boot, rng=rng)
     brier = {"version": version, "metric": "brier", **e.fields()}
     G = int(units.max()) + 1
-    b = _bin_of(p, bins)
     per = np.zeros((G, bins, 3))
-    np.add.at(per, (units, b), np.stack([np.ones(n), p, y], axis=1))
+    np.add.at(per, (units, _bin_of(p, bins)), np.stack([np.ones(n), p, y], axis=1))
     w = stats.bootstrap_weights(G, n_boot=min(n_boot, 999), draws=max(G - 1, 1),
                                 rng=stats.rng_for(seed, "confidence", version, "ece"))  # fmt: skip
-    reps = _ece_from(np.einsum("rg,gkc->rkc", w, per))
-    value = float(_ece_from(per.sum(axis=0)))
-    low, high = stats.percentile_interval(reps[:, None], level=level)
-    bias = float(np.mean(reps) - value)
-    how = f"cluster bootstrap {ece_interval} (Rao–Wu, B={len(reps)})"
-    if ece_interval == "basic":  # reflected: the replicates' upward bias moves it down
-        low, high = np.maximum(2 * value - high, 0.0), 2 * value - low
-    elif ece_interval == "bias_corrected":
-        half = float(stdtrit(max(G - 1, 1), 0.5 + level / 2)) * float(np.std(reps, ddof=1))
-        low = np.array([max(value - bias - half, 0.0)])
-        high = np.array([value - bias + half])
-        how = (f"bias-corrected cluster bootstrap (bias {bias:+.4f}, t({G - 1}) × SD, "
-               f"B={len(reps)})")  # fmt: skip
+    value, low, high, how = _ece_interval(per, w, ece_interval, level)
     n_eff = clusters.effective(np.ones(n), units)
     ece_row = {
         "version": version, "metric": "ece", "value": value,
-        "ci_low": float(low[0]), "ci_high": float(high[0]), "p_value": float("nan"), "n": n,
+        "ci_low": low, "ci_high": high, "p_value": float("nan"), "n": n,
         "n_clusters": G, "n_eff_clusters": n_eff,
         "few_clusters": bool(n_eff < clusters.FEW_EFFECTIVE),
         "method": f"{how}, {bins} bins",
     }  # fmt: skip
     return [brier, ece_row]
+
+
+def _ece_interval(
+    per: np.ndarray, w: np.ndarray, how: str, level: float
+) -> tuple[float, float, float, str]:
+    """Return the ECE, its interval's ends and how they were found (see `scores`).
+
+    `per`: per-cluster (count, Σp, Σy) of each bin (G × bins × 3); `w`: Rao–Wu cluster
+    weights of the replicates (B × G).
+    """
+    G = per.shape[0]
+    value = float(_ece_from(per.sum(axis=0)))
+    sums = np.einsum("rg,gkc->rkc", w, per)
+    reps = _ece_from(sums)
+    bias = float(np.mean(reps) - value)
+    half = float(stdtrit(max(G - 1, 1), 0.5 + level / 2)) * float(np.std(reps, ddof=1))
+    high = value - bias + half  # the bias-corrected upper end (`thresholded`, `bias_corrected`)
+    text = f"bias {bias:+.4f}, t({G - 1}) × SD, B={len(reps)}"
+    if how == "thresholded":
+        k = float(ndtri(1 - (1 - level) / (2 * per.shape[1])))
+        low = max(value - float(np.quantile(_thresholded_world(per, sums, k), 0.5 + level / 2)), 0)
+        return value, low, high, f"thresholded cluster bootstrap (k = {k:.2f}; {text})"
+    if how == "bias_corrected":
+        low = max(value - bias - half, 0.0)
+        return value, low, high, f"bias-corrected cluster bootstrap ({text})"
+    low, high = (float(x[0]) for x in stats.percentile_interval(reps[:, None], level=level))
+    if how == "basic":  # reflected: the replicates' upward bias moves it down
+        low, high = max(2 * value - high, 0.0), 2 * value - low
+    return value, low, high, f"cluster bootstrap {how} (Rao–Wu, B={len(reps)})"
+
+
+def _thresholded_world(per: np.ndarray, sums: np.ndarray, k: float) -> np.ndarray:
+    """Return ECE − truth in a bootstrap world whose bins near calibration are calibrated.
+
+    Each bin's share-weighted gap c_b = Σ(p − y) / n moves by z_b in a replicate; the world
+    keeps c_b soft-thresholded by k of its replicates' SD (bins within it are set exactly
+    calibrated) and returns Σ_b |world_b + z_b| − |world_b| per replicate.
+    """
+    c = (per[..., 1] - per[..., 2]).sum(axis=0) / per[..., 0].sum()
+    z = (sums[..., 1] - sums[..., 2]) / sums[..., 0].sum(axis=1, keepdims=True) - c
+    world = np.sign(c) * np.maximum(np.abs(c) - k * z.std(axis=0), 0.0)
+    return (np.abs(world + z) - np.abs(world)).sum(axis=1)
 
 
 def crossfit(
@@ -199,7 +233,7 @@ def scores(
     level: float = 0.95,
     n_boot: int = wild.N_BOOT,
     seed: int = 0,
-    ece_interval: str = "bias_corrected",
+    ece_interval: str = "thresholded",
 ) -> pd.DataFrame:
     """Return Brier and ECE of the raw and the cross-fitted recalibrated probabilities.
 
@@ -213,9 +247,9 @@ def scores(
         level: Confidence level.
         n_boot: Bootstrap replicates.
         seed: Seed.
-        ece_interval: `bias_corrected` (default: the estimate minus the replicates' bias,
-            ± t(G − 1) × their SD), `basic` (reflected about the estimate) or `percentile`
-            (the first choice; it under-covers most — see the module docstring).
+        ece_interval: `thresholded` (default: see the module docstring), `bias_corrected`
+            (the estimate minus the replicates' bias ± t(G − 1) × their SD), `basic`
+            (reflected about the estimate) or `percentile` (under-covers most).
 
     Returns:
         Rows of `COLUMNS`: version `raw` and `recalibrated` × metric `brier` / `ece`, and
@@ -311,6 +345,28 @@ def by_judge(
     return pd.concat(frames, ignore_index=True)[first], pd.concat(rel, ignore_index=True)
 
 
+def ece_alternatives(
+    table: pd.DataFrame, *, judge: str = "judge", bins: int = 10, **options
+) -> pd.DataFrame:
+    """Return every scored judge's ECE under each interval of `ECE_INTERVALS`, side by side.
+
+    Rows: judge, version (raw, recalibrated), interval, value, ci_low, ci_high, n,
+    n_clusters, n_eff_clusters; `options` go to `scores`.
+    """
+    keep = ["version", "value", "ci_low", "ci_high", "n", "n_clusters", "n_eff_clusters"]
+    frames = []
+    for name in scored_judges(table, judge=judge):
+        g = table[table[judge] == name]
+        for how in ECE_INTERVALS:
+            r = scores(g["judge_label"].to_numpy(), g["human_label"].to_numpy(),
+                       cluster=g["cluster"].to_numpy(dtype=object), bins=bins,
+                       ece_interval=how, **options)  # fmt: skip
+            frames.append(r.loc[r["metric"] == "ece", keep].assign(judge=name, interval=how))
+    out = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=keep)
+    order = ["judge", "version", "interval", *keep[1:]]
+    return out.reindex(columns=order).sort_values(["judge", "version"], kind="stable")
+
+
 __all__ = [
     "COLUMNS",
     "ECE_INTERVALS",
@@ -318,6 +374,7 @@ __all__ = [
     "by_judge",
     "crossfit",
     "ece",
+    "ece_alternatives",
     "reliability",
     "scored_judges",
     "scored_reason",

@@ -6,8 +6,16 @@ probability against 0/1 human labels, mildly under the null (slope 0.8) and more
 alternative (0.6) — both with a positive ECE, since a calibrated judge's ECE of 0 is a
 boundary no interval covers at its level. `analyses.grounding.confidence.scores` (raw, no
 recalibration) gives the Brier score (restricted wild cluster interval) and the binned ECE
-(bias-corrected cluster bootstrap; "before": the reflected basic interval). Coverage only:
-the rows carry no test.
+(the thresholded cluster bootstrap interval; "before": the bias-corrected one). Coverage
+only: the rows carry no test.
+
+Measured (R = 400 per cell and hypothesis, all 24 cells): thresholded covers 0.99–1.00
+under the null and 0.96–1.00 under the alternative (pooled 99.8 / 98.6 %, mean width
+0.158); bias-corrected 0.73–0.97 / 0.86–0.98 (pooled 86.4 / 91.9 %, width 0.139), its
+misses almost all from above. At these sizes every bin's true gap is within its noise,
+where the plug-in's bias cannot be read from the data; the thresholded interval is built
+to hold for a calibrated judge too (ECE 0: covers 0.94–0.985, bias-corrected 0.44–0.56)
+and so errs above the band here, not below (`analyses.grounding.confidence`).
 """
 
 from __future__ import annotations
@@ -43,7 +51,9 @@ def estimate(sim: Simulation, options: Mapping[str, Any], *, metric: str) -> Out
                    n_eff=float(r["n_eff_clusters"]))  # fmt: skip
 
 
-def _check(metric: str, estimator: str, before: Mapping[str, Any] | None) -> Check:
+def _check(
+    metric: str, estimator: str, before: Mapping[str, Any] | None, notes: str = ""
+) -> Check:
     return Check(
         name=f"{FAMILY}.{metric}",
         family=FAMILY,
@@ -54,10 +64,17 @@ def _check(metric: str, estimator: str, before: Mapping[str, Any] | None) -> Che
         test=False,
         before=before,
         effect="the judge more over-confident: slope of the human logit 0.6 (null: 0.8)",
+        notes=notes,
     )
 
 
 CHECKS: list[Check] = [
     _check("brier", "Brier score, restricted wild cluster interval", None),
-    _check("ece", "binned ECE, bias-corrected cluster bootstrap", {"ece_interval": "basic"}),
+    _check(
+        "ece",
+        "binned ECE, thresholded cluster bootstrap",
+        {"ece_interval": "bias_corrected"},
+        notes="conservative by design: valid for a calibrated judge, so above the band where "
+        "every bin's gap is within its noise",
+    ),
 ]
