@@ -15,16 +15,15 @@ human labels:
   covers at exactly its level for every judge there. The default, *thresholded*, interval is
   built to err on the safe side. Its upper end is the estimate minus the replicates' bias
   (their mean − the estimate) + t(G − 1) × their SD; the sample's gaps are farther from 0
-  than the population's, so the replicates' bias understates the plug-in's and this end errs
-  high. Its lower end is the estimate minus
-  the (1 + level) / 2 quantile of ECE − truth in a bootstrap world whose bins within k
-  replicate SDs of calibration are calibrated (the others' gaps shrunk by k SDs), k the
-  Bonferroni critical value over the bins (2.81 for 10 bins at 95 %): a world with more bias
-  than the data's where the gaps are small. With every bin calibrated this end is valid for
-  any judge (|g + z| − |g| ≤ |z| for a bin's gap g and its noise z), and a calibrated
-  judge's world is all calibrated with probability ≥ the level; a bin far from calibration
-  keeps its gap, so the end is not wider than it needs to be there. Measured on the
-  calibration grid: see `checks.grounding_confidence`.
+  than the population's, so the replicates' bias understates the plug-in's and this end
+  errs high. Its lower end is the estimate minus the (1 + level) / 2 quantile of ECE − truth
+  in a bootstrap world whose bins within k replicate SDs of calibration are calibrated (the
+  others' gaps shrunk by k SDs), k the Bonferroni critical value over the bins (2.81 for 10
+  bins at 95 %): a world with more bias than the data's where the gaps are small. With every
+  bin calibrated this end is valid for any judge (|g + z| − |g| ≤ |z| for a bin's gap g and
+  its noise z), and a calibrated judge's world is all calibrated with probability ≥ the
+  level; a bin far from calibration keeps its gap, so the end is not wider than it needs to
+  be there. Measured on the calibration grid: see `checks.grounding_confidence`.
 - a cross-fitted recalibration: the items' clusters are split into `folds` folds; for
   each fold a map (isotonic, `transport.isotonic_map`, or Platt: a logistic regression of
   y on logit(p), statsmodels) is fitted on the other folds and applied to it, so every
@@ -154,7 +153,8 @@ def _ece_interval(
     text = f"bias {bias:+.4f}, t({G - 1}) × SD, B={len(reps)}"
     if how == "thresholded":
         k = float(ndtri(1 - (1 - level) / (2 * per.shape[1])))
-        low = max(value - float(np.quantile(_thresholded_world(per, sums, k), 0.5 + level / 2)), 0)
+        world = _thresholded_world(per, sums, k)
+        low = max(value - float(np.quantile(world, 0.5 + level / 2)), 0.0)
         return value, low, high, f"thresholded cluster bootstrap (k = {k:.2f}; {text})"
     if how == "bias_corrected":
         low = max(value - bias - half, 0.0)
