@@ -14,7 +14,7 @@ under the null and 0.96–1.00 under the alternative (pooled 99.8 / 98.6 %, mean
 0.158); bias-corrected 0.73–0.97 / 0.86–0.98 (pooled 86.4 / 91.9 %, width 0.139), its
 misses almost all from above. At these sizes every bin's true gap is within its noise,
 where the plug-in's bias cannot be read from the data; the thresholded interval is built
-to hold for a calibrated judge too (ECE 0: covers 0.94–0.985, bias-corrected 0.44–0.56)
+to hold for a calibrated judge too (ECE 0: covers 0.935–0.98, bias-corrected 0.44–0.56)
 and so errs above the band here, not below (`analyses.grounding.confidence`).
 """
 
