@@ -69,7 +69,9 @@ def test_rates_and_coverage_equal_the_pandas_path(monkeypatch, home, inference):
     assert set(got[True][0]["judge"]) == {"judge-00", "judge-02"}
 
 
-@pytest.mark.parametrize("category", ["flipped", "consistently_wrong", "invalid", "longer_worse"])
+@pytest.mark.parametrize(
+    "category", ["flipped", "consistently_wrong", "consistently_right", "invalid", "longer_worse"]
+)
 def test_cases_and_examples_equal_the_pandas_path(monkeypatch, home, category):
     got = {}
     for lazy in (False, True):
