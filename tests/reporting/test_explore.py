@@ -122,3 +122,17 @@ def test_summary_clips_each_question_once_and_keeps_missing_ones_empty():
     got = explore.summary(found)["question"].tolist()
     assert got[0] == got[1] == explore.clip(long, 80) and got[0].endswith("…")
     assert got[2:] == ["", "short"]
+
+
+def test_section_writes_every_case_and_shows_a_handful(capsys):
+    items, judgments = _pairwise()
+    written = {}
+
+    class Out:
+        def table(self, frame, name):
+            written[name] = frame
+
+    explore.section(Out(), judgments, items, "longer_worse", n=2, seed=0)
+    want = explore.summary(explore.cases(judgments, items, "longer_worse"))
+    pd.testing.assert_frame_equal(written["examples"], want)
+    assert len(want) == 3
