@@ -16,6 +16,8 @@ import polars as pl
 KEY = ["benchmark", "split", "item_id"]
 UNIT = ["judge", *KEY, "condition", "sample"]
 COLS = ["verdict", "chosen", "valid", "output"]
+#: A decisive pick: the better or the worse response (not a tie, not invalid).
+DECISIVE = ["pos", "neg"]
 #: Categories whose pairs picked a response in both orders (`_keep`): both sides are needed,
 #: so each order's decisive rows are joined inner (at 10^7 rows: 2.8 s and 2.6 GB peak, not
 #: 4.6 s and 3.2 GB for the full join).
@@ -30,7 +32,7 @@ def _order(lf: pl.LazyFrame, order: int) -> pl.LazyFrame:
 
 def _keep(category: str) -> pl.Expr:
     c0, c1 = pl.col("chosen_0"), pl.col("chosen_1")
-    both = c0.is_in(["pos", "neg"]) & c1.is_in(["pos", "neg"])
+    both = c0.is_in(DECISIVE) & c1.is_in(DECISIVE)
     if category == "flipped":
         return both & (c0 != c1)
     if category == "consistently_wrong":
@@ -48,7 +50,7 @@ def pairwise_cases(lf: pl.LazyFrame, items: pd.DataFrame, category: str) -> pd.D
     casts = [pl.col(c).cast(pl.String) for c in KEY]
     lf = lf.with_columns(casts)
     if category in BOTH_DECISIVE:  # only pairs decisive in both orders qualify: an inner join
-        decisive = lf.filter(pl.col("chosen").is_in(["pos", "neg"]))
+        decisive = lf.filter(pl.col("chosen").is_in(DECISIVE))
         wide = _order(decisive, 0).join(_order(decisive, 1), on=UNIT, nulls_equal=True)
     else:
         wide = _order(lf, 0).join(

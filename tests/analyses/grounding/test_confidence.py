@@ -98,12 +98,13 @@ def test_i36_4_pointwise_scores_reads_numeric_outputs():
     assert t["judge_label"].tolist() == [0.9] and t["human_label"].tolist() == [1.0]
 
 
-def _overconfident(rng, G, per):
+def _overconfident(rng, G, per, slope=0.6):
+    """A judge's probabilities, human labels (slope 1: calibrated) and clusters."""
     from judgelab.simulate.base import sigmoid
 
     cl = np.repeat(np.arange(G), per)
     x = 0.3 + rng.normal(0, 1.0, G)[cl] + rng.normal(0, 1.2, len(cl))
-    return sigmoid(x), (rng.random(len(cl)) < sigmoid(0.6 * x)).astype(float), cl
+    return sigmoid(x), (rng.random(len(cl)) < sigmoid(slope * x)).astype(float), cl
 
 
 def test_i36_7_brier_and_ece_intervals_on_planted_truth():
@@ -141,15 +142,11 @@ def test_i36_7_thresholded_ece_interval_holds_zero_for_a_calibrated_judge():
     """A calibrated judge's ECE is 0: the plug-in's upward bias moves the bias-corrected
     interval off it about half the time (measured 0.44-0.56 coverage at R = 200); the
     thresholded lower end is valid there (coverage 0.935-0.98)."""
-    from judgelab.simulate.base import sigmoid
-
     rng = np.random.default_rng(11)
     held = {"thresholded": 0, "bias_corrected": 0}
     R = 60
     for _ in range(R):
-        cl = np.repeat(np.arange(50), 5)
-        p = sigmoid(0.3 + rng.normal(0, 1.0, 50)[cl] + rng.normal(0, 1.2, len(cl)))
-        y = (rng.random(len(cl)) < p).astype(float)
+        p, y, cl = _overconfident(rng, 50, 5, slope=1.0)
         for how in held:
             s = confidence.scores(p, y, cluster=cl, recalibrate=None, n_boot=299,
                                   ece_interval=how).set_index("metric")  # fmt: skip

@@ -327,15 +327,21 @@ def reliability(
     return pd.DataFrame(rows)
 
 
+def _scored(table: pd.DataFrame, judge: str):
+    """Yield (judge, probabilities, human labels, clusters) of every scored judge."""
+    for name in scored_judges(table, judge=judge):
+        g = table[table[judge] == name]
+        yield (name, g["judge_label"].to_numpy(), g["human_label"].to_numpy(),
+               g["cluster"].to_numpy(dtype=object))  # fmt: skip
+
+
 def by_judge(
     table: pd.DataFrame, *, judge: str = "judge", bins: int = 10, **options
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Return (`scores`, `reliability`) rows of every scored judge of a grounding table."""
     frames, rel = [], []
-    for name in scored_judges(table, judge=judge):
-        g = table[table[judge] == name]
-        kw = {"cluster": g["cluster"].to_numpy(dtype=object), "bins": bins, **options}
-        p, y = g["judge_label"].to_numpy(), g["human_label"].to_numpy()
+    for name, p, y, cluster in _scored(table, judge):
+        kw = {"cluster": cluster, "bins": bins, **options}
         frames.append(scores(p, y, **kw).assign(judge=name))
         kw.pop("recalibrate", None), kw.pop("folds", None)
         rel.append(reliability(p, y, **kw).assign(judge=name))
@@ -355,12 +361,9 @@ def ece_alternatives(
     """
     keep = ["version", "value", "ci_low", "ci_high", "n", "n_clusters", "n_eff_clusters"]
     frames = []
-    for name in scored_judges(table, judge=judge):
-        g = table[table[judge] == name]
+    for name, p, y, cluster in _scored(table, judge):
         for how in ECE_INTERVALS:
-            r = scores(g["judge_label"].to_numpy(), g["human_label"].to_numpy(),
-                       cluster=g["cluster"].to_numpy(dtype=object), bins=bins,
-                       ece_interval=how, **options)  # fmt: skip
+            r = scores(p, y, cluster=cluster, bins=bins, ece_interval=how, **options)
             frames.append(r.loc[r["metric"] == "ece", keep].assign(judge=name, interval=how))
     out = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=keep)
     order = ["judge", "version", "interval", *keep[1:]]
