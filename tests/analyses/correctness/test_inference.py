@@ -203,6 +203,53 @@ def test_i33_2_a_kappa_side_that_cannot_vary_gets_no_test_not_a_point_interval()
     assert row["diff_low"] < row["diff"] < row["diff_high"]
 
 
+def test_i33_2_a_kappa_side_resting_on_one_answer_of_a_label_gets_no_test():
+    """Before: tested; such draws rejected a true null 10–20 % of the time (G50/n100)."""
+    rows = []
+    for c in range(8):
+        lone = c == 0  # the only own answer a human marked Incorrect
+        rows += [(c, True, "Incorrect" if lone else "Correct", "Correct"),
+                 (c, True, "Correct", "Incorrect" if c % 2 else "Correct")]  # fmt: skip
+        rows += [
+            (c, False, h, v)
+            for h, v in (
+                ("Incorrect", "Incorrect"),
+                ("Correct", "Correct"),
+                ("Incorrect", "Correct" if c % 3 else "Incorrect"),
+            )
+        ]
+    row = correctness.self_vs_others(_table(rows), metrics=("kappa",), n_boot=199).iloc[0]
+    why = "kappa on self rests on 1 answer(s) of one human label (< 2): no test"
+    assert row["declined"] == why and np.isnan(row["p_value"]) and np.isfinite(row["diff"])
+
+
+def test_i33_2_the_kappa_test_is_the_union_with_its_cluster_jackknife():
+    """The interval holds the wild one and diff ± t(G − 1)·SE_jackknife; p is the larger."""
+    from scipy import stats as sps
+
+    from judgelab.analyses.correctness.rates import rates_from_counts
+
+    t = _kappa_rows((("Correct", "Correct"), ("Incorrect", "Incorrect"),
+                     ("Incorrect", "Correct"), ("Correct", "Incorrect")))  # fmt: skip
+    t.loc[t["cluster"].isin(["c1", "c4"]) & t["candidate_is_judge"], "verdict"] = t["human"]
+    row = correctness.self_vs_others(t, metrics=("kappa",), n_boot=199).iloc[0]
+    cells = confusion_counts(t)
+    own = t["candidate_is_judge"].to_numpy()
+    codes = t["cluster"].str[1:].astype(int).to_numpy()
+
+    def kappa(rows):  # noqa: E306
+        return float(rates_from_counts(cells[rows].sum(axis=0))["kappa"])
+
+    diff = kappa(own) - kappa(~own)
+    leave = np.array([kappa(own & (codes != c)) - kappa(~own & (codes != c)) for c in range(8)])
+    se = np.sqrt(7 / 8 * np.sum((leave - leave.mean()) ** 2))
+    q = sps.t.ppf(0.975, 7)
+    assert row["diff"] == pytest.approx(diff)
+    assert row["diff_low"] <= diff - q * se + 1e-12 and row["diff_high"] >= diff + q * se - 1e-12
+    assert row["p_value"] >= 2 * sps.t.sf(abs(diff) / se, 7) - 1e-12
+    assert "jackknife t(7)" in row["method"]
+
+
 def test_i33_2_the_answered_gap_of_a_flat_draw_is_declined():
     """The calibration draw that gave the point interval [−1, −1], p = 0 under the null."""
     from judgelab.reporting.calibration import harness

@@ -81,7 +81,7 @@ def test_answered_gap_interval_test_and_subset_rates():
     k = gap.set_index("metric")
     assert k.loc["kappa", "diff_low"] <= sim.truth["kappa_gap"] <= k.loc["kappa", "diff_high"]
     assert k.loc["kappa", "p_value"] < 0.01 and not k["declined"].any()
-    assert k.loc["kappa", "method"].endswith("of the linearized kappa")
+    assert "kappa, joined with a delete-one-cluster jackknife" in k.loc["kappa", "method"]
     boot = correctness.answered_gap(marked, n_boot=400, missing_as_error=False,
                                     inference="bootstrap").set_index("metric")  # fmt: skip
     assert boot.loc["kappa", "n_boot_p"] > 400  # the earlier default: adaptive p

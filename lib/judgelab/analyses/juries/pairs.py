@@ -20,6 +20,7 @@ import pandas as pd
 from judgelab.analyses import pairwise
 from judgelab.analyses.juries import resample
 from judgelab.core import clusters, stats
+from judgelab.core.jackknife import leave_one_out
 from judgelab.core.schema import require_columns as _require
 from judgelab.errors import check_choice
 
@@ -172,7 +173,7 @@ def pair_fields(
     codes = pd.factorize(units.labels, sort=True)[0]
     G = int(codes.max()) + 1 if codes.size else 0
     per = clusters.sum_by(units.rows, codes).reshape(G, n_values, n_values)
-    leave = resample.leave_one_out(per, statistic) if G else np.zeros(0)
+    leave = leave_one_out(per, statistic) if G else np.zeros(0)
     diagonal = np.arange(n_values) * (n_values + 1)
     agree = units.rows[:, diagonal].sum(axis=1)
     n_eff = clusters.effective(np.ones(len(codes)), codes, resid=agree) if G else 0.0

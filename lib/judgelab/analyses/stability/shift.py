@@ -21,6 +21,7 @@ import pandas as pd
 from judgelab.analyses.juries import resample
 from judgelab.analyses.stability import units as _units
 from judgelab.core import clusters, estimates, stats, wild
+from judgelab.core.jackknife import leave_one_out
 
 #: The measures of a verdict-shift row.
 MEASURES: tuple[str, ...] = ("agreement", "changed", "kappa")
@@ -79,7 +80,7 @@ def kappa_fields(
     conf = per.sum(axis=0)
     value = float(stats.kappa_from_confusion(conf))
     G = per.shape[0]
-    leave = resample.leave_one_out(per, stats.kappa_from_confusion) if G else np.zeros(0)
+    leave = leave_one_out(per, stats.kappa_from_confusion) if G else np.zeros(0)
     agree = (a == b).astype(np.float64)
     n_eff = clusters.effective(np.ones(len(codes)), codes, resid=agree) if G else 0.0
     f = resample.smooth_fields(
