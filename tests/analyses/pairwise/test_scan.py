@@ -131,6 +131,22 @@ def test_rel3_33_scan_shares_the_engine_beyond_the_wild_limit(monkeypatch):
     assert inside == (row["p_value"] >= 0.05)
 
 
+def test_clustered_cells_beyond_the_wild_limit_take_the_wald_row_in_label_order(monkeypatch):
+    """Labelled units (clusters) beyond the limit: the Wald row from the units in label
+    order, which both paths hold alike (no per-metric dedupe of the rows any more)."""
+    from judgelab.analyses.pairwise import units
+
+    df = judgments(
+        seed=13, sizes=(("big", 1200), ("small", 30)), cluster_of=lambda i: f"c{i // 3}"
+    )
+    kw = dict(n_boot=100, seed=6, metrics=["ca", "pos_a_rate_decisive", "run_gap"])
+    monkeypatch.setattr(units, "WILD_MAX_CELLS", 100 * 300)  # the 400-cluster split is "large"
+    want = today(df, **kw)
+    assert_same(scan.scan_rates(pl.from_pandas(df).lazy(), **kw), want)
+    assert (want.loc[want["split"] == "big", "method"] == units.WALD).all()
+    assert (want.loc[want["split"] == "small", "method"] != units.WALD).all()
+
+
 def test_clusters_of_one_item_resample_as_items_and_many_clusters_as_patterns():
     own = judgments(seed=7, cluster_of=lambda i: f"q{i}")
     kw = dict(n_boot=120, seed=9)

@@ -143,7 +143,7 @@ def pairwise_rates(
     lay = _layout(names)
     boot = _Boot(n_boot, seed, level, cluster, interval)
     if inference == "wild":
-        cells = _unit_cells(outcomes, values, keys, lay, cluster)
+        cells = _unit_cells(outcomes, values, keys, lay, cluster, n_boot)
         return wild_rates(cells, keys, across, lay, boot, wanted)
     cells = _split_cells(outcomes, values, keys, lay, boot)
     rows = [
@@ -188,20 +188,33 @@ class UnitCell(NamedTuple):
 
 
 def _unit_cells(
-    outcomes: pd.DataFrame, values: np.ndarray, keys: list[str], lay: _Layout, cluster: str | None
+    outcomes: pd.DataFrame,
+    values: np.ndarray,
+    keys: list[str],
+    lay: _Layout,
+    cluster: str | None,
+    n_boot: int,
 ) -> list[UnitCell]:
-    """Return every (group, sample) cell's units (moment sums by unit label), first-seen order."""
+    """Return every (group, sample) cell's units (moment sums by unit label), first-seen order.
+
+    Items without clusters too many for the wild bootstrap (`units.WILD_MAX_CELLS`) are held
+    as their distinct rows with counts, as the scan holds them (`scan._wild_cells`).
+    """
     complete = outcomes["complete"].to_numpy(dtype=bool)
     moments = units.moment_columns(values, lay.num, lay.den)
     item_keys = [k for k in keys if k not in ("judge", "sample")]
     labels = units.unit_labels(outcomes, cluster, item_keys)
+    items = cluster is None or cluster not in outcomes.columns
     cells = []
     grouped = outcomes.groupby(keys, sort=False, observed=True, dropna=False)
     for key, idx in grouped.indices.items():
         key = key if isinstance(key, tuple) else (key,)
         idx = np.asarray(idx)
         keep = idx[complete[idx]]
-        cell = units.cell_units(moments[keep], labels[keep])
+        if items and len(keep) * n_boot > units.WILD_MAX_CELLS:
+            cell = units.patterns(moments[keep])
+        else:
+            cell = units.cell_units(moments[keep], labels[keep])
         cells.append(UnitCell(key, cell, float(len(idx) - len(keep))))
     return cells
 

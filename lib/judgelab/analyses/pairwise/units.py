@@ -242,13 +242,15 @@ def estimate(
         return estimates.from_sums(
             s, weights, null=null, level=level, n_boot=n_boot, rng=rng, bounds=bounds
         )
+    a = np.asarray(weights, dtype=np.float64)
+    if mult is None:  # labelled units in label order, whichever path built them: the same sums
+        return _wald(s, np.ones(len(s.count)), a, null, level, bounds)
     # this metric's distinct unit rows with counts, in one canonical order whichever path
     # (item rows, or the scan's distinct rows) they came from: the same arithmetic follows
     pat = patterns(np.hstack(list(s)), mult)
     J = s.count.shape[1]
     s = estimates.Sums(*(pat.rows[:, i * J : (i + 1) * J] for i in range(6)))
-    mult = pat.counts
-    return _wald(s, mult, np.asarray(weights, dtype=np.float64), null, level, bounds)
+    return _wald(s, pat.counts, a, null, level, bounds)
 
 
 def _wald(
