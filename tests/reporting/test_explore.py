@@ -124,7 +124,7 @@ def test_summary_clips_each_question_once_and_keeps_missing_ones_empty():
     assert got[2:] == ["", "short"]
 
 
-def test_section_writes_every_case_and_shows_a_handful(capsys):
+def test_section_writes_every_case_and_shows_a_handful(capsys, monkeypatch):
     items, judgments = _pairwise()
     written = {}
 
@@ -132,7 +132,15 @@ def test_section_writes_every_case_and_shows_a_handful(capsys):
         def table(self, frame, name):
             written[name] = frame
 
+    shown = []
+    monkeypatch.setattr(explore, "show", shown.append)
     explore.section(Out(), judgments, items, "longer_worse", n=2, seed=0)
-    want = explore.summary(explore.cases(judgments, items, "longer_worse"))
+    full = explore.cases(judgments, items, "longer_worse")
+    want = explore.summary(full)
     pd.testing.assert_frame_equal(written["examples"], want)
     assert len(want) == 3
+    # the cases carry the summary's item columns only; the shown few get every item column
+    ex = explore.examples(full, 2, seed=0).reset_index(drop=True)
+    got = shown[0]
+    assert set(ex.columns) <= set(got.columns) and len(got) == 2
+    pd.testing.assert_frame_equal(got[list(ex.columns)], ex, check_dtype=False)

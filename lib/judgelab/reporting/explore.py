@@ -51,6 +51,8 @@ POINTWISE = ("false_positive", "false_negative", "invalid")
 POSITIVE = ("Correct", "Consistent", "yes", "Yes", "pass", "true", "True", "1")
 KEY = ["benchmark", "split", "item_id"]
 EXCERPT = 400
+#: The item columns the summary table shows (`section` merges the rest into the shown few).
+SUMMARY_ITEMS = ("task", "gold", "question")
 
 
 def _missing(value: Any) -> bool:
@@ -128,11 +130,19 @@ def cases(
     judge: str | None = None,
     split: str | None = None,
     condition: str | None = None,
+    item_columns: tuple[str, ...] | None = None,
 ) -> pd.DataFrame:
-    """Return every case of `category` (see the module docstring), optionally narrowed."""
+    """Return every case of `category` (see the module docstring), optionally narrowed.
+
+    `item_columns` keeps only these item columns (besides the key, and the responses the
+    `longer_worse` test reads): a large source's cases without every item text.
+    """
     if category not in CATEGORIES:
         raise ValueError(f"unknown category {category!r}; known: {', '.join(CATEGORIES)}")
     it = items.drop(columns=[c for c in ("cluster",) if c in items.columns])
+    if item_columns is not None:
+        lengths_of = ("response_pos", "response_neg") if category == "longer_worse" else ()
+        it = it[[c for c in it.columns if c in {*KEY, "task", *item_columns, *lengths_of}]]
     pairwise = bool((it["task"] == "pairwise").any())
     if lazy.is_lazy(judgments):  # a large source: pair and pick the cases in polars
         j = explore_lazy.narrowed(
@@ -210,11 +220,15 @@ def section(
 
     `out` is the notebook's `notebook.outputs`. The cases are not kept after the section: a
     large source's can take hundreds of MB (10^7 judgment rows: 1.6 million flipped cases,
-    650 MB), which a notebook variable would hold to the end of the run.
+    650 MB), which a notebook variable would hold to the end of the run; they carry only
+    the summary's item columns (`SUMMARY_ITEMS`), the shown few get the rest.
     """
-    found = cases(judgments, items, category)
+    found = cases(judgments, items, category, item_columns=SUMMARY_ITEMS)
     out.table(summary(found), "examples")
-    show(examples(found, n, seed=seed))
+    shown = examples(found, n, seed=seed)
+    it = items.drop(columns=[c for c in ("cluster",) if c in items.columns])
+    rest = [*KEY, *(c for c in it.columns if c not in shown.columns)]
+    show(shown.merge(it[rest], on=KEY, how="left") if len(rest) > len(KEY) else shown)
 
 
 def summary(found: pd.DataFrame) -> pd.DataFrame:
