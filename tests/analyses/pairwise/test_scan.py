@@ -265,3 +265,19 @@ def test_clusters_joined_from_the_items_table():
     got = scan.scan_rates(lazy, **kw)
     assert_same(got, want)
     assert (got["n_clusters"] < got["n_items"]).any()  # documents shared by items
+
+
+def test_the_scans_distinct_moments_spread_to_every_moment_column():
+    """Flag columns' squares and products are the columns themselves: only count columns
+    get their own sums, and the spread gives back `units.moment_columns` exactly."""
+    from judgelab.analyses.pairwise import units
+    from judgelab.analyses.pairwise.rate_metrics import _layout
+    from judgelab.analyses.pairwise.scan_values import COUNT_COLUMNS
+
+    lay = _layout(list(scan.VALUE_COLUMNS))
+    per = scan.unit_values(pl.from_pandas(judgments(seed=3)).lazy()).collect()
+    values = per.select(scan.VALUE_COLUMNS).to_numpy().astype(np.float64)
+    exprs, spread = scan._moment_exprs(lay)
+    got = per.select(e.alias(f"_m{i}") for i, e in enumerate(exprs)).to_numpy()[:, spread]
+    np.testing.assert_array_equal(got, units.moment_columns(values, lay.num, lay.den))
+    assert len(exprs) < got.shape[1] and COUNT_COLUMNS <= set(scan.VALUE_COLUMNS)

@@ -51,7 +51,13 @@ from judgelab.analyses.pairwise.rates import (
 )
 from judgelab.analyses.pairwise.rates_bootstrap import _aggregate_frames, _Cell, _ratio_frame
 from judgelab.analyses.pairwise.scan_units import PatternUnits, UnitStrata
-from judgelab.analyses.pairwise.scan_values import _UNIT, VALUE_COLUMNS, _reduce, unit_values
+from judgelab.analyses.pairwise.scan_values import (
+    _UNIT,
+    COUNT_COLUMNS,
+    VALUE_COLUMNS,
+    _reduce,
+    unit_values,
+)
 from judgelab.core import stats
 from judgelab.core.scan import scan_judgments
 from judgelab.errors import check_choice
@@ -342,14 +348,7 @@ def _moment_units(
     out = {key: _units.cell_units(np.zeros((0, width)), np.array([])) for key in need}
     if not need:
         return out
-    names = list(VALUE_COLUMNS)
-    dens = list(dict.fromkeys(int(d) for d in lay.den))
-    # Int8 per item (values in [-1, 2]: squares and products in [-2, 4]), summed as Int64:
-    # an eighth of the memory of Int64 moments (10^7 rows: peak 2.4 GB, not 2.7)
-    v = [pl.col(c).cast(pl.Int8) for c in names]
-    exprs = [(pl.col(names[d]) > 0).cast(pl.Int8) for d in dens]
-    exprs += v + [x * x for x in v]
-    exprs += [v[int(a)] * v[int(b)] for a, b in zip(lay.num, lay.den, strict=True)]
+    exprs, spread = _moment_exprs(lay)
     moments = [e.alias(f"_m{i}") for i, e in enumerate(exprs)]
     item_keys = [k for k in keys if k not in ("judge", "sample")]
     own = pl.concat_str(
@@ -375,9 +374,38 @@ def _moment_units(
     # one row per unit of a cell already: sorted by label (UTF-8 byte order is code-point
     # order, `np.unique`'s), these are `cell_units`' rows without its sort and sums
     for key, part in got.sort(_UNIT).partition_by(keys, as_dict=True).items():
-        rows = part.select(cols).to_numpy().astype(np.float64)
+        rows = part.select(cols).to_numpy().astype(np.float64)[:, spread]
         out[key] = _units.CellUnits(part[_UNIT].to_numpy().astype(object), rows)
     return out
+
+
+def _moment_exprs(lay: Any) -> tuple[list[pl.Expr], np.ndarray]:
+    """Return the distinct per-item moment expressions and where each moment column sits.
+
+    `units.moment_columns` lays out 1[den > 0] per denominator, v, v² and num·den per
+    metric; for a 0/1 column v² = v and 1[v > 0] = v, and with a 0/1 denominator num·den =
+    num (a numerator is 0 where its denominator is): only the count columns
+    (`COUNT_COLUMNS`) need their own sums. Int8 per item (values in [-1, 2]), summed as
+    Int64 by polars. Returns the expressions and, per moment column, its expression's index.
+    """
+    names = list(VALUE_COLUMNS)
+    v = [pl.col(c).cast(pl.Int8) for c in names]
+    exprs = list(v)
+
+    def own(expr: pl.Expr) -> int:
+        exprs.append(expr)
+        return len(exprs) - 1
+
+    def counts(c: int) -> bool:
+        return names[c] in COUNT_COLUMNS
+
+    dens = list(dict.fromkeys(int(d) for d in lay.den))
+    spread = [own((v[d] > 0).cast(pl.Int8)) if counts(d) else d for d in dens]
+    spread += list(range(len(names)))
+    spread += [own(v[c] * v[c]) if counts(c) else c for c in range(len(names))]
+    spread += [own(v[int(a)] * v[int(b)]) if counts(int(b)) else int(a)
+               for a, b in zip(lay.num, lay.den, strict=True)]  # fmt: skip
+    return exprs, np.asarray(spread)
 
 
 def _rows_units(

@@ -39,6 +39,9 @@ VALUE_COLUMNS = (
     "invalid_0",
     "invalid_1",
 )
+#: The value columns that count (0–2, or −1–1) rather than flag (0/1): only their squares,
+#: and products with them, differ from the column itself (`scan._moment_units`).
+COUNT_COLUMNS = frozenset({"run_gap", "picks_a", "decisive", "valid_verdicts"})
 _UNIT = "_unit"
 _POS, _NEG, _TIE, _INVALID = 1, 2, 3, 4
 
