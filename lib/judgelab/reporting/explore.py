@@ -135,7 +135,8 @@ def cases(
     """Return every case of `category` (see the module docstring), optionally narrowed.
 
     `item_columns` keeps only these item columns (besides the key, and the responses the
-    `longer_worse` test reads): a large source's cases without every item text.
+    `longer_worse` test reads): a large source's cases without every item text — and,
+    from a lazy table, without the raw outputs (`explore_lazy.outputs_of` adds them).
     """
     if category not in CATEGORIES:
         raise ValueError(f"unknown category {category!r}; known: {', '.join(CATEGORIES)}")
@@ -149,7 +150,8 @@ def cases(
             judgments, {"judge": judge, "split": split, "condition": condition}
         )
         if pairwise and (category == "invalid" or category in PAIRWISE):
-            return _lazy_pairwise(j, it, category).assign(category=category)
+            light = item_columns is not None  # no raw outputs either (`section`)
+            return _lazy_pairwise(j, it, category, light).assign(category=category)
         judgments, judge, split, condition = j.collect().to_pandas(), None, None, None
     j = judgments
     for col, want in (("judge", judge), ("split", split), ("condition", condition)):
@@ -166,9 +168,9 @@ def cases(
     return out.assign(category=category).reset_index(drop=True)
 
 
-def _lazy_pairwise(lf: Any, items: pd.DataFrame, category: str) -> pd.DataFrame:
+def _lazy_pairwise(lf: Any, items: pd.DataFrame, category: str, light: bool) -> pd.DataFrame:
     """The pairwise cases of a lazy table (`explore_lazy`), with `_pairwise`'s length test."""
-    w = explore_lazy.pairwise_cases(lf, items, category)
+    w = explore_lazy.pairwise_cases(lf, items, category, outputs=not light)
     if category == "longer_worse":
         pos = lengths.counts(w["response_pos"].fillna(""), "words")
         neg = lengths.counts(w["response_neg"].fillna(""), "words")
@@ -226,6 +228,9 @@ def section(
     found = cases(judgments, items, category, item_columns=SUMMARY_ITEMS)
     out.table(summary(found), "examples")
     shown = examples(found, n, seed=seed)
+    if lazy.is_lazy(judgments) and len(shown) and "output_0" not in shown.columns:
+        keys = explore_lazy.UNIT
+        shown = shown.merge(explore_lazy.outputs_of(judgments, shown), on=keys, how="left")
     it = items.drop(columns=[c for c in ("cluster",) if c in items.columns])
     rest = [*KEY, *(c for c in it.columns if c not in shown.columns)]
     show(shown.merge(it[rest], on=KEY, how="left") if len(rest) > len(KEY) else shown)

@@ -24,9 +24,9 @@ DECISIVE = ["pos", "neg"]
 BOTH_DECISIVE = ("flipped", "consistently_wrong", "consistently_right")
 
 
-def _order(lf: pl.LazyFrame, order: int) -> pl.LazyFrame:
+def _order(lf: pl.LazyFrame, order: int, cols: list[str] = COLS) -> pl.LazyFrame:
     return lf.filter(pl.col("order") == order).select(
-        *UNIT, *(pl.col(c).alias(f"{c}_{order}") for c in COLS)
+        *UNIT, *(pl.col(c).alias(f"{c}_{order}") for c in cols)
     )
 
 
@@ -45,16 +45,24 @@ def _keep(category: str) -> pl.Expr:
     return ~valid  # invalid
 
 
-def pairwise_cases(lf: pl.LazyFrame, items: pd.DataFrame, category: str) -> pd.DataFrame:
-    """Return the pairwise cases of `category` of a lazy table, as `explore._pairwise` does."""
+def pairwise_cases(
+    lf: pl.LazyFrame, items: pd.DataFrame, category: str, *, outputs: bool = True
+) -> pd.DataFrame:
+    """Return the pairwise cases of `category` of a lazy table, as `explore._pairwise` does.
+
+    `outputs=False` leaves out the raw outputs (`output_0`, `output_1`: the heaviest
+    columns; at 10^7 rows the join held 2.7 GB with them), which `outputs_of` adds to a few.
+    """
     casts = [pl.col(c).cast(pl.String) for c in KEY]
     lf = lf.with_columns(casts)
+    cols = COLS if outputs else [c for c in COLS if c != "output"]
     if category in BOTH_DECISIVE:  # only pairs decisive in both orders qualify: an inner join
         decisive = lf.filter(pl.col("chosen").is_in(DECISIVE))
-        wide = _order(decisive, 0).join(_order(decisive, 1), on=UNIT, nulls_equal=True)
+        wide = _order(decisive, 0, cols).join(_order(decisive, 1, cols), on=UNIT,
+                                              nulls_equal=True)  # fmt: skip
     else:
-        wide = _order(lf, 0).join(
-            _order(lf, 1), on=UNIT, how="full", coalesce=True, nulls_equal=True
+        wide = _order(lf, 0, cols).join(
+            _order(lf, 1, cols), on=UNIT, how="full", coalesce=True, nulls_equal=True
         )
     found = (
         wide.filter(_keep(category).fill_null(False))
@@ -64,6 +72,18 @@ def pairwise_cases(lf: pl.LazyFrame, items: pd.DataFrame, category: str) -> pd.D
     )
     # the inner merge keeps only known items (in `found`'s order), as `explore._pairwise`
     return found.merge(items, on=KEY, how="inner")
+
+
+def outputs_of(lf: pl.LazyFrame, cases: pd.DataFrame) -> pd.DataFrame:
+    """Return `output_0` and `output_1` of these cases (by `UNIT`) from a lazy table."""
+    lf = lf.with_columns(pl.col(c).cast(pl.String) for c in KEY)
+    schema = lf.collect_schema()
+    wanted = pl.from_pandas(cases[UNIT]).cast({c: schema[c] for c in UNIT}).lazy()
+    rows = lf.join(wanted, on=UNIT, how="semi", nulls_equal=True)
+    wide = _order(rows, 0, ["output"]).join(
+        _order(rows, 1, ["output"]), on=UNIT, how="full", coalesce=True, nulls_equal=True
+    )
+    return wide.collect(engine="streaming").to_pandas()
 
 
 def pointwise_cases(lf: pl.LazyFrame, items: pd.DataFrame) -> pd.DataFrame:
@@ -87,4 +107,4 @@ def values(lf: pl.LazyFrame, column: str) -> list[str]:
     return sorted(v for v in got[column].to_list() if v is not None)
 
 
-__all__ = ["narrowed", "pairwise_cases", "pointwise_cases", "values"]
+__all__ = ["narrowed", "outputs_of", "pairwise_cases", "pointwise_cases", "values"]

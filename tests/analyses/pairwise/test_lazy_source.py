@@ -83,6 +83,29 @@ def test_cases_and_examples_equal_the_pandas_path(monkeypatch, home, category):
     assert len(got[True][0]) > 0
 
 
+class _Written(dict):
+    """A notebook's `out` that keeps the tables it is given."""
+
+    def table(self, frame, name):
+        self[name] = frame
+
+
+@pytest.mark.parametrize("category", ["flipped", "longer_worse"])
+def test_section_writes_and_shows_the_same_cases_as_the_pandas_path(monkeypatch, home, category):
+    """A lazy table's cases leave out item texts and raw outputs; the shown few get both."""
+    got = {}
+    for lazy in (False, True):
+        loaded, table = _load(monkeypatch, home, lazy)
+        written, shown = _Written(), []
+        monkeypatch.setattr(explore, "show", shown.append)
+        explore.section(written, table, loaded.items, category, n=3, seed=4)
+        got[lazy] = (written["examples"], shown[0])
+    pd.testing.assert_frame_equal(got[False][0], got[True][0], check_dtype=False)
+    want, have = got[False][1], got[True][1]
+    assert {"output_0", "output_1", "response_pos"} <= set(have.columns) and len(have) == 3
+    pd.testing.assert_frame_equal(want, have[list(want.columns)], check_dtype=False)
+
+
 def test_unknown_judge_names_the_known_ones(monkeypatch, home):
     for key, value in home.items():
         monkeypatch.setenv(key, value)
