@@ -134,13 +134,14 @@ def test_judge_by_judge_passes_give_the_same_rates(monkeypatch, home, inference)
     kw = {"n_boot": 49, "seed": 1, "cluster": "cluster", "inference": inference}
     whole = pairwise.pairwise_rates(out, **kw)
     calls = []
-    real = scan._batches
+    for name in ("_batches", "_judge_batches"):  # the bootstrap's batches, the wild path's
+        real = getattr(scan, name)
 
-    def spy(*args):
-        calls.append(got := real(*args))
-        return got
+        def spy(*args, real=real):
+            calls.append(got := real(*args))
+            return got
 
-    monkeypatch.setattr(scan, "_batches", spy)
+        monkeypatch.setattr(scan, name, spy)
     monkeypatch.setattr(lazy, "ROWS_PER_PASS", 700)  # a judge's rows (~600) per pass
     pd.testing.assert_frame_equal(whole, pairwise.pairwise_rates(out, **kw))
     assert max(len(c) for c in calls) > 1  # several batches were collected
@@ -158,9 +159,10 @@ def test_browse_lists_the_judges_and_splits_of_a_lazy_table(monkeypatch, home):
 def test_a_second_rates_call_on_the_same_outcomes_reuses_the_scan(monkeypatch, home):
     from judgelab.analyses.pairwise import scan
 
-    calls = []
-    real = scan._reduce
-    monkeypatch.setattr(scan, "_reduce", lambda *a: calls.append(a) or real(*a))
+    calls = []  # reductions of the scan: the clustered wild path's own, or `_reduce`
+    for name in ("_reduce", "_wild_fused"):
+        real = getattr(scan, name)
+        monkeypatch.setattr(scan, name, lambda *a, real=real: calls.append(a) or real(*a))
     _, large = _load(monkeypatch, home, lazy=True, judges=["judge-01"])
     opts = {"n_boot": 99, "seed": 1, "cluster": "cluster"}
     out = pairwise.item_outcomes(large, cluster="cluster")

@@ -239,13 +239,13 @@ def test_judge_batches_give_the_rows_of_one_batch(monkeypatch, across):
     """The wild path holds one batch of judges' unit arrays at a time; an aggregate over
     judges takes them all at once. Same rows, same order, as the pandas path."""
     seen = []
-    real = scan._moment_units
-    monkeypatch.setattr(scan, "_moment_units", lambda *a: seen.append(a[2]) or real(*a))
+    real = scan._judge_batches
+    monkeypatch.setattr(scan, "_judge_batches", lambda *a: seen.extend(got := real(*a)) or got)
     df = judgments(seed=8)
     kw = dict(n_boot=100, seed=4, cluster="cluster", across=across)
     assert_same(scan.scan_rates(pl.from_pandas(df).lazy(), rows_per_pass=600, **kw),
                 today(df, **kw))  # fmt: skip
-    judges = [{k[0] for k in need} for need in seen]
+    judges = [set(batch) for batch in seen]
     assert len(seen) == (2 if across == "split" else 1), judges
     assert all(len(j) == (1 if across == "split" else 2) for j in judges)
 

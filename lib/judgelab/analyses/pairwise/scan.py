@@ -56,6 +56,10 @@ from judgelab.analyses.pairwise.scan_values import (
     COUNT_COLUMNS,
     VALUE_COLUMNS,
     _reduce,
+    lazy_rows,
+    patterns_of,
+    unit_label,
+    unit_moments,
     unit_values,
 )
 from judgelab.core import stats
@@ -145,6 +149,13 @@ def scan_rates(
     key = (tuple(groups), invalid_policy, cluster, rows_per_pass,
            tuple(judges), tuple(benchmarks), tuple(splits))  # fmt: skip
     reduced = None if memo is None else memo.get(key)
+    if reduced is None and inference == "wild" and _carries(lf, cluster, groups):
+        boot = _Boot(n_boot, seed, level, cluster, interval)
+        reduced, out = _wild_fused(lf, source, judges, groups, invalid_policy, cluster,
+                                   rows_per_pass, across, boot, wanted)  # fmt: skip
+        if memo is not None:
+            memo[key] = reduced
+        return out
     if reduced is None:
         reduced = _reduce(lf, groups, invalid_policy, cluster, rows_per_pass)
         if memo is not None:
@@ -155,10 +166,7 @@ def scan_rates(
     _check_found(pats, source, judges)
     if pats.is_empty():
         raise ValueError("scan_rates: no judgments (after the judge/benchmark/split filters)")
-    if across is not None:
-        clash = set(pats[across].cast(pl.String).unique().to_list()) & set(AGGREGATIONS)
-        if clash:
-            raise ValueError(f"{across} value(s) {sorted(clash)} clash with aggregate labels")
+    _check_across(pats, across)
     boot = _Boot(n_boot, seed, level, cluster, interval)
     lay = _layout(list(VALUE_COLUMNS))
     if inference == "wild":
@@ -195,6 +203,100 @@ def pairwise_rates(outcomes: Any, **kw: Any) -> pd.DataFrame:  # noqa: D103 (wra
         memo=outcomes.reduced,
         **kw,
     )
+
+
+def _carries(lf: pl.LazyFrame, cluster: str | None, groups: list[str]) -> bool:
+    """Whether the scan's units are clusters (its `cluster` column, not a unit key)."""
+    names = lf.collect_schema().names()
+    return cluster is not None and cluster in names and cluster not in [*groups, "item_id"]
+
+
+def _wild_fused(
+    lf: pl.LazyFrame,
+    source: pl.LazyFrame,
+    judges: Sequence[str],
+    groups: list[str],
+    invalid_policy: str,
+    cluster: str | None,
+    rows_per_pass: int,
+    across: str | None,
+    boot: Any,
+    wanted: list[str],
+) -> tuple[tuple, pd.DataFrame]:
+    """The wild path of a clustered scan in one group-by per batch of whole judges.
+
+    Each batch's rows are grouped once into cell × unit moment sums (`unit_moments`): its
+    cells' units for `wild_rows` and its patterns (`patterns_of`) for the reduction that a
+    later call on the same outcomes (the bootstrap path) takes from the memo. Returns that
+    reduction and the table; the checks and the order are `scan_rates`'.
+    """
+    keys = [*groups, "sample"]
+    raw, lf = lf, lf.with_row_index("_row")
+    units, items, carry = lazy_rows(lf, groups, invalid_policy, cluster)
+    lay = _layout(list(VALUE_COLUMNS))
+    exprs, spread = _moment_exprs(lay)
+    moments = [e.alias(f"_m{i}") for i, e in enumerate(exprs)]
+    judge = pl.col("judge").cast(pl.String)
+    parts, split, aggregated = [], {}, {}
+    for batch in _judge_batches(raw, rows_per_pass, across):
+        names = [b for b in batch if b is not None]
+        this = judge.is_in(names) | (judge.is_null() if None in batch else pl.lit(False))
+        got = unit_moments(items.filter(this), keys, moments)
+        pats = patterns_of(got, keys)
+        parts.append(pats)
+        if pats["_dup"].any():
+            raise ValueError(_duplicate_message(raw, groups))
+        _check_across(pats, across)
+        cells = _fused_cells(got, keys, spread)
+        rows_b, aggregates = wild_rows(cells, keys, across, lay, boot, wanted)
+        split.update(rows_b)
+        aggregated.update(aggregates)
+    pats = pl.concat(parts) if parts else pl.DataFrame()
+    _check_found(pats if parts else pl.DataFrame({"judge": []}), source, judges)
+    if not parts or pats.is_empty():
+        raise ValueError("scan_rates: no judgments (after the judge/benchmark/split filters)")
+    order = _first_seen(pats, keys)[1]
+    return (pats, units, items, carry), wild_table(order, split, aggregated, keys, across, wanted)
+
+
+def _judge_batches(lf: pl.LazyFrame, rows: int, across: str | None) -> list[list]:
+    """Split the scan's judges into batches of whole judges of at most ~`rows` rows each.
+
+    One batch when `across` is `judge` (an aggregate over judges needs all of them).
+    """
+    judge = pl.col("judge").cast(pl.String)
+    sizes = lf.group_by(judge).agg(pl.len()).collect(engine="streaming").sort("judge")
+    out: list[list] = []
+    held = 0
+    for name, n in sizes.iter_rows():
+        if not out or (held + n > rows and across != "judge"):
+            out.append([])
+            held = 0
+        out[-1].append(name)
+        held += n
+    return out
+
+
+def _fused_cells(got: pl.DataFrame, keys: list[str], spread: np.ndarray) -> list[UnitCell]:
+    """The `UnitCell`s of `unit_moments` rows, first seen first: units in label order."""
+    cols = [f"_m{i}" for i in range(int(spread.max()) + 1)]
+    cells = []
+    parts, order = _first_seen(got, keys)  # aggregates add their cells in first-seen order
+    for cell, part in ((k, parts[k]) for k in order):
+        done = part.filter(pl.col(_UNIT).is_not_null()).sort(_UNIT)
+        rows = done.select(cols).to_numpy().astype(np.float64)[:, spread]
+        labels = done[_UNIT].to_numpy().astype(object)
+        lost = float(part.filter(pl.col(_UNIT).is_null())["_items"].sum())
+        cells.append(UnitCell(cell, _units.CellUnits(labels, rows.reshape(len(done), -1)), lost))
+    return cells
+
+
+def _check_across(pats: pl.DataFrame, across: str | None) -> None:
+    """Raise ValueError when a value of `across` clashes with an aggregate's label."""
+    if across is not None:
+        clash = set(pats[across].cast(pl.String).unique().to_list()) & set(AGGREGATIONS)
+        if clash:
+            raise ValueError(f"{across} value(s) {sorted(clash)} clash with aggregate labels")
 
 
 def _check_found(pats: pl.DataFrame, source: pl.LazyFrame, judges: Sequence[str]) -> None:
@@ -350,13 +452,7 @@ def _moment_units(
         return out
     exprs, spread = _moment_exprs(lay)
     moments = [e.alias(f"_m{i}") for i, e in enumerate(exprs)]
-    item_keys = [k for k in keys if k not in ("judge", "sample")]
-    own = pl.concat_str(
-        [pl.lit("item"), *[pl.col(k).cast(pl.String) for k in item_keys], pl.col("item_id")],
-        separator="|",
-    )
-    label = pl.when(pl.col(CLUSTER).is_not_null()).then(pl.col(CLUSTER)).otherwise(own)
-    label = label if carry else own
+    label = unit_label(keys, carry)
     schema = items.collect_schema()
     wanted = pl.DataFrame(
         [list(k) for k in need], schema=[(k, schema[k]) for k in keys], orient="row"

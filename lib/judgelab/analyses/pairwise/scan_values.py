@@ -192,6 +192,81 @@ def _passes(lf: pl.LazyFrame, carry: bool, rows_per_pass: int) -> list[pl.Expr |
     return out
 
 
+def _units_of(
+    per: pl.LazyFrame, keys: list[str], values: list[pl.Expr], dup: pl.Expr, carry: bool
+) -> pl.LazyFrame:
+    """The resampling units of a cell's items: the items, or their clusters' sums (`_reduce`)."""
+    if not carry:
+        return per.with_columns(
+            *values, dup, pl.lit(None, pl.String).alias(_UNIT), pl.lit(1).alias("_items")
+        )
+    own = pl.lit("item|") + pl.col("item_id").cast(pl.String)
+    unit = pl.when(pl.col(CLUSTER).is_not_null()).then(pl.col(CLUSTER)).otherwise(own)
+    items = per.with_columns(*values, dup)
+    items = items.with_columns(pl.when(pl.col("complete") == 1).then(unit).alias(_UNIT))
+    return items.group_by([*keys, _UNIT]).agg(
+        *[pl.col(c).cast(pl.Int64).sum() for c in VALUE_COLUMNS],
+        pl.len().alias("_items"),
+        pl.col("_first").min(),
+        pl.col("_dup").any(),
+    )
+
+
+def lazy_rows(
+    lf: pl.LazyFrame, groups: list[str], invalid_policy: str, cluster: str | None
+) -> tuple[pl.LazyFrame, pl.LazyFrame, bool]:
+    """Return the lazy unit rows, the lazy item rows (with values) and `carry` of a scan.
+
+    `lf` carries `_row` (the scan's row index, taken before any filter).
+    """
+    per, carry = _unit_states(lf, groups, cluster)
+    values = _value_exprs(invalid_policy)
+    dup = (pl.col("_state") < 0).alias("_dup")
+    keys = [*groups, "sample"]
+    return _units_of(per, keys, values, dup, carry), per.with_columns(*values, dup), carry
+
+
+def unit_label(keys: Sequence[str], carry: bool) -> pl.Expr:
+    """Each item's unit label: its cluster, else "item|<item keys>|<item_id>" (`units`)."""
+    item_keys = [k for k in keys if k not in ("judge", "sample")]
+    own = pl.concat_str(
+        [pl.lit("item"), *[pl.col(k).cast(pl.String) for k in item_keys], pl.col("item_id")],
+        separator="|",
+    )
+    if not carry:
+        return own
+    return pl.when(pl.col(CLUSTER).is_not_null()).then(pl.col(CLUSTER)).otherwise(own)
+
+
+def unit_moments(items: pl.LazyFrame, keys: list[str], moments: list[pl.Expr]) -> pl.DataFrame:
+    """Collect per cell × unit label the sums of `moments`, `_items`, `_first`, `_dup`.
+
+    `moments` are `_m0`, `_m1`, … whose first columns are the values; incomplete items share
+    a null unit per cell.
+    """
+    label = pl.when(pl.col("complete") == 1).then(unit_label(keys, True))
+    return (
+        items.with_columns(label.alias(_UNIT), *moments)
+        .group_by([*keys, _UNIT])
+        .agg(
+            *[pl.col(f"_m{i}").sum() for i in range(len(moments))],
+            pl.len().alias("_items"),
+            pl.col("_first").min(),
+            pl.col("_dup").any(),
+        )
+        .collect(engine="streaming")
+    )
+
+
+def patterns_of(unit_rows: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
+    """Return `_reduce`'s patterns from `unit_moments` rows (their first columns: the values)."""
+    named = unit_rows.rename({f"_m{i}": c for i, c in enumerate(VALUE_COLUMNS)})
+    return named.group_by([*keys, *VALUE_COLUMNS]).agg(
+        pl.len().alias("_count"), pl.col("_items").sum(), pl.col("_first").min(),
+        pl.col("_dup").any(),
+    )  # fmt: skip
+
+
 def _reduce(
     lf: pl.LazyFrame,
     groups: list[str],
@@ -210,32 +285,19 @@ def _reduce(
     """
     keys = [*groups, "sample"]
     lf = lf.with_row_index("_row")
-    per, carry = _unit_states(lf, groups, cluster)
+    units, items, carry = lazy_rows(lf, groups, invalid_policy, cluster)
     values = _value_exprs(invalid_policy)
     dup = (pl.col("_state") < 0).alias("_dup")
-    own = pl.lit("item|") + pl.col("item_id").cast(pl.String)
-    unit = pl.when(pl.col(CLUSTER).is_not_null()).then(pl.col(CLUSTER)).otherwise(own)
-
-    def units_of(per: pl.LazyFrame) -> pl.LazyFrame:
-        if not carry:
-            return per.with_columns(
-                *values, dup, pl.lit(None, pl.String).alias(_UNIT), pl.lit(1).alias("_items")
-            )
-        items = per.with_columns(*values, dup)
-        items = items.with_columns(pl.when(pl.col("complete") == 1).then(unit).alias(_UNIT))
-        return items.group_by([*keys, _UNIT]).agg(
-            *[pl.col(c).cast(pl.Int64).sum() for c in VALUE_COLUMNS],
-            pl.len().alias("_items"),
-            pl.col("_first").min(),
-            pl.col("_dup").any(),
-        )
-
     by = [*keys, *(VALUE_COLUMNS if carry else ["_state"])]
     flags = [pl.col("_dup").any()] if carry else []
     parts = []
     for where in _passes(lf, carry, rows_per_pass):
         one, _ = _unit_states(lf if where is None else lf.filter(where), groups, cluster)
-        src = units_of(one) if carry else one.with_columns(pl.lit(1).alias("_items"))
+        src = (
+            _units_of(one, keys, values, dup, carry)
+            if carry
+            else one.with_columns(pl.lit(1).alias("_items"))
+        )
         parts.append(
             src.group_by(by)
             .agg(pl.len().alias("_count"), pl.col("_items").sum(), pl.col("_first").min(), *flags)
@@ -247,4 +309,4 @@ def _reduce(
         pats = pl.concat(parts).group_by(by).agg(*merged, *flags)
     if not carry:
         pats = pats.with_columns(*values, dup)
-    return pats, units_of(per), per.with_columns(*values, dup), carry
+    return pats, units, items, carry
