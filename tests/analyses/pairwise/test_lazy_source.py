@@ -127,21 +127,21 @@ def test_load_source_keeps_only_the_requested_judges_lazily(monkeypatch, home):
 
 @pytest.mark.parametrize("inference", ["wild", "bootstrap"])
 def test_judge_by_judge_passes_give_the_same_rates(monkeypatch, home, inference):
-    from judgelab.analyses.pairwise import lazy, scan
+    from judgelab.analyses.pairwise import lazy, scan, scan_wild
 
     _, table = _load(monkeypatch, home, lazy=True)
     out = pairwise.item_outcomes(table, cluster="cluster")
     kw = {"n_boot": 49, "seed": 1, "cluster": "cluster", "inference": inference}
     whole = pairwise.pairwise_rates(out, **kw)
     calls = []
-    for name in ("_batches", "_judge_batches"):  # the bootstrap's batches, the wild path's
-        real = getattr(scan, name)
+    for module, name in ((scan, "_batches"), (scan_wild, "_judge_batches")):
+        real = getattr(module, name)  # the bootstrap's batches, the clustered wild path's
 
         def spy(*args, real=real):
             calls.append(got := real(*args))
             return got
 
-        monkeypatch.setattr(scan, name, spy)
+        monkeypatch.setattr(module, name, spy)
     monkeypatch.setattr(lazy, "ROWS_PER_PASS", 700)  # a judge's rows (~600) per pass
     pd.testing.assert_frame_equal(whole, pairwise.pairwise_rates(out, **kw))
     assert max(len(c) for c in calls) > 1  # several batches were collected

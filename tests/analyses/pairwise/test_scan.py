@@ -239,8 +239,11 @@ def test_judge_batches_give_the_rows_of_one_batch(monkeypatch, across):
     """The wild path holds one batch of judges' unit arrays at a time; an aggregate over
     judges takes them all at once. Same rows, same order, as the pandas path."""
     seen = []
-    real = scan._judge_batches
-    monkeypatch.setattr(scan, "_judge_batches", lambda *a: seen.extend(got := real(*a)) or got)
+    from judgelab.analyses.pairwise import scan_wild
+
+    real = scan_wild._judge_batches
+    spy = lambda *a: seen.extend(got := real(*a)) or got  # noqa: E731
+    monkeypatch.setattr(scan_wild, "_judge_batches", spy)
     df = judgments(seed=8)
     kw = dict(n_boot=100, seed=4, cluster="cluster", across=across)
     assert_same(scan.scan_rates(pl.from_pandas(df).lazy(), rows_per_pass=600, **kw),

@@ -39,7 +39,7 @@ from judgelab.analyses.pairwise import rates as rates_module
 from judgelab.analyses.pairwise import resample
 from judgelab.analyses.pairwise import units as _units
 from judgelab.analyses.pairwise.outcomes import CLUSTER, GROUPS, INVALID_POLICIES
-from judgelab.analyses.pairwise.rate_metrics import AGGREGATIONS, _Boot, _layout
+from judgelab.analyses.pairwise.rate_metrics import _Boot, _layout
 from judgelab.analyses.pairwise.rates import (
     INFERENCE,
     UnitCell,
@@ -53,14 +53,19 @@ from judgelab.analyses.pairwise.rates_bootstrap import _aggregate_frames, _Cell,
 from judgelab.analyses.pairwise.scan_units import PatternUnits, UnitStrata
 from judgelab.analyses.pairwise.scan_values import (
     _UNIT,
-    COUNT_COLUMNS,
     VALUE_COLUMNS,
     _reduce,
-    lazy_rows,
-    patterns_of,
     unit_label,
-    unit_moments,
     unit_values,
+)
+from judgelab.analyses.pairwise.scan_wild import (
+    _carries,
+    _check_across,
+    _check_found,
+    _duplicate_message,
+    _first_seen,
+    _moment_exprs,
+    _wild_fused,
 )
 from judgelab.core import stats
 from judgelab.core.scan import scan_judgments
@@ -205,132 +210,6 @@ def pairwise_rates(outcomes: Any, **kw: Any) -> pd.DataFrame:  # noqa: D103 (wra
     )
 
 
-def _carries(lf: pl.LazyFrame, cluster: str | None, groups: list[str]) -> bool:
-    """Whether the scan's units are clusters (its `cluster` column, not a unit key)."""
-    names = lf.collect_schema().names()
-    return cluster is not None and cluster in names and cluster not in [*groups, "item_id"]
-
-
-def _wild_fused(
-    lf: pl.LazyFrame,
-    source: pl.LazyFrame,
-    judges: Sequence[str],
-    groups: list[str],
-    invalid_policy: str,
-    cluster: str | None,
-    rows_per_pass: int,
-    across: str | None,
-    boot: Any,
-    wanted: list[str],
-) -> tuple[tuple, pd.DataFrame]:
-    """The wild path of a clustered scan in one group-by per batch of whole judges.
-
-    Each batch's rows are grouped once into cell × unit moment sums (`unit_moments`): its
-    cells' units for `wild_rows` and its patterns (`patterns_of`) for the reduction that a
-    later call on the same outcomes (the bootstrap path) takes from the memo. Returns that
-    reduction and the table; the checks and the order are `scan_rates`'.
-    """
-    keys = [*groups, "sample"]
-    raw, lf = lf, lf.with_row_index("_row")
-    units, items, carry = lazy_rows(lf, groups, invalid_policy, cluster)
-    lay = _layout(list(VALUE_COLUMNS))
-    exprs, spread = _moment_exprs(lay)
-    moments = [e.alias(f"_m{i}") for i, e in enumerate(exprs)]
-    judge = pl.col("judge").cast(pl.String)
-    parts, split, aggregated = [], {}, {}
-    for batch in _judge_batches(raw, rows_per_pass, across):
-        names = [b for b in batch if b is not None]
-        this = judge.is_in(names) | (judge.is_null() if None in batch else pl.lit(False))
-        got = unit_moments(items.filter(this), keys, moments)
-        pats = patterns_of(got, keys)
-        parts.append(pats)
-        if pats["_dup"].any():
-            raise ValueError(_duplicate_message(raw, groups))
-        _check_across(pats, across)
-        cells = _fused_cells(got, keys, spread)
-        rows_b, aggregates = wild_rows(cells, keys, across, lay, boot, wanted)
-        split.update(rows_b)
-        aggregated.update(aggregates)
-    pats = pl.concat(parts) if parts else pl.DataFrame()
-    _check_found(pats if parts else pl.DataFrame({"judge": []}), source, judges)
-    if not parts or pats.is_empty():
-        raise ValueError("scan_rates: no judgments (after the judge/benchmark/split filters)")
-    order = _first_seen(pats, keys)[1]
-    return (pats, units, items, carry), wild_table(order, split, aggregated, keys, across, wanted)
-
-
-def _judge_batches(lf: pl.LazyFrame, rows: int, across: str | None) -> list[list]:
-    """Split the scan's judges into batches of whole judges of at most ~`rows` rows each.
-
-    One batch when `across` is `judge` (an aggregate over judges needs all of them).
-    """
-    judge = pl.col("judge").cast(pl.String)
-    sizes = lf.group_by(judge).agg(pl.len()).collect(engine="streaming").sort("judge")
-    out: list[list] = []
-    held = 0
-    for name, n in sizes.iter_rows():
-        if not out or (held + n > rows and across != "judge"):
-            out.append([])
-            held = 0
-        out[-1].append(name)
-        held += n
-    return out
-
-
-def _fused_cells(got: pl.DataFrame, keys: list[str], spread: np.ndarray) -> list[UnitCell]:
-    """The `UnitCell`s of `unit_moments` rows, first seen first: units in label order."""
-    cols = [f"_m{i}" for i in range(int(spread.max()) + 1)]
-    cells = []
-    parts, order = _first_seen(got, keys)  # aggregates add their cells in first-seen order
-    for cell, part in ((k, parts[k]) for k in order):
-        done = part.filter(pl.col(_UNIT).is_not_null()).sort(_UNIT)
-        rows = done.select(cols).to_numpy().astype(np.float64)[:, spread]
-        labels = done[_UNIT].to_numpy().astype(object)
-        lost = float(part.filter(pl.col(_UNIT).is_null())["_items"].sum())
-        cells.append(UnitCell(cell, _units.CellUnits(labels, rows.reshape(len(done), -1)), lost))
-    return cells
-
-
-def _check_across(pats: pl.DataFrame, across: str | None) -> None:
-    """Raise ValueError when a value of `across` clashes with an aggregate's label."""
-    if across is not None:
-        clash = set(pats[across].cast(pl.String).unique().to_list()) & set(AGGREGATIONS)
-        if clash:
-            raise ValueError(f"{across} value(s) {sorted(clash)} clash with aggregate labels")
-
-
-def _check_found(pats: pl.DataFrame, source: pl.LazyFrame, judges: Sequence[str]) -> None:
-    """Raise ValueError when a requested judge has no rows (listing the known judges)."""
-    found = set(pats["judge"].cast(pl.String).unique().to_list())
-    unknown = [j for j in judges if j not in found]
-    if unknown:
-        known = source.select(pl.col("judge").cast(pl.String).unique()).collect()
-        raise ValueError(f"unknown judge(s) {unknown}; known: {sorted(known['judge'])}")
-
-
-def _duplicate_message(lf: pl.LazyFrame, groups: list[str]) -> str:
-    """Return `item_outcomes`' message for the first repeated (unit, order) of the scan."""
-    cols = [*groups, "item_id", "sample", "order"]
-    dup = (
-        lf.with_row_index("_row")
-        .group_by(cols)
-        .agg(pl.len().alias("_n"), pl.col("_row").bottom_k(2).max().alias("_second"))
-        .filter(pl.col("_n") > 1)
-        .sort("_second")
-        .head(1)
-        .collect(engine="streaming")
-    )
-    if dup.is_empty():
-        bad = lf.filter(~pl.col("order").is_in([0, 1])).select("order").head(1).collect()
-        return f"scan_rates: order must be 0 or 1, found {bad.item() if len(bad) else None!r}"
-    row = dup.row(0, named=True)
-    key = ", ".join(f"{c}={row[c]!r}" for c in cols)
-    return (
-        f"item_outcomes: several judgments for {key}; add the distinguishing column "
-        f"(e.g. 'condition') to groups {groups} or filter the table first"
-    )
-
-
 def _batches(pats: pl.DataFrame, keys: list[str], need: list[tuple], rows: int) -> list[list]:
     """Split `need` into batches of whole judges holding at most ~`rows` judgment rows each.
 
@@ -386,12 +265,6 @@ def _cells(
         reps = unit.draw(boot.n_boot, stats.rng_for(boot.seed, *key))
         cells.append(_Cell(key, unit.sums(), reps, incomplete, UnitStrata([unit])))
     return cells
-
-
-def _first_seen(pats: pl.DataFrame, keys: list[str]) -> tuple[dict[tuple, Any], list[tuple]]:
-    """Return each cell's patterns and the cells' keys in first-seen (`pairwise_rates`) order."""
-    parts = pats.partition_by(keys, maintain_order=True, as_dict=True)
-    return parts, sorted(parts, key=lambda k: parts[k]["_first"].min())
 
 
 def _wild_cells(
@@ -473,35 +346,6 @@ def _moment_units(
         rows = part.select(cols).to_numpy().astype(np.float64)[:, spread]
         out[key] = _units.CellUnits(part[_UNIT].to_numpy().astype(object), rows)
     return out
-
-
-def _moment_exprs(lay: Any) -> tuple[list[pl.Expr], np.ndarray]:
-    """Return the distinct per-item moment expressions and where each moment column sits.
-
-    `units.moment_columns` lays out 1[den > 0] per denominator, v, v² and num·den per
-    metric; for a 0/1 column v² = v and 1[v > 0] = v, and with a 0/1 denominator num·den =
-    num (a numerator is 0 where its denominator is): only the count columns
-    (`COUNT_COLUMNS`) need their own sums. Int8 per item (values in [-1, 2]), summed as
-    Int64 by polars. Returns the expressions and, per moment column, its expression's index.
-    """
-    names = list(VALUE_COLUMNS)
-    v = [pl.col(c).cast(pl.Int8) for c in names]
-    exprs = list(v)
-
-    def own(expr: pl.Expr) -> int:
-        exprs.append(expr)
-        return len(exprs) - 1
-
-    def counts(c: int) -> bool:
-        return names[c] in COUNT_COLUMNS
-
-    dens = list(dict.fromkeys(int(d) for d in lay.den))
-    spread = [own((v[d] > 0).cast(pl.Int8)) if counts(d) else d for d in dens]
-    spread += list(range(len(names)))
-    spread += [own(v[c] * v[c]) if counts(c) else c for c in range(len(names))]
-    spread += [own(v[int(a)] * v[int(b)]) if counts(int(b)) else int(a)
-               for a, b in zip(lay.num, lay.den, strict=True)]  # fmt: skip
-    return exprs, np.asarray(spread)
 
 
 def _rows_units(
