@@ -33,17 +33,22 @@ def jackknife(
     level: float = 0.95,
     df: float | None = None,
     bounds: tuple[float, float] = (-np.inf, np.inf),
+    bias_corrected: bool = True,
 ) -> Jackknife:
     """Return the delete-one-cluster jackknife of a statistic from its G leave-one-out values.
 
     The interval is (θ − bias) ± t_df · SE with SE² = (G − 1)/G · Σ (θ₋g − mean θ₋g)²
-    (Efron & Tibshirani 1993, §10–11), cut to `bounds`; df defaults to G − 1. Leave-out
+    (Efron & Tibshirani 1993, §10–11), cut to `bounds`; df defaults to G − 1;
+    `bias_corrected=False` centres it on θ itself (the bias is still reported). Leave-out
     values that are NaN (the statistic undefined without that cluster) are left out; fewer
     than two give NaN bounds.
 
     >>> jk = jackknife(0.5, np.array([0.4, 0.5, 0.6]))
     >>> round(jk.bias, 6), round(jk.se, 4), jk.n_clusters, jk.df
     (0.0, 0.1155, 3, 2.0)
+    >>> up = jackknife(0.7, np.array([0.4, 0.5, 0.6]), bias_corrected=False)
+    >>> round(up.bias, 6), round((up.ci_low + up.ci_high) / 2, 6)  # centred on θ, not θ − bias
+    (-0.4, 0.7)
     """
     from scipy import stats as sps
 
@@ -58,7 +63,7 @@ def jackknife(
     se = float(np.sqrt((G - 1) / G * np.sum((theta - mean) ** 2)))
     dof = float(G - 1) if df is None else float(df)
     q = float(sps.t.ppf(0.5 + level / 2.0, dof))
-    centre = float(value) - bias
+    centre = float(value) - bias if bias_corrected else float(value)
     low = float(np.clip(centre - q * se, *bounds))
     high = float(np.clip(centre + q * se, *bounds))
     return Jackknife(float(value), float(bias), se, low, high, G, dof)

@@ -237,32 +237,28 @@ def _join_jackknife(
 ) -> str:
     """Widen `row`'s kappa difference test to the union with its cluster jackknife test.
 
-    The jackknife recomputes both sides' kappa without each cluster holding rows of either
-    (`core.jackknife`); its interval is diff ± t(G − 1)·SE and its p-value inverts it. The
-    row keeps the union of the two intervals and the larger p-value; returns why there is
-    no test when the jackknife is undefined (fewer than two leave-one-out values).
+    The jackknife recomputes both sides' kappa without each cluster (`unit` codes every
+    cluster of the block: `core.jackknife`); its interval is diff ± t(G − 1)·SE and its
+    p-value inverts it. The row keeps the union of the two intervals and the larger
+    p-value; returns why there is no test when the jackknife is undefined (fewer than two
+    leave-one-out values).
     """
     from scipy import stats as sps
 
     def kappa(sums: np.ndarray) -> np.ndarray:
         return rates_from_counts(sums, invalid_policy=invalid_policy)["kappa"]
 
-    G = int(unit.max()) + 1 if unit.size else 0
-    held = np.zeros(G, dtype=bool)
-    held[unit] = True
-    per = [clusters.sum_by(np.where(rows[:, None], cells, 0.0), unit)[held]
+    per = [clusters.sum_by(np.where(rows[:, None], cells, 0.0), unit)
            for rows in (side_a, ~side_a)]  # fmt: skip
     leave = leave_one_out(per[0], kappa) - leave_one_out(per[1], kappa)
-    jk = jackknife(row["diff"], leave, level=level)
+    lo, hi = BOUNDS["kappa"]
+    jk = jackknife(row["diff"], leave, level=level, bounds=(lo - hi, hi - lo),
+                   bias_corrected=False)  # fmt: skip
     if not (np.isfinite(jk.se) and jk.se > 0):
         return "no test: the cluster jackknife of the kappa difference is undefined"
-    q = float(sps.t.ppf(0.5 + level / 2.0, jk.df))
-    lo, hi = BOUNDS["kappa"]
-    low = float(np.clip(row["diff"] - q * jk.se, lo - hi, hi - lo))
-    high = float(np.clip(row["diff"] + q * jk.se, lo - hi, hi - lo))
     p = float(2.0 * sps.t.sf(abs(row["diff"]) / jk.se, jk.df))
-    row["diff_low"] = min(row["diff_low"], low)
-    row["diff_high"] = max(row["diff_high"], high)
+    row["diff_low"] = min(row["diff_low"], jk.ci_low)
+    row["diff_high"] = max(row["diff_high"], jk.ci_high)
     row["p_value"] = max(row["p_value"], p)
     row["method"] += (
         f", joined with a delete-one-cluster jackknife t({jk.df:.0f}) interval (union; the "
