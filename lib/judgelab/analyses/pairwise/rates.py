@@ -197,8 +197,8 @@ def _unit_cells(
 ) -> list[UnitCell]:
     """Return every (group, sample) cell's units (moment sums by unit label), first-seen order.
 
-    Items without clusters too many for the wild bootstrap (`units.WILD_MAX_CELLS`) are held
-    as their distinct rows with counts, as the scan holds them (`scan._wild_cells`).
+    Items without clusters too many for the wild bootstrap (`units.beyond_wild`) are held as
+    their distinct rows with counts, as the scan holds them (`scan._wild_cells`).
     """
     complete = outcomes["complete"].to_numpy(dtype=bool)
     moments = units.moment_columns(values, lay.num, lay.den)
@@ -211,7 +211,7 @@ def _unit_cells(
         key = key if isinstance(key, tuple) else (key,)
         idx = np.asarray(idx)
         keep = idx[complete[idx]]
-        if items and len(keep) * n_boot > units.WILD_MAX_CELLS:
+        if items and units.beyond_wild(len(keep), n_boot):
             cell = units.patterns(moments[keep])
         else:
             cell = units.cell_units(moments[keep], labels[keep])

@@ -55,17 +55,18 @@ from judgelab.analyses.pairwise.scan_values import (
     _UNIT,
     VALUE_COLUMNS,
     _reduce,
-    unit_label,
+    carries,
+    unit_moments,
     unit_values,
 )
 from judgelab.analyses.pairwise.scan_wild import (
-    _carries,
     _check_across,
     _check_found,
     _duplicate_message,
     _first_seen,
     _moment_exprs,
     _wild_fused,
+    cell_units,
 )
 from judgelab.core import stats
 from judgelab.core.scan import scan_judgments
@@ -154,7 +155,7 @@ def scan_rates(
     key = (tuple(groups), invalid_policy, cluster, rows_per_pass,
            tuple(judges), tuple(benchmarks), tuple(splits))  # fmt: skip
     reduced = None if memo is None else memo.get(key)
-    if reduced is None and inference == "wild" and _carries(lf, cluster, groups):
+    if inference == "wild" and carries(lf.collect_schema().names(), groups, cluster):
         boot = _Boot(n_boot, seed, level, cluster, interval)
         reduced, out = _wild_fused(lf, source, judges, groups, invalid_policy, cluster,
                                    rows_per_pass, across, boot, wanted)  # fmt: skip
@@ -176,7 +177,7 @@ def scan_rates(
     lay = _layout(list(VALUE_COLUMNS))
     if inference == "wild":
         split, aggregated = {}, {}
-        for cells in _wild_cells(pats, items, keys, carry, lay, boot, rows_per_pass, across):
+        for cells in _wild_cells(pats, items, keys, lay, boot, rows_per_pass, across):
             rows, aggregates = wild_rows(cells, keys, across, lay, boot, wanted)
             split.update(rows)  # the batch's unit arrays go with `cells`
             aggregated.update(aggregates)
@@ -271,21 +272,19 @@ def _wild_cells(
     pats: pl.DataFrame,
     items: pl.LazyFrame,
     keys: list[str],
-    carry: bool,
     lay: Any,
     boot: Any,
     rows_per_pass: int = ROWS_PER_PASS,
     across: str | None = None,
 ) -> Iterator[list[UnitCell]]:
-    """Yield the cells of the wild path (`rates.wild_rows`), a batch of whole judges at a time.
+    """Yield the cells of the wild path of items without clusters, a batch of judges at a time.
 
-    A cell's units are its clusters' (or items') moment sums with their labels, collected
-    from the item rows grouped by unit label — what `pairwise_rates` sums from its rows.
-    A cell of items (no cluster column) too large for the wild bootstrap is held as its
-    distinct item rows with counts (the Wald fallback needs no labels): a few hundred rows.
-    Batches hold at most ~`rows_per_pass` judgment rows, so only one batch's unit arrays
-    are held at once (at 10^7 rows: 0.25 GB, not 1.2); one batch when `across` is `judge`
-    (an aggregate over judges needs all of them).
+    A cell's units are its items' moment sums with their labels, collected from the item
+    rows (`unit_moments`) — what `pairwise_rates` sums from its rows; a cell too large for
+    the wild bootstrap is held as its distinct item rows with counts (the Wald fallback
+    needs no labels): a few hundred rows. Batches hold at most ~`rows_per_pass` judgment
+    rows; one batch when `across` is `judge` (an aggregate over judges needs all of them).
+    Clustered scans take `scan_wild._wild_fused`.
     """
     parts, order = _first_seen(pats, keys)
     batches = [order] if across == "judge" else _batches(pats, keys, order, rows_per_pass)
@@ -294,14 +293,13 @@ def _wild_cells(
         need = []
         for key in batch:
             part = parts[key].filter(pl.col("complete") > 0)
-            n_units = int(part["_count"].sum())
-            if not carry and n_units * boot.n_boot > _units.WILD_MAX_CELLS:
+            if _units.beyond_wild(int(part["_count"].sum()), boot.n_boot):
                 vals = part.select(VALUE_COLUMNS).to_numpy().astype(np.float64)
                 rows = _units.moment_columns(vals, lay.num, lay.den)
                 held[key] = _units.patterns(rows, part["_count"].to_numpy())
             else:
                 need.append(key)
-        held.update(_moment_units(items, keys, need, carry, lay))
+        held.update(_moment_units(items, keys, need, lay))
         cells = []
         for key in batch:
             incomplete = float(parts[key].filter(pl.col("complete") == 0)["_items"].sum())
@@ -316,35 +314,24 @@ def _of_judges(lf: pl.LazyFrame, need: list[tuple], keys: list[str]) -> pl.LazyF
 
 
 def _moment_units(
-    items: pl.LazyFrame, keys: list[str], need: list[tuple], carry: bool, lay: Any
+    items: pl.LazyFrame, keys: list[str], need: list[tuple], lay: Any
 ) -> dict[tuple, _units.CellUnits]:
-    """Collect the per-unit moment sums (`units.moment_columns`) of the cells in `need`."""
+    """Collect the per-item moment sums (`units.moment_columns`) of the cells in `need`."""
     width = _units.layout(lay.num, lay.den, len(VALUE_COLUMNS)).width
     out = {key: _units.cell_units(np.zeros((0, width)), np.array([])) for key in need}
     if not need:
         return out
     exprs, spread = _moment_exprs(lay)
     moments = [e.alias(f"_m{i}") for i, e in enumerate(exprs)]
-    label = unit_label(keys, carry)
     schema = items.collect_schema()
     wanted = pl.DataFrame(
         [list(k) for k in need], schema=[(k, schema[k]) for k in keys], orient="row"
     )
-    got = (
-        _of_judges(items, need, keys)
-        .filter(pl.col("complete") > 0)
-        .join(wanted.lazy(), on=keys, how="semi", nulls_equal=True)
-        .select(*keys, label.alias(_UNIT), *moments)
-        .group_by([*keys, _UNIT])
-        .agg(pl.col(f"_m{i}").sum() for i in range(len(exprs)))
-        .collect(engine="streaming")
-    )
-    cols = [f"_m{i}" for i in range(len(exprs))]
-    # one row per unit of a cell already: sorted by label (UTF-8 byte order is code-point
-    # order, `np.unique`'s), these are `cell_units`' rows without its sort and sums
-    for key, part in got.sort(_UNIT).partition_by(keys, as_dict=True).items():
-        rows = part.select(cols).to_numpy().astype(np.float64)[:, spread]
-        out[key] = _units.CellUnits(part[_UNIT].to_numpy().astype(object), rows)
+    cells = _of_judges(items, need, keys).join(wanted.lazy(), on=keys, how="semi",
+                                              nulls_equal=True)  # fmt: skip
+    got = unit_moments(cells, keys, moments, carry=False)
+    for key, part in got.partition_by(keys, as_dict=True).items():
+        out[key] = cell_units(part, spread)
     return out
 
 

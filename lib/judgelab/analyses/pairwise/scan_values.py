@@ -46,6 +46,13 @@ _UNIT = "_unit"
 _POS, _NEG, _TIE, _INVALID = 1, 2, 3, 4
 
 
+def carries(names: Sequence[str], groups: Sequence[str], cluster: str | None) -> bool:
+    """Whether a scan with columns `names` has cluster units (`cluster`, not a unit key)."""
+    return (
+        cluster is not None and cluster in names and cluster not in [*groups, "item_id", "sample"]
+    )
+
+
 def _unit_states(
     judgments: pl.LazyFrame, groups: list[str], cluster: str | None
 ) -> tuple[pl.LazyFrame, bool]:
@@ -61,7 +68,7 @@ def _unit_states(
     missing = [c for c in [*units, "order", "valid", "chosen", "correct"] if c not in names]
     if missing:
         raise KeyError(f"scan_rates: judgments lack column(s) {missing}")
-    carry = cluster is not None and cluster in names and cluster not in units
+    carry = carries(names, groups, cluster)
     o0, o1 = pl.col("order") == 0, pl.col("order") == 1
     code = (
         pl.col("chosen")
@@ -220,10 +227,14 @@ def lazy_rows(
     `lf` carries `_row` (the scan's row index, taken before any filter).
     """
     per, carry = _unit_states(lf, groups, cluster)
-    values = _value_exprs(invalid_policy)
-    dup = (pl.col("_state") < 0).alias("_dup")
+    values, dup = _values_and_dup(invalid_policy)
     keys = [*groups, "sample"]
     return _units_of(per, keys, values, dup, carry), per.with_columns(*values, dup), carry
+
+
+def _values_and_dup(invalid_policy: str) -> tuple[list[pl.Expr], pl.Expr]:
+    """The value columns of a unit's packed state, and whether an order occurs twice."""
+    return _value_exprs(invalid_policy), (pl.col("_state") < 0).alias("_dup")
 
 
 def unit_label(keys: Sequence[str], carry: bool) -> pl.Expr:
@@ -238,13 +249,15 @@ def unit_label(keys: Sequence[str], carry: bool) -> pl.Expr:
     return pl.when(pl.col(CLUSTER).is_not_null()).then(pl.col(CLUSTER)).otherwise(own)
 
 
-def unit_moments(items: pl.LazyFrame, keys: list[str], moments: list[pl.Expr]) -> pl.DataFrame:
+def unit_moments(
+    items: pl.LazyFrame, keys: list[str], moments: list[pl.Expr], carry: bool = True
+) -> pl.DataFrame:
     """Collect per cell × unit label the sums of `moments`, `_items`, `_first`, `_dup`.
 
-    `moments` are `_m0`, `_m1`, … whose first columns are the values; incomplete items share
-    a null unit per cell.
+    `moments` are `_m0`, `_m1`, … whose first columns are the values; a unit is a cluster
+    (`carry`) or an item (`unit_label`); incomplete items share a null unit per cell.
     """
-    label = pl.when(pl.col("complete") == 1).then(unit_label(keys, True))
+    label = pl.when(pl.col("complete") == 1).then(unit_label(keys, carry))
     return (
         items.with_columns(label.alias(_UNIT), *moments)
         .group_by([*keys, _UNIT])
@@ -286,8 +299,7 @@ def _reduce(
     keys = [*groups, "sample"]
     lf = lf.with_row_index("_row")
     units, items, carry = lazy_rows(lf, groups, invalid_policy, cluster)
-    values = _value_exprs(invalid_policy)
-    dup = (pl.col("_state") < 0).alias("_dup")
+    values, dup = _values_and_dup(invalid_policy)
     by = [*keys, *(VALUE_COLUMNS if carry else ["_state"])]
     flags = [pl.col("_dup").any()] if carry else []
     parts = []

@@ -28,12 +28,6 @@ from judgelab.analyses.pairwise.scan_values import (
 )
 
 
-def _carries(lf: pl.LazyFrame, cluster: str | None, groups: list[str]) -> bool:
-    """Whether the scan's units are clusters (its `cluster` column, not a unit key)."""
-    names = lf.collect_schema().names()
-    return cluster is not None and cluster in names and cluster not in [*groups, "item_id"]
-
-
 def _wild_fused(
     lf: pl.LazyFrame,
     source: pl.LazyFrame,
@@ -102,16 +96,23 @@ def _judge_batches(lf: pl.LazyFrame, rows: int, across: str | None) -> list[list
 
 def _fused_cells(got: pl.DataFrame, keys: list[str], spread: np.ndarray) -> list[UnitCell]:
     """The `UnitCell`s of `unit_moments` rows, first seen first: units in label order."""
-    cols = [f"_m{i}" for i in range(int(spread.max()) + 1)]
-    cells = []
     parts, order = _first_seen(got, keys)  # aggregates add their cells in first-seen order
-    for cell, part in ((k, parts[k]) for k in order):
-        done = part.filter(pl.col(_UNIT).is_not_null()).sort(_UNIT)
-        rows = done.select(cols).to_numpy().astype(np.float64)[:, spread]
-        labels = done[_UNIT].to_numpy().astype(object)
-        lost = float(part.filter(pl.col(_UNIT).is_null())["_items"].sum())
-        cells.append(UnitCell(cell, _units.CellUnits(labels, rows.reshape(len(done), -1)), lost))
-    return cells
+    return [UnitCell(k, cell_units(parts[k], spread),
+                     float(parts[k].filter(pl.col(_UNIT).is_null())["_items"].sum()))
+            for k in order]  # fmt: skip
+
+
+def cell_units(part: pl.DataFrame, spread: np.ndarray) -> _units.CellUnits:
+    """One cell's `unit_moments` rows as `units.CellUnits`: complete units in label order.
+
+    Sorted by label (UTF-8 byte order is code-point order, `np.unique`'s), these are
+    `units.cell_units`' rows without its sort and sums; `spread` lays the distinct moment
+    sums out as `units.moment_columns` (`_moment_exprs`).
+    """
+    done = part.filter(pl.col(_UNIT).is_not_null()).sort(_UNIT)
+    cols = [f"_m{i}" for i in range(int(spread.max()) + 1)]
+    rows = done.select(cols).to_numpy().astype(np.float64)[:, spread]
+    return _units.CellUnits(done[_UNIT].to_numpy().astype(object), rows)
 
 
 def _check_across(pats: pl.DataFrame, across: str | None) -> None:

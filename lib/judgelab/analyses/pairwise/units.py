@@ -221,6 +221,11 @@ def _expand(s: estimates.Sums, mult: np.ndarray) -> estimates.Sums:
     return estimates.Sums(*(np.repeat(x, reps, axis=0) for x in s))
 
 
+def beyond_wild(n_units: int, n_boot: int) -> bool:
+    """Whether B × G is too large for the wild bootstrap's arrays (`WILD_MAX_CELLS`)."""
+    return n_units * n_boot > WILD_MAX_CELLS
+
+
 def estimate(
     s: estimates.Sums,
     mult: np.ndarray | None,
@@ -238,7 +243,7 @@ def estimate(
     item), not on those the metric counts, so the eager and the lazy path decide alike.
     `mult` (units per row of `s`, patterns) is only given for cells beyond the limit.
     """
-    if mult is None and len(s.count) * n_boot <= WILD_MAX_CELLS:
+    if mult is None and not beyond_wild(len(s.count), n_boot):
         return estimates.from_sums(
             s, weights, null=null, level=level, n_boot=n_boot, rng=rng, bounds=bounds
         )
@@ -310,6 +315,7 @@ __all__ = [
     "Aligned",
     "Moments",
     "align",
+    "beyond_wild",
     "cell_units",
     "estimate",
     "layout",
