@@ -55,6 +55,11 @@ EXCERPT = 400
 SUMMARY_ITEMS = ("task", "gold", "question")
 
 
+def _shown_items(items: pd.DataFrame) -> pd.DataFrame:
+    """The item columns a case shows: all but the resampling unit (`cluster`)."""
+    return items.drop(columns=[c for c in ("cluster",) if c in items.columns])
+
+
 def _missing(value: Any) -> bool:
     try:
         return value is None or bool(pd.isna(value))
@@ -140,7 +145,7 @@ def cases(
     """
     if category not in CATEGORIES:
         raise ValueError(f"unknown category {category!r}; known: {', '.join(CATEGORIES)}")
-    it = items.drop(columns=[c for c in ("cluster",) if c in items.columns])
+    it = _shown_items(items)
     if item_columns is not None:
         lengths_of = ("response_pos", "response_neg") if category == "longer_worse" else ()
         it = it[[c for c in it.columns if c in {*KEY, "task", *item_columns, *lengths_of}]]
@@ -150,8 +155,8 @@ def cases(
             judgments, {"judge": judge, "split": split, "condition": condition}
         )
         if pairwise and (category == "invalid" or category in PAIRWISE):
-            light = item_columns is not None  # no raw outputs either (`section`)
-            return _lazy_pairwise(j, it, category, light).assign(category=category)
+            outputs = item_columns is None  # the light cases carry no raw outputs either
+            return _lazy_pairwise(j, it, category, outputs).assign(category=category)
         judgments, judge, split, condition = j.collect().to_pandas(), None, None, None
     j = judgments
     for col, want in (("judge", judge), ("split", split), ("condition", condition)):
@@ -168,9 +173,9 @@ def cases(
     return out.assign(category=category).reset_index(drop=True)
 
 
-def _lazy_pairwise(lf: Any, items: pd.DataFrame, category: str, light: bool) -> pd.DataFrame:
+def _lazy_pairwise(lf: Any, items: pd.DataFrame, category: str, outputs: bool) -> pd.DataFrame:
     """The pairwise cases of a lazy table (`explore_lazy`), with `_pairwise`'s length test."""
-    w = explore_lazy.pairwise_cases(lf, items, category, outputs=not light)
+    w = explore_lazy.pairwise_cases(lf, items, category, outputs=outputs)
     if category == "longer_worse":
         pos = lengths.counts(w["response_pos"].fillna(""), "words")
         neg = lengths.counts(w["response_neg"].fillna(""), "words")
@@ -192,7 +197,7 @@ def probe_cases(
     )
     keys = ["judge", *KEY, "condition", "sample"]
     raw = _wide(judgments)[[*keys, "output_0", "output_1"]]
-    it = items.drop(columns=[c for c in ("cluster",) if c in items.columns])
+    it = _shown_items(items)
     out = found.merge(raw, on=keys, how="left").merge(it, on=KEY, how="left")
     for order in (0, 1):
         out[f"verdict_{order}"] = [
@@ -231,7 +236,7 @@ def section(
     if lazy.is_lazy(judgments) and len(shown) and "output_0" not in shown.columns:
         keys = explore_lazy.UNIT
         shown = shown.merge(explore_lazy.outputs_of(judgments, shown), on=keys, how="left")
-    it = items.drop(columns=[c for c in ("cluster",) if c in items.columns])
+    it = _shown_items(items)
     rest = [*KEY, *(c for c in it.columns if c not in shown.columns)]
     show(shown.merge(it[rest], on=KEY, how="left") if len(rest) > len(KEY) else shown)
 
