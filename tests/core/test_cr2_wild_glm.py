@@ -91,3 +91,33 @@ def test_glm_wild_holds_size_where_cr1_does_not():
         rej_cr2 += res.cr2.p_value < 0.05
     assert rej / R <= 0.08
     assert clusters.effective(np.ones(len(codes)), codes) < 10
+
+
+def test_cr2_matches_the_textbook_with_a_leverage_one_cluster():
+    """A column only one cluster spans gives that cluster leverage 1 in its direction (the
+    Moore–Penrose root); a one-row cluster has a single direction: both as the n × n formulas."""
+    rng = np.random.default_rng(3)
+    codes = np.repeat(np.arange(6), [1, 4, 5, 6, 7, 9])
+    X = np.column_stack([np.ones(32), rng.normal(size=32), (codes == 2).astype(float)])
+    u = rng.normal(size=32)
+    a = np.array([0.0, 1.0, 0.0])
+    got = cr2.cr2_test(X, u, codes, a, estimate=0.0)
+    se, dof = _brute_cr2(X, u, codes, a)
+    assert got.se == pytest.approx(se, rel=1e-8)
+    assert got.dof == pytest.approx(dof, rel=1e-8)
+
+
+def test_cr2_memory_grows_with_clusters_not_their_square():
+    """At G = 20,000 the G × G matrix of Imbens–Kolesár's df would take 3.2 GB; the moments
+    (p × p per cluster) take a few MB."""
+    import tracemalloc
+
+    rng = np.random.default_rng(0)
+    codes = np.repeat(np.arange(20_000), 3)
+    X = np.column_stack([np.ones(len(codes)), rng.normal(size=(len(codes), 2))])
+    tracemalloc.start()
+    got = cr2.cr2_test(X, rng.normal(size=len(codes)), codes, np.array([0, 1.0, 0]), estimate=0)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 100 * 2**20
+    assert 5_000 < got.dof < 20_000  # many equal clusters: thousands of degrees of freedom

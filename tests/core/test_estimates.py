@@ -77,3 +77,22 @@ def test_p_value_inverts_the_reported_interval(seed, G, null):
     inside = r.ci_low <= null <= r.ci_high
     near = min(abs(null - r.ci_low), abs(null - r.ci_high)) < 1e-6
     assert near or inside == (r.p_value >= 0.05)
+
+
+def test_beyond_the_wild_limit_the_row_is_the_wald_row(monkeypatch):
+    """Where B × G would not fit the bootstrap's arrays, the CR1 t(G − 1) Wald row, said so;
+    with many clusters it agrees with the wild interval it stands in for."""
+    from judgelab.core import wild
+
+    rng = np.random.default_rng(4)
+    unit = np.repeat(np.arange(400), 5)
+    num = (rng.random(2000) < 0.3 + 0.2 * rng.random(400)[unit]).astype(float)
+    boot = estimates.ratio(
+        num, np.ones(2000), unit, null=0.35, n_boot=999, rng=np.random.default_rng(1)
+    )
+    monkeypatch.setattr(wild, "MAX_CELLS", 400 * 999 - 1)
+    wald = estimates.ratio(num, np.ones(2000), unit, null=0.35, n_boot=999)
+    assert boot.method != estimates.WALD and wald.method == estimates.WALD
+    assert wald.value == boot.value and wald.n_clusters == boot.n_clusters == 400
+    assert wald.ci_high - wald.ci_low == pytest.approx(boot.ci_high - boot.ci_low, rel=0.1)
+    assert wald.p_value == pytest.approx(boot.p_value, abs=0.03)

@@ -10,7 +10,8 @@ G − 1, which is what keeps the t test honest there.
 A GLM is handled in its working (IRLS) form at the fit: rows scaled by √w with
 w = the variance function's value, residuals (y − μ)/√w (`glm_inputs`).
 
-Everything is computed per cluster from thin SVDs (no n × n matrix), so it scales with n.
+Everything is computed from per-cluster moments (Σ x xᵀ, Σ x·u: `cluster_moments`) with
+p × p algebra per cluster (no n × n nor G × G matrix), so it scales with n and G.
 """
 
 from __future__ import annotations
@@ -31,11 +32,36 @@ class CR2Result(NamedTuple):
     p_value: float
 
 
-def _inv_sqrt_factors(s2: np.ndarray) -> np.ndarray:
-    """Return (1 − s²)^{-1/2} − 1 (0 − 1 on a leverage-1 direction: the Moore–Penrose root)."""
+def _h(s2: np.ndarray) -> np.ndarray:
+    """Return ((1 − s²)^{-1/2} − 1) / s², the CR2 factor per eigenvalue s² of a cluster's H_gg.
+
+    Its limit ½ at s² = 0 (a direction the cluster's rows do not span: the value never
+    matters there); −1/s² on a leverage-1 direction (the Moore–Penrose root of I − H_gg).
+    """
     rest = 1.0 - s2
     full = rest > 1e-10
-    return np.where(full, 1.0 / np.sqrt(np.where(full, rest, 1.0)), 0.0) - 1.0
+    f = np.where(full, 1.0 / np.sqrt(np.where(full, rest, 1.0)), 0.0) - 1.0
+    small = s2 < 1e-8
+    safe = np.where(small, 1.0, s2)
+    return np.where(small, 0.5 + 0.375 * s2, f / safe)
+
+
+def cluster_moments(
+    X: np.ndarray, resid: np.ndarray, codes: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Return per cluster Σ x xᵀ (G × p × p) and Σ x·u (G × p): all CR2 needs of the rows."""
+    X = np.asarray(X, dtype=np.float64)
+    if X.ndim == 1:
+        X = X[:, None]
+    codes = np.asarray(codes, dtype=np.int64)
+    G, p = int(codes.max()) + 1 if codes.size else 0, X.shape[1]
+    P = np.empty((G, p, p))
+    for i in range(p):
+        for j in range(i, p):
+            P[:, i, j] = P[:, j, i] = np.bincount(codes, weights=X[:, i] * X[:, j], minlength=G)
+    u = np.asarray(resid, dtype=np.float64)
+    U = np.column_stack([np.bincount(codes, weights=X[:, i] * u, minlength=G) for i in range(p)])
+    return P, U.reshape(G, p)
 
 
 def cr2_test(
@@ -59,39 +85,56 @@ def cr2_test(
         null: The value under the null hypothesis.
         level: Confidence level of the interval.
     """
+    codes = np.unique(np.asarray(codes), return_inverse=True)[1].reshape(-1)
+    P, U = cluster_moments(X, resid, codes)
+    return cr2_from_moments(P, U, contrast, estimate=estimate, null=null, level=level)
+
+
+def cr2_from_moments(
+    P: np.ndarray,
+    U: np.ndarray,
+    contrast: np.ndarray,
+    *,
+    estimate: float,
+    null: float = 0.0,
+    level: float = 0.95,
+) -> CR2Result:
+    """`cr2_test` from per-cluster moments (`cluster_moments`; clusters without rows dropped).
+
+    Within cluster g the adjusted weight of a row is linear in it: v = X_g c_g with
+    c_g = M a + R V_g diag(h(s²)) V_gᵀ Rᵀ P_g M a (M = (X'X)⁺ = R Rᵀ, V_g diag(s²) V_gᵀ the
+    eigen-decomposition of Rᵀ P_g R, the nonzero squared singular values of X_g R), so the
+    variance Σ (c_g·U_g)², and Imbens–Kolesár's trace terms of G'G = diag(c_gᵀP_g c_g) −
+    Q M Qᵀ (rows q_g = P_g c_g) reduce to p × p products: O(G p³), no G × G matrix.
+    """
     from scipy import stats as sps
 
-    X = np.asarray(X, dtype=np.float64)
-    if X.ndim == 1:
-        X = X[:, None]
-    u = np.asarray(resid, dtype=np.float64)
+    P = np.asarray(P, dtype=np.float64)
+    U = np.asarray(U, dtype=np.float64)
     a = np.asarray(contrast, dtype=np.float64)
-    codes = np.asarray(codes, dtype=np.int64)
-    G = len(np.unique(codes))
+    G = len(P)
     nan = float("nan")
     if G < 2:
         return CR2Result(estimate, nan, nan, nan, nan, nan)
-    M = np.linalg.pinv(X.T @ X)
+    M = np.linalg.pinv(P.sum(axis=0))
     w_eig, w_vec = np.linalg.eigh(M)
     root = w_vec * np.sqrt(np.clip(w_eig, 0.0, None))  # M = root @ root.T
     Ma = M @ a
-    order = np.argsort(codes, kind="stable")
-    bounds = np.flatnonzero(np.diff(codes[order])) + 1
-    var = 0.0
-    vv = []
-    q = []
-    for rows in np.split(order, bounds):
-        Xg = X[rows]
-        Q, s, _ = np.linalg.svd(Xg @ root, full_matrices=False)
-        xma = Xg @ Ma
-        v = xma + Q @ (_inv_sqrt_factors(s**2) * (Q.T @ xma))
-        var += float(v @ u[rows]) ** 2
-        vv.append(float(v @ v))
-        q.append(Xg.T @ v)
-    Qm = np.array(q)
-    GtG = np.diag(vv) - Qm @ M @ Qm.T
-    tr = float(np.trace(GtG))
-    tr2 = float(np.sum(GtG * GtG))
+    B = np.einsum("ji,gjk,kl->gil", root, P, root)
+    s2, V = np.linalg.eigh(B)
+    s2 = np.clip(s2, 0.0, None)
+    RV = np.einsum("ij,gjk->gik", root, V)
+    PMa = P @ Ma
+    inner = np.einsum("gji,gj->gi", RV, PMa) * _h(s2)
+    c = Ma[None, :] + np.einsum("gij,gj->gi", RV, inner)
+    var = float(np.sum(np.einsum("gi,gi->g", c, U) ** 2))
+    q = np.einsum("gij,gj->gi", P, c)
+    vv = np.einsum("gi,gi->g", c, q)
+    qmq = np.einsum("gi,ij,gj->g", q, M, q)
+    S = q.T @ q
+    tr = float(vv.sum() - qmq.sum())
+    MS = M @ S
+    tr2 = float(np.sum(vv**2) - 2.0 * np.sum(vv * qmq) + np.trace(MS @ MS))
     dof = tr**2 / tr2 if tr2 > 0 else nan
     se = float(np.sqrt(var))
     if not se > 0 or not np.isfinite(dof):
@@ -111,4 +154,4 @@ def glm_inputs(
     return X * root[:, None], (np.asarray(y, dtype=np.float64) - mu) / root
 
 
-__all__ = ["CR2Result", "cr2_test", "glm_inputs"]
+__all__ = ["CR2Result", "cluster_moments", "cr2_from_moments", "cr2_test", "glm_inputs"]

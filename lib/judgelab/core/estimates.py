@@ -16,7 +16,9 @@ clusters (`core.clusters.effective`, with the ICC of the rows' residuals), and
 the number. A rate whose every cluster sits at the same bound (all correct: no
 within-data variation for a cluster-robust test) gets the Wilson score interval and test
 with one trial per cluster instead — the worst case of perfectly correlated clusters —
-and says so in `method`.
+and says so in `method`. Where B × G is beyond the bootstrap's limit (`wild.MAX_CELLS`: tens
+of thousands of clusters) the row gets the CR1 t(G − 1) Wald interval (`wald`), which the
+wild test approaches with that many clusters, and says so.
 """
 
 from __future__ import annotations
@@ -55,6 +57,8 @@ class Estimate(NamedTuple):
         return out
 
 
+#: `method` of a row beyond the wild bootstrap's limit (`wald`).
+WALD = "CR1 t(G-1) Wald (B x G above the wild bootstrap's limit)"
 #: Columns of `Estimate.fields()` (no prefix).
 FIELDS = (
     "value",
@@ -158,6 +162,8 @@ def from_sums(
     few = bool(n_eff < clusters.FEW_EFFECTIVE)
     if J == 1 and bounds == (0.0, 1.0) and np.all(np.abs(res_sq) < 1e-18):
         return _wilson_by_cluster(value, null, level, n, G, n_eff, few)
+    if wild.beyond_limit(len(s.count), n_boot):
+        return wald(s, np.ones(len(s.count)), a, null=null, level=level, bounds=bounds)
     H = np.zeros((G, J, J))
     idx = np.arange(J)
     H[:, idx, idx] = s.den[present]
@@ -178,6 +184,66 @@ def from_sums(
     if not res.weights:
         method = "no interval: fewer than 2 clusters"
     return Estimate(value, res.ci_low, res.ci_high, p, null, n, G, n_eff, few, method)
+
+
+def wald(
+    s: Sums,
+    mult: np.ndarray,
+    weights: Sequence[float],
+    *,
+    null: float = float("nan"),
+    level: float = 0.95,
+    bounds: tuple[float, float] | None = None,
+) -> Estimate:
+    """The CR1 t(G − 1) Wald row of Σ_j weights_j · ratio_j: `from_sums` beyond the wild limit.
+
+    Where B × G is beyond `wild.MAX_CELLS` (the bootstrap's arrays would not fit) the row
+    gets the Wald interval and test, which the wild test approaches with that many clusters,
+    and `method` says so (`WALD`). `mult` counts the units each row of `s` stands for (rows
+    that are distinct unit patterns with counts; ones for labelled units).
+    """
+    from scipy import stats as sps
+
+    a = np.asarray(weights, dtype=np.float64)
+    present = s.count.sum(axis=1) > 0
+    s = Sums(*(x[present] for x in s))
+    c = np.asarray(mult, dtype=np.float64)[present]
+    G = int(c.sum())
+    tot_num, tot_den = c @ s.num, c @ s.den
+    nan = float("nan")
+    n = float(tot_den.sum())
+    if G == 0 or np.any(tot_den[a != 0] <= 0):
+        return Estimate(nan, nan, nan, nan, null, n, G, nan, True, "no data")
+    ratios = np.divide(tot_num, tot_den, out=np.zeros(len(a)), where=tot_den > 0)
+    res_sq = (s.num2 - 2 * s.numden * ratios + s.den2 * ratios**2).sum(axis=1)
+    if len(a) == 1 and bounds == (0.0, 1.0) and np.all(np.abs(res_sq) < 1e-18):
+        # every unit at the same bound: `from_sums`' Wilson row (cheap at any G)
+        reps = c.astype(np.int64)
+        full = Sums(*(np.repeat(x, reps, axis=0) for x in s))
+        return from_sums(full, a, null=null, level=level, bounds=bounds)
+    value = float(a @ ratios)
+    scale = np.divide(a, tot_den, out=np.zeros(len(a)), where=tot_den > 0)
+    q = (s.num - s.den * ratios) @ scale
+    se = float(np.sqrt(G / (G - 1) * np.sum(c * q * q))) if G > 1 else nan
+    res_sum = (s.num - s.den * ratios).sum(axis=1)
+    reps = c.astype(np.int64)
+    icc = clusters.icc_from_sums(
+        np.repeat(s.count.sum(axis=1), reps), np.repeat(res_sum, reps), np.repeat(res_sq, reps)
+    )
+    n_eff = clusters.effective_from_sums(
+        np.repeat(s.den @ scale, reps), np.repeat(s.den2 @ scale**2, reps), icc
+    )
+    few = bool(n_eff < clusters.FEW_EFFECTIVE)
+    if not np.isfinite(se) or se <= 0:
+        return Estimate(value, nan, nan, nan, null, n, G, n_eff, few, "no interval")
+    tq = float(sps.t.ppf(0.5 + level / 2.0, G - 1))
+    low, high = value - tq * se, value + tq * se
+    if bounds is not None:
+        low, high = max(low, bounds[0]), min(high, bounds[1])
+    p = nan
+    if np.isfinite(null):
+        p = float(2.0 * sps.t.sf(abs(value - null) / se, G - 1))
+    return Estimate(value, low, high, p, null, n, G, n_eff, few, WALD)
 
 
 def contrast(
@@ -309,6 +375,7 @@ def seeded(seed: int, *key: object) -> np.random.Generator:
 
 __all__ = [
     "FIELDS",
+    "WALD",
     "Estimate",
     "Sums",
     "contrast",
@@ -317,4 +384,5 @@ __all__ = [
     "ratio",
     "seeded",
     "sums",
+    "wald",
 ]

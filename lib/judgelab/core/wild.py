@@ -47,7 +47,20 @@ EXACT_BELOW = 12
 N_BOOT = 1999
 #: Weight distributions by name (`"auto"`: Webb below `WEBB_BELOW` clusters, else Rademacher).
 WEIGHTS = ("auto", "rademacher", "webb")
+#: Largest B × G the bootstrap is run on (its arrays are B × G floats, several of them);
+#: beyond it callers take the analytic companion, which the bootstrap approaches with that
+#: many clusters (`beyond_limit`).
+MAX_CELLS = 5_000_000
 _WEBB = np.array([-np.sqrt(1.5), -1.0, -np.sqrt(0.5), np.sqrt(0.5), 1.0, np.sqrt(1.5)])
+
+
+def beyond_limit(n_clusters: int, n_boot: int) -> bool:
+    """Whether B × G is beyond `MAX_CELLS` (the bootstrap's arrays would not fit).
+
+    >>> beyond_limit(2_000, 1_999), beyond_limit(10_000, 1_000)
+    (False, True)
+    """
+    return n_clusters * n_boot > MAX_CELLS
 
 
 class Linear(NamedTuple):
@@ -412,11 +425,13 @@ def result_fields(res: WildResult, *, prefix: str = "") -> dict[str, Any]:
 
 
 __all__ = [
+    "MAX_CELLS",
     "N_BOOT",
     "WEBB_BELOW",
     "WEIGHTS",
     "Linear",
     "WildResult",
+    "beyond_limit",
     "draw_weights",
     "ratio_problem",
     "ratios_problem",

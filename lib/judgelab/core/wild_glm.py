@@ -173,7 +173,7 @@ def _consistent(
     estimate (≥ alpha there, since the hull's end was accepted), as `core.wild` does exactly.
     An accepted null outside the interval widens it to the null.
     """
-    if np.isfinite(low) and np.isfinite(high) and low <= null <= high and p < alpha:
+    if low <= null <= high and p < alpha:  # an unbounded hull too (NaN ends compare False)
         beyond = [q for r, q in seen if (r - null) * (est - null) <= 0]
         p = max([p, *beyond])
     if p >= alpha:

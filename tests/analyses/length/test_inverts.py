@@ -63,6 +63,8 @@ def test_i33_2_picks_longer_p_inverts_its_interval(seed, G, per, bias):
 # found by this test in a clean-clone run: 4 clusters, the score bootstrap's p(0) = 0.048 dips
 # below alpha inside the accepted hull [-198, 2.87] its searches found (p not monotone)
 @example(seed=273, G=4, bias=0.0)
+# and 4 clusters whose accepted hull is unbounded on one side while p(0) dips below alpha
+@example(seed=2570, G=4, bias=0.0)
 def test_i33_2_length_regression_p_inverts_both_intervals(seed, G, bias):
     v = _pairs(seed, G, 6, bias)
     reg = length.length_regression(v, n_boot=399)
@@ -96,3 +98,20 @@ def test_i33_2_earlier_defaults_stay_reachable():
         length.length_regression(v, inference="hc3")
     with pytest.raises(ValueError, match="inference"):
         length.picks_longer(v, inference="jackknife")
+
+
+def test_glm_terms_beyond_the_wild_limit_report_cr2_and_say_so(monkeypatch):
+    """B × G beyond `core.wild.MAX_CELLS`: no score bootstrap (its B × G arrays), CR2 fills
+    the row also under `inference="wild"`, and `method` says why the wild columns are empty."""
+    from judgelab.core import wild
+
+    v = _pairs(5, 12, 6, 0.8)
+    before = length.length_regression(v, n_boot=399)
+    monkeypatch.setattr(wild, "MAX_CELLS", 12 * 399 - 1)
+    for inference in ("cr2", "wild"):
+        after = length.length_regression(v, n_boot=399, inference=inference)
+        assert after["wild_p"].isna().all() and after["wild_low"].isna().all()
+        assert after["method"].str.endswith(length.glm.BEYOND).all()
+        for col in ("coef", "ci_low", "ci_high", "p_value", "cr2_p"):
+            np.testing.assert_allclose(after[col], before[col], rtol=1e-12)
+    assert before["wild_p"].notna().any()

@@ -11,7 +11,7 @@ from judgelab.analyses import pairwise
 from judgelab.analyses.pairwise import rates as rates_mod
 from judgelab.analyses.pairwise import scan
 from judgelab.analyses.pairwise.scan_units import PatternUnits
-from judgelab.core import stats
+from judgelab.core import estimates, stats, wild
 from judgelab.core.scan import judgment_files, scan_judgments
 from judgelab.errors import TableError
 
@@ -115,17 +115,16 @@ def test_units_keep_the_pandas_order_whatever_their_labels():
 def test_rel3_33_scan_shares_the_engine_beyond_the_wild_limit(monkeypatch):
     """Cells whose B × G is too large for the wild arrays get the CR1 t(G−1) Wald row, the
     same from the scan's distinct item rows as from the pandas rows."""
-    from judgelab.analyses.pairwise import units
 
     df = judgments(seed=12, clusters=False)
     kw = dict(n_boot=100, seed=5, metrics=["ca", "pos_a_rate_decisive", "run_gap"])
-    monkeypatch.setattr(units, "WILD_MAX_CELLS", 100 * 500)  # the 1200-item split is "large"
+    monkeypatch.setattr(wild, "MAX_CELLS", 100 * 500)  # the 1200-item split is "large"
     want = today(df, **kw)
     got = scan.scan_rates(pl.from_pandas(df).lazy(), **kw)
     assert_same(got, want)
     big = want[want["split"] == "big"]
-    assert (big["method"] == units.WALD).all()
-    assert (want.loc[want["split"] == "small", "method"] != units.WALD).all()
+    assert (big["method"] == estimates.WALD).all()
+    assert (want.loc[want["split"] == "small", "method"] != estimates.WALD).all()
     row = big[big["metric"] == "pos_a_rate_decisive"].iloc[0]
     inside = row["ci_low"] <= 0.5 <= row["ci_high"]
     assert inside == (row["p_value"] >= 0.05)
@@ -134,17 +133,16 @@ def test_rel3_33_scan_shares_the_engine_beyond_the_wild_limit(monkeypatch):
 def test_clustered_cells_beyond_the_wild_limit_take_the_wald_row_in_label_order(monkeypatch):
     """Labelled units (clusters) beyond the limit: the Wald row from the units in label
     order, which both paths hold alike (no per-metric dedupe of the rows any more)."""
-    from judgelab.analyses.pairwise import units
 
     df = judgments(
         seed=13, sizes=(("big", 1200), ("small", 30)), cluster_of=lambda i: f"c{i // 3}"
     )
     kw = dict(n_boot=100, seed=6, metrics=["ca", "pos_a_rate_decisive", "run_gap"])
-    monkeypatch.setattr(units, "WILD_MAX_CELLS", 100 * 300)  # the 400-cluster split is "large"
+    monkeypatch.setattr(wild, "MAX_CELLS", 100 * 300)  # the 400-cluster split is "large"
     want = today(df, **kw)
     assert_same(scan.scan_rates(pl.from_pandas(df).lazy(), **kw), want)
-    assert (want.loc[want["split"] == "big", "method"] == units.WALD).all()
-    assert (want.loc[want["split"] == "small", "method"] != units.WALD).all()
+    assert (want.loc[want["split"] == "big", "method"] == estimates.WALD).all()
+    assert (want.loc[want["split"] == "small", "method"] != estimates.WALD).all()
 
 
 def test_clusters_of_one_item_resample_as_items_and_many_clusters_as_patterns():

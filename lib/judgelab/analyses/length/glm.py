@@ -6,7 +6,9 @@ degrees of freedom — with unequal clusters or slopes that vary by cluster, ν 
 below G − 1, which keeps the t test honest — and, side by side, the restricted **wild
 cluster score bootstrap** (`core.wild_glm`: Webb weights below 12 clusters) with the
 interval that inverts it. `inference` picks which of the two fills `ci_low`, `ci_high`
-and `p_value`; both stay in `cr2_*` and `wild_*` columns. `inference="cluster"` is the
+and `p_value`; both stay in `cr2_*` and `wild_*` columns. Where B × G is beyond the
+bootstrap's limit (`core.wild.MAX_CELLS`: thousands of clusters, where CR2's reference
+holds) the wild columns stay empty and `method` says so (`BEYOND`). `inference="cluster"` is the
 earlier default (statsmodels' CR1 errors with a t(G − 1) reference), kept for comparison.
 
 Every row also carries the effective number of clusters behind the coefficient
@@ -34,6 +36,9 @@ INFERENCE = ("cr2", "wild", "cluster")
 #: How much of the wild score bootstrap to compute beside the default: its interval and
 #: p-value, the p-value only (one restricted fit; the interval costs dozens), or nothing.
 WILD = ("interval", "p", "none")
+#: Said in `method` where B × G is beyond the wild bootstrap's limit (`core.wild.MAX_CELLS`):
+#: the wild columns are then empty and `inference="wild"` reports CR2.
+BEYOND = "; no wild bootstrap (B x G above its limit)"
 #: Columns of `term_inference` rows.
 INFERENCE_COLUMNS = [
     "std_error",
@@ -145,6 +150,9 @@ def term_inference(
     params = np.asarray(res.params)
     if inference == "wild":  # the wild bootstrap is the reported interval of every term
         wild_mode, wild_terms = "interval", terms
+    beyond = wild.beyond_limit(int(codes.max()) + 1 if codes.size else 0, n_boot)
+    if beyond:  # B × G arrays would not fit; CR2 holds with that many clusters
+        wild_mode = "none"
     rows = []
     for name in terms:
         k = list(X.columns).index(name)
@@ -183,7 +191,16 @@ def term_inference(
             "n_eff_clusters": n_eff,
             "few_clusters": bool(not n_eff >= clusters.FEW_EFFECTIVE),
         }
-        chosen, method = _reported(inference, name, c, (w_low, w_high, w_p), legacy, level, codes)
+        chosen, method = _reported(
+            "cr2" if beyond and inference == "wild" else inference,
+            name,
+            c,
+            (w_low, w_high, w_p),
+            legacy,
+            level,
+            codes,
+        )
+        method += BEYOND if beyond else ""
         row.update(ci_low=chosen[0], ci_high=chosen[1], p_value=chosen[2], method=method)
         rows.append(row)
     return rows, note
@@ -213,6 +230,7 @@ def _reported(
 
 
 __all__ = [
+    "BEYOND",
     "INFERENCE",
     "INFERENCE_COLUMNS",
     "SEPARATION_COEF",

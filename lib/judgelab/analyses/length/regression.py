@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from judgelab.analyses.length.glm import INFERENCE, INFERENCE_COLUMNS, term_inference
+from judgelab.analyses.length.glm import BEYOND, INFERENCE, INFERENCE_COLUMNS, term_inference
 from judgelab.analyses.length.verdicts import KEYS, group_label, item_key, length_unit
 from judgelab.core import clusters, cr2, estimates, stats, wild
 from judgelab.core.schema import require_columns as _require
@@ -405,7 +405,11 @@ def _score_term(
         beta, *_ = np.linalg.lstsq(Xv, y, rcond=None)
         resid = y - Xv @ beta
         c = cr2.cr2_test(Xv, resid, codes, a, estimate=float(beta[k]), level=level)
-        w = wild.wild_test(wild.wls_problem(Xv, y, codes), a, level=level, n_boot=n_boot, rng=rng)
+        beyond = wild.beyond_limit(G, n_boot)
+        w = None
+        if not beyond:
+            problem = wild.wls_problem(Xv, y, codes)
+            w = wild.wild_test(problem, a, level=level, n_boot=n_boot, rng=rng)
         influence = Xv @ np.linalg.pinv(Xv.T @ Xv)[:, k]
         n_eff = clusters.effective(influence, codes, resid=resid)
         legacy = None
@@ -422,15 +426,15 @@ def _score_term(
         cr2_low=c.ci_low,
         cr2_high=c.ci_high,
         cr2_p=c.p_value,
-        wild_low=w.ci_low,
-        wild_high=w.ci_high,
-        wild_p=w.p_value,
+        wild_low=w.ci_low if w else nan,
+        wild_high=w.ci_high if w else nan,
+        wild_p=w.p_value if w else nan,
         n_eff_clusters=n_eff,
         few_clusters=bool(not n_eff >= clusters.FEW_EFFECTIVE),
     )
-    if inference == "cr2":
+    if inference == "cr2" or (inference == "wild" and w is None):
         out.update(ci_low=c.ci_low, ci_high=c.ci_high, p_value=c.p_value)
-        out["method"] = f"CR2, Bell-McCaffrey t({c.dof:.1f})"
+        out["method"] = f"CR2, Bell-McCaffrey t({c.dof:.1f})" + ("" if w else BEYOND)
     elif inference == "wild":
         out.update(ci_low=w.ci_low, ci_high=w.ci_high, p_value=w.p_value)
         out["method"] = f"wild cluster bootstrap, restricted ({w.weights}, B={w.n_boot})"

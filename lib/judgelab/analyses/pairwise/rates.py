@@ -44,7 +44,7 @@ from judgelab.analyses.pairwise.rates_bootstrap import (
     _ratio_frame,
     _split_cells,
 )
-from judgelab.core import estimates, stats
+from judgelab.core import estimates, stats, wild
 from judgelab.core.schema import require_columns as _require
 from judgelab.errors import check_choice
 
@@ -94,7 +94,7 @@ def pairwise_rates(
       effective number of clusters, `few_clusters` flags fewer than 20, `method` names
       the interval (a Wilson interval with one trial per cluster when every cluster sits at
       0 or 1; the CR1 t(G − 1) Wald interval for cells whose B × G exceeds
-      `units.WILD_MAX_CELLS`). Each row's generator is seeded by `seed`, its aggregation,
+      `core.wild.MAX_CELLS`). Each row's generator is seeded by `seed`, its aggregation,
       group key and metric (a row does not change when other rows are added).
     - `"bootstrap"` (the earlier default): a percentile bootstrap over the same units, one
       resample per group shared by its rates (`interval`: the t_{G−S}-expanded percentile
@@ -197,7 +197,7 @@ def _unit_cells(
 ) -> list[UnitCell]:
     """Return every (group, sample) cell's units (moment sums by unit label), first-seen order.
 
-    Items without clusters too many for the wild bootstrap (`units.beyond_wild`) are held as
+    Items without clusters too many for the wild bootstrap (`core.wild.beyond_limit`) are held as
     their distinct rows with counts, as the scan holds them (`scan._wild_cells`).
     """
     complete = outcomes["complete"].to_numpy(dtype=bool)
@@ -211,7 +211,7 @@ def _unit_cells(
         key = key if isinstance(key, tuple) else (key,)
         idx = np.asarray(idx)
         keep = idx[complete[idx]]
-        if items and units.beyond_wild(len(keep), n_boot):
+        if items and wild.beyond_limit(len(keep), n_boot):
             cell = units.patterns(moments[keep])
         else:
             cell = units.cell_units(moments[keep], labels[keep])

@@ -11,7 +11,7 @@ The same numbers as `item_outcomes` → `pairwise_rates`, without a pandas frame
    very code `pairwise_rates` runs on its own per-unit sums: `core.estimates.from_sums`
    gets identical arrays, so estimates, intervals, p-values and effective clusters are the
    same given the seed. Cells of items without clusters too large for the wild bootstrap
-   (`units.WILD_MAX_CELLS`) are held as their distinct item rows with counts (a few
+   (`core.wild.MAX_CELLS`) are held as their distinct item rows with counts (a few
    hundred rows whatever the size) and get the CR1 t(G − 1) Wald row, as in pandas;
 3. with `inference="bootstrap"` (the earlier default) it reduces each cell to the distinct
    value rows of its resampling units and their counts and bootstraps them with
@@ -68,7 +68,7 @@ from judgelab.analyses.pairwise.scan_wild import (
     _wild_fused,
     cell_units,
 )
-from judgelab.core import stats
+from judgelab.core import stats, wild
 from judgelab.core.scan import scan_judgments
 from judgelab.errors import check_choice
 
@@ -293,7 +293,7 @@ def _wild_cells(
         need = []
         for key in batch:
             part = parts[key].filter(pl.col("complete") > 0)
-            if _units.beyond_wild(int(part["_count"].sum()), boot.n_boot):
+            if wild.beyond_limit(int(part["_count"].sum()), boot.n_boot):
                 vals = part.select(VALUE_COLUMNS).to_numpy().astype(np.float64)
                 rows = _units.moment_columns(vals, lay.num, lay.den)
                 held[key] = _units.patterns(rows, part["_count"].to_numpy())

@@ -16,9 +16,9 @@ arrays and get the very same rows.
   (`patterns`); `union` merges cells (the pooled row: units matched by label);
 - `align` puts cells side by side once (units matched by label), `rate_sums` slices one
   metric's `Sums` (G units × J cells) out of it;
-- `estimate` runs `estimates.from_sums`, except where the wild bootstrap's B × G arrays
-  would not fit (`WILD_MAX_CELLS`): there the CR1 t(G − 1) Wald interval and test (which the
-  wild test approaches with that many clusters), said so in `method`.
+- `estimate` runs `estimates.from_sums` (which, where the wild bootstrap's B × G arrays
+  would not fit, `core.wild.MAX_CELLS`, gives the CR1 t(G − 1) Wald row and says so), or
+  `estimates.wald` on distinct unit patterns with counts.
 
 Unit labels (`unit_labels`): the `cluster` value, or for an item without one (or with
 `cluster=None`) "item|<other group values>|<item_id>" — so two splits' items of one id stay
@@ -34,12 +34,6 @@ import numpy as np
 import pandas as pd
 
 from judgelab.core import clusters, estimates
-
-#: Largest B × G the wild bootstrap is run on (its arrays are B × G floats, several of them);
-#: beyond it (10^5-item cells without clusters) the row gets the CR1 t(G − 1) Wald interval.
-WILD_MAX_CELLS = 5_000_000
-#: `method` of a row computed by the large-G fallback.
-WALD = "CR1 t(G-1) Wald (B x G above the wild bootstrap's limit)"
 
 
 class Moments(NamedTuple):
@@ -216,16 +210,6 @@ def row_sums(
     return estimates.sums(num, den, group, np.asarray(labels).astype(str), n_groups)
 
 
-def _expand(s: estimates.Sums, mult: np.ndarray) -> estimates.Sums:
-    reps = mult.astype(np.int64)
-    return estimates.Sums(*(np.repeat(x, reps, axis=0) for x in s))
-
-
-def beyond_wild(n_units: int, n_boot: int) -> bool:
-    """Whether B × G is too large for the wild bootstrap's arrays (`WILD_MAX_CELLS`)."""
-    return n_units * n_boot > WILD_MAX_CELLS
-
-
 def estimate(
     s: estimates.Sums,
     mult: np.ndarray | None,
@@ -243,79 +227,23 @@ def estimate(
     item), not on those the metric counts, so the eager and the lazy path decide alike.
     `mult` (units per row of `s`, patterns) is only given for cells beyond the limit.
     """
-    if mult is None and not beyond_wild(len(s.count), n_boot):
+    if mult is None:  # labelled units in label order, whichever path built them: the same sums
         return estimates.from_sums(
             s, weights, null=null, level=level, n_boot=n_boot, rng=rng, bounds=bounds
         )
-    a = np.asarray(weights, dtype=np.float64)
-    if mult is None:  # labelled units in label order, whichever path built them: the same sums
-        return _wald(s, np.ones(len(s.count)), a, null, level, bounds)
     # this metric's distinct unit rows with counts, in one canonical order whichever path
     # (item rows, or the scan's distinct rows) they came from: the same arithmetic follows
     pat = patterns(np.hstack(list(s)), mult)
     J = s.count.shape[1]
     s = estimates.Sums(*(pat.rows[:, i * J : (i + 1) * J] for i in range(6)))
-    return _wald(s, pat.counts, a, null, level, bounds)
-
-
-def _wald(
-    s: estimates.Sums,
-    mult: np.ndarray,
-    a: np.ndarray,
-    null: float,
-    level: float,
-    bounds: tuple[float, float],
-) -> estimates.Estimate:
-    """The CR1 t(G − 1) Wald row of Σ_j a_j · ratio_j from pattern rows with counts."""
-    from scipy import stats as sps
-
-    present = s.count.sum(axis=1) > 0
-    s = estimates.Sums(*(x[present] for x in s))
-    c = np.asarray(mult, dtype=np.float64)[present]
-    G = int(c.sum())
-    tot_num, tot_den = c @ s.num, c @ s.den
-    nan = float("nan")
-    n = float(tot_den.sum())
-    if G == 0 or np.any(tot_den[a != 0] <= 0):
-        return estimates.Estimate(nan, nan, nan, nan, null, n, G, nan, True, "no data")
-    ratios = np.divide(tot_num, tot_den, out=np.zeros(len(a)), where=tot_den > 0)
-    res_sq = (s.num2 - 2 * s.numden * ratios + s.den2 * ratios**2).sum(axis=1)
-    if len(a) == 1 and tuple(bounds) == (0.0, 1.0) and np.all(np.abs(res_sq) < 1e-18):
-        # every unit at the same bound: the engine's Wilson row (cheap at any G)
-        return estimates.from_sums(_expand(s, c), a, null=null, level=level, bounds=bounds)
-    value = float(a @ ratios)
-    scale = np.divide(a, tot_den, out=np.zeros(len(a)), where=tot_den > 0)
-    q = (s.num - s.den * ratios) @ scale
-    se = float(np.sqrt(G / (G - 1) * np.sum(c * q * q))) if G > 1 else nan
-    res_sum = (s.num - s.den * ratios).sum(axis=1)
-    reps = c.astype(np.int64)
-    icc = clusters.icc_from_sums(
-        np.repeat(s.count.sum(axis=1), reps), np.repeat(res_sum, reps), np.repeat(res_sq, reps)
-    )
-    n_eff = clusters.effective_from_sums(
-        np.repeat(s.den @ scale, reps), np.repeat(s.den2 @ scale**2, reps), icc
-    )
-    few = bool(n_eff < clusters.FEW_EFFECTIVE)
-    if not np.isfinite(se) or se <= 0:
-        return estimates.Estimate(value, nan, nan, nan, null, n, G, n_eff, few, "no interval")
-    tq = float(sps.t.ppf(0.5 + level / 2.0, G - 1))
-    low, high = value - tq * se, value + tq * se
-    if bounds is not None:
-        low, high = max(low, bounds[0]), min(high, bounds[1])
-    p = nan
-    if np.isfinite(null):
-        p = float(2.0 * sps.t.sf(abs(value - null) / se, G - 1))
-    return estimates.Estimate(value, low, high, p, null, n, G, n_eff, few, WALD)
+    return estimates.wald(s, pat.counts, weights, null=null, level=level, bounds=bounds)
 
 
 __all__ = [
-    "WALD",
-    "WILD_MAX_CELLS",
     "CellUnits",
     "Aligned",
     "Moments",
     "align",
-    "beyond_wild",
     "cell_units",
     "estimate",
     "layout",
