@@ -11,8 +11,10 @@ from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
+import polars as pl
 
-from judgelab.analyses.length.rates import RATE_COLUMNS, SUPPORT_COLUMNS, rate_by_group
+from judgelab.analyses.length import lazy
+from judgelab.analyses.length.rates import RATE_COLUMNS, SUPPORT_COLUMNS, rate_by_group, rates_of
 from judgelab.analyses.length.verdicts import KEYS, length_unit
 from judgelab.core import clusters
 from judgelab.core.schema import require_columns as _require
@@ -111,13 +113,29 @@ def _bin_tops(x: pd.Series, cuts: np.ndarray, keep: list[int]) -> list[float]:
 
 def _value_bins(x: pd.Series, edges: Sequence[float]) -> pd.Series:
     """`bin_lengths(by="value")`: left-closed bins at the lengths `edges`, the last open."""
+    bins, labels = value_cuts(edges, float(x.min()) if x.notna().any() else float("nan"))
+    return cut_values(x, bins, labels)
+
+
+def value_cuts(edges: Sequence[float], floor: float) -> tuple[list[float], list[str]]:
+    """Return the bins and labels of `bin_lengths(by="value")` for lengths from `floor` up.
+
+    A first edge above `floor` (the smallest length binned; NaN: none) is lowered to it.
+
+    >>> value_cuts([16, 64], 3.0)
+    ([3.0, 64.0, inf], ['[3, 64)', '≥64'])
+    """
     cuts = sorted(float(e) for e in edges)
-    if x.notna().any() and x.min() < cuts[0]:
-        cuts[0] = float(x.min())
+    if floor < cuts[0]:
+        cuts[0] = floor
     labels = [f"[{a:,.0f}, {b:,.0f})" for a, b in zip(cuts[:-1], cuts[1:], strict=False)]
     labels.append(f"≥{cuts[-1]:,.0f}")
-    bins = [*cuts, np.inf]
-    binned = pd.cut(x, bins=bins, labels=labels, right=False)
+    return [*cuts, np.inf], labels
+
+
+def cut_values(x: pd.Series, bins: Sequence[float], labels: Sequence[str]) -> pd.Series:
+    """Assign lengths to the left-closed `bins` (`value_cuts`); an ordered categorical."""
+    binned = pd.cut(x, bins=list(bins), labels=list(labels), right=False)
     return pd.Series(binned, index=x.index)
 
 
@@ -208,32 +226,64 @@ def accuracy_by_length(
         `judge`, `bin`, `metric`, then the `rate_by_group` columns (with `n_eff_clusters`,
         `few_clusters`, `method`), and `len_unit`.
     """
-    _require(table, ["judge", column, *KEYS, *metrics_], "accuracy_by_length")
-    ref = table.drop_duplicates(list(KEYS))[column]
-    data = table.assign(bin=bin_lengths(table[column], edges=edges, by=by, reference=ref))
+    if lazy.is_lazy(table) and inference != "wild":  # the percentile bootstrap: pandas
+        table = lazy.collect(table)
+    kw = dict(n_boot=n_boot, seed=seed, level=level, inference=inference)
     parts = []
-    for m in metrics_:
-        sub = data[data[m].notna()]
-        if sub.empty:
-            continue
-        r = rate_by_group(
-            sub,
-            value=m,
-            by=("judge", "bin"),
-            n_boot=n_boot,
-            seed=seed,
-            level=level,
-            cluster=cluster,
-            inference=inference,
-        )
-        r.insert(2, "metric", METRIC_NAMES.get(m, m))
-        parts.append(r)
+    if lazy.is_lazy(table):
+        item_bins = _lazy_item_bins(table, column, edges, by)
+        for m in metrics_:
+            frames = [
+                f.assign(bin=item_bins[f["item"].to_numpy()])
+                for f in lazy.chunks(
+                    table, ["judge"], {"value": pl.col(m)}, where=pl.col(m).is_not_null(),
+                    cluster=cluster,
+                )
+            ]  # fmt: skip
+            if frames:
+                r = rates_of(frames, by=["judge", "bin"], value=m, **kw)
+                r.insert(2, "metric", METRIC_NAMES.get(m, m))
+                parts.append(r)
+    else:
+        _require(table, ["judge", column, *KEYS, *metrics_], "accuracy_by_length")
+        ref = table.drop_duplicates(list(KEYS))[column]
+        data = table.assign(bin=bin_lengths(table[column], edges=edges, by=by, reference=ref))
+        for m in metrics_:
+            sub = data[data[m].notna()]
+            if sub.empty:
+                continue
+            r = rate_by_group(sub, value=m, by=("judge", "bin"), cluster=cluster, **kw)
+            r.insert(2, "metric", METRIC_NAMES.get(m, m))
+            parts.append(r)
     cols = ["judge", "bin", "metric", *RATE_COLUMNS, *SUPPORT_COLUMNS, "len_unit"]
     if not parts:
         return pd.DataFrame(columns=cols)
     out = pd.concat(parts, ignore_index=True)
     out["len_unit"] = length_unit(table)
     return out[cols]
+
+
+def _lazy_item_bins(
+    table: lazy.LazyItems, column: str, edges: Sequence[float], by: str
+) -> pd.Categorical:
+    """The bin of every item code of a lazy table: `bin_lengths` over the items it holds.
+
+    Percentile cuts, their stretch to the extremes and the bins' largest lengths depend on
+    the set of lengths only, and each item's length is one value; so binning each item once
+    gives every row the bin the pandas path gives it (indexed by the item's code).
+    """
+    per = (
+        table.frame.group_by("_item")
+        .agg(pl.col(column).first())
+        .collect(engine="streaming")
+        .sort("_item")
+    )
+    x = pd.Series(per[column].to_numpy(), dtype=float)
+    binned = bin_lengths(x, edges=edges, by=by, reference=x).values
+    n = int(per["_item"].max()) + 1 if len(per) else 0
+    codes = np.full(n, -1, dtype=np.int64)
+    codes[per["_item"].to_numpy()] = binned.codes
+    return pd.Categorical.from_codes(codes, categories=binned.categories, ordered=True)
 
 
 def accuracy_by_diff_bucket(
@@ -255,21 +305,27 @@ def accuracy_by_diff_bucket(
     Returns:
         `judge`, `bucket`, the `rate_by_group` columns and `len_unit`.
     """
+    cols = ["judge", "bucket", *RATE_COLUMNS, *SUPPORT_COLUMNS, "len_unit"]
+    kw = dict(n_boot=n_boot, seed=seed, level=level, inference=inference)
+    if lazy.is_lazy(table) and inference != "wild":  # the percentile bootstrap: pandas
+        table = lazy.collect(table)
+    if lazy.is_lazy(table):
+        where = pl.col("len_diff").is_not_null() & pl.col("correct").is_not_null()
+        columns = {"value": pl.col("correct"), "len_diff": pl.col("len_diff")}
+        frames = [
+            diff_buckets(f, thresholds=thresholds, mode=mode)
+            for f in lazy.chunks(table, ["judge"], columns, where=where, cluster=cluster)
+        ]
+        if not frames:
+            return pd.DataFrame(columns=cols)
+        out = rates_of(frames, by=["judge", "bucket"], value="correct", **kw)
+        out["len_unit"] = length_unit(table)
+        return out[cols]
     _require(table, ["judge", "len_diff", "correct", *KEYS], "accuracy_by_diff_bucket")
     data = table[table["len_diff"].notna() & table["correct"].notna()]
-    cols = ["judge", "bucket", *RATE_COLUMNS, *SUPPORT_COLUMNS, "len_unit"]
     if data.empty:
         return pd.DataFrame(columns=cols)
     buckets = diff_buckets(data, thresholds=thresholds, mode=mode)
-    out = rate_by_group(
-        buckets,
-        value="correct",
-        by=("judge", "bucket"),
-        n_boot=n_boot,
-        seed=seed,
-        level=level,
-        cluster=cluster,
-        inference=inference,
-    )
+    out = rate_by_group(buckets, value="correct", by=("judge", "bucket"), cluster=cluster, **kw)
     out["len_unit"] = length_unit(table)
     return out[cols]

@@ -6,13 +6,15 @@ Inputs are `verdicts.pairwise_verdicts` output, or `score_pairs` output for poin
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
+import polars as pl
 
-from judgelab.analyses.length.bins import bin_lengths
+from judgelab.analyses.length import lazy
+from judgelab.analyses.length.bins import bin_lengths, cut_values, value_cuts
 from judgelab.analyses.length.rates import (
     INFERENCE,
     RATE_COLUMNS,
@@ -89,15 +91,61 @@ def picks_longer(
     """
     by = list(by)
     check_choice("inference", inference, INFERENCE)
-    _require(verdicts, [*by, "picked_longer", "longer", "correct", *KEYS], "picks_longer")
     for c in conditions:
         check_choice("condition", c, CONDITIONS)
-    data = verdicts[verdicts["picked_longer"].notna()].copy()
+    if lazy.is_lazy(verdicts) and inference != "wild":  # the percentile bootstrap: pandas
+        verdicts = lazy.collect(verdicts)
+    if lazy.is_lazy(verdicts):
+        frames, categories = _lazy_frames(verdicts, by, abs_diff_edges, cluster)
+    else:
+        _require(verdicts, [*by, "picked_longer", "longer", "correct", *KEYS], "picks_longer")
+        frame = _frame(verdicts, by, abs_diff_edges, cluster)
+        frames = iter([frame])
+        categories = frame["abs_diff_bin"].cat.categories if abs_diff_edges is not None else None
     if abs_diff_edges is not None:
-        data["abs_diff_bin"] = bin_lengths(
-            data["len_diff"].abs(), edges=abs_diff_edges, by="value"
-        )
         by = [*by, "abs_diff_bin"]
+    rows = []
+    for frame in frames:
+        groups = frame.groupby(by, sort=True, observed=True, dropna=True).indices
+        for key, idx in groups.items() if len(frame) else []:
+            key = key if isinstance(key, tuple) else (key,)
+            base = dict(zip(by, key, strict=True))
+            if inference == "wild":
+                rates = _wild_rates(
+                    frame.iloc[idx],
+                    n_boot=n_boot,
+                    seed=seed,
+                    key=key,
+                    level=level,
+                    wanted=conditions,
+                )
+            else:
+                rng = stats.rng_for(seed, "picks_longer", *key)
+                rates = _condition_rates(
+                    frame.iloc[idx], n_boot=n_boot, rng=rng, level=level, tested=conditions
+                )
+            rows.extend({**base, "condition": c, **r} for c, r in rates.items())
+    columns = [*by, "condition", *RATE_COLUMNS, *TEST_COLUMNS, *SUPPORT_COLUMNS]
+    out = pd.DataFrame(rows, columns=columns)
+    out = out[out["condition"].isin(list(conditions))].reset_index(drop=True)
+    out.insert(len(by), "group", group_label(out, [b for b in by if b != "abs_diff_bin"]))
+    for c in ("n", "n_items", "n_clusters"):
+        out[c] = out[c].astype(int)
+    if "abs_diff_bin" in by and len(out):
+        out["abs_diff_bin"] = pd.Categorical(
+            out["abs_diff_bin"], categories=categories, ordered=True
+        )
+    return out
+
+
+def _frame(
+    verdicts: pd.DataFrame,
+    by: list[str],
+    abs_diff_edges: Sequence[float] | None,
+    cluster: str | None,
+) -> pd.DataFrame:
+    """The `by` columns and what every condition needs, per decisive verdict (pandas path)."""
+    data = verdicts[verdicts["picked_longer"].notna()]
     gold = data["correct"].notna().to_numpy()
     longer_better = data["longer"].to_numpy() == "pos"
     frame = pd.DataFrame(
@@ -107,42 +155,47 @@ def picks_longer(
             "worse": gold & ~longer_better,
             "unit": clusters.codes(data, cluster),
             "item": item_key(data),
-            "stratum": (
-                data["benchmark"].astype(str) + "|" + data["split"].astype(str)
-            ).to_numpy(),
+            "stratum": _strata(data),
         }
     )
-    rows = []
-    groups = data.groupby(by, sort=True, observed=True, dropna=True).indices if len(data) else {}
-    for key, idx in groups.items():
-        key = key if isinstance(key, tuple) else (key,)
-        base = dict(zip(by, key, strict=True))
-        if inference == "wild":
-            rates = _wild_rates(
-                frame.iloc[idx],
-                n_boot=n_boot,
-                seed=seed,
-                key=key,
-                level=level,
-                wanted=conditions,
-            )
-        else:
-            rng = stats.rng_for(seed, "picks_longer", *key)
-            rates = _condition_rates(
-                frame.iloc[idx], n_boot=n_boot, rng=rng, level=level, tested=conditions
-            )
-        rows.extend({**base, "condition": c, **r} for c, r in rates.items())
-    columns = [*by, "condition", *RATE_COLUMNS, *TEST_COLUMNS, *SUPPORT_COLUMNS]
-    out = pd.DataFrame(rows, columns=columns)
-    out = out[out["condition"].isin(list(conditions))].reset_index(drop=True)
-    out.insert(len(by), "group", group_label(out, [b for b in by if b != "abs_diff_bin"]))
-    for c in ("n", "n_items", "n_clusters"):
-        out[c] = out[c].astype(int)
-    if "abs_diff_bin" in by and len(out):
-        out["abs_diff_bin"] = pd.Categorical(
-            out["abs_diff_bin"], categories=data["abs_diff_bin"].cat.categories, ordered=True
-        )
-    return out
+    for b in by:  # each group column with its dtype (a categorical keeps its categories)
+        frame[b] = data[b].values
+    if abs_diff_edges is not None:
+        frame["abs_diff_bin"] = bin_lengths(
+            pd.Series(np.abs(data["len_diff"].to_numpy(dtype=float))),
+            edges=abs_diff_edges,
+            by="value",
+        ).values
+    return frame
+
+
+def _lazy_frames(
+    verdicts: lazy.LazyVerdicts,
+    by: list[str],
+    abs_diff_edges: Sequence[float] | None,
+    cluster: str | None,
+) -> tuple[Iterator[pd.DataFrame], Any]:
+    """`_frame`'s columns judge by judge from a lazy table, and the |Δlength| bins' labels."""
+    decisive = pl.col("picked_longer").is_not_null()
+    gold = pl.col("correct").is_not_null()
+    longer_better = pl.col("longer") == "pos"
+    columns = {
+        "value": pl.col("picked_longer"),
+        "better": gold & longer_better,
+        "worse": gold & ~longer_better,
+        "abs_diff": pl.col("len_diff").abs(),
+    }
+    frames = lazy.chunks(verdicts, by, columns, where=decisive, cluster=cluster)
+    if abs_diff_edges is None:
+        return frames, None
+    floor = lazy.minimum(verdicts, pl.col("len_diff").abs(), decisive)
+    cuts, labels = value_cuts(abs_diff_edges, floor)
+
+    def binned() -> Iterator[pd.DataFrame]:
+        for f in frames:
+            yield f.assign(abs_diff_bin=cut_values(f["abs_diff"], cuts, labels).values)
+
+    return binned(), pd.Index(labels)
 
 
 def _strata(data: pd.DataFrame) -> np.ndarray:
@@ -287,6 +340,8 @@ def score_pairs(table: pd.DataFrame, *, value: str = "score") -> pd.DataFrame:
         `judge`, `benchmark`, `split` ("pairs"), `item_id`, `picked_longer`, `longer`
         (`pos` = the higher-scored answer is longer), `correct` (null: no gold), `len_diff`.
     """
+    if lazy.is_lazy(table):  # pointwise scores of a large source: its scored rows in pandas
+        table = lazy.collect(table, where=pl.col(value).is_not_null())
     _require(table, ["judge", *KEYS, value, "len_response"], "score_pairs")
     data = table[table[value].notna() & table["len_response"].notna()]
     cols = [

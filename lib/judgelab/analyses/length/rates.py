@@ -13,7 +13,7 @@ comparison. Where the value is 0/1 a Wilson interval (trials = rows) is given be
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -54,13 +54,18 @@ def unit_sums(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Return per-unit sums of `values` (rows × m) and each unit's stratum code.
 
-    Units are the distinct values of `unit`; a unit lies in one stratum (its first row's).
+    Units are the distinct values of `unit`; a unit lies in one stratum: the first in sorted
+    order among its rows' (a cluster shared by two splits), so any row order gives the same.
     """
-    codes, first, inverse = np.unique(unit, return_index=True, return_inverse=True)
+    codes, inverse = np.unique(unit, return_inverse=True)
+    inverse = inverse.reshape(-1)
     per = clusters.sum_by(values, inverse)
     if strata is None:
         return per, np.zeros(len(codes), dtype=np.int64)
-    return per, pd.factorize(np.asarray(strata)[first])[0]
+    row_strata = pd.factorize(np.asarray(strata), sort=True)[0]
+    out = np.full(len(codes), np.iinfo(np.int64).max)
+    np.minimum.at(out, inverse, row_strata)
+    return per, pd.factorize(out, sort=True)[0]
 
 
 def stratified_sums(
@@ -216,31 +221,63 @@ def rate_by_group(
     by = list(by)
     check_choice("inference", inference, INFERENCE)
     _require(table, [*by, value, *KEYS], "rate_by_group")
-    v = table[value].astype(float).to_numpy()
-    units = clusters.codes(table, cluster)
-    items = item_key(table)
-    strata = (table["benchmark"].astype(str) + "|" + table["split"].astype(str)).to_numpy()
+    frame = pd.DataFrame(
+        {
+            "value": table[value].astype(float).to_numpy(),
+            "unit": clusters.codes(table, cluster),
+            "item": item_key(table),
+            "stratum": (table["benchmark"].astype(str) + "|" + table["split"].astype(str)),
+        }
+    )
+    for b in by:  # each group column with its dtype (a categorical keeps its categories)
+        frame[b] = table[b].values
+    return rates_of(
+        [frame], by=by, value=value, n_boot=n_boot, seed=seed, level=level, inference=inference
+    )
+
+
+def rates_of(
+    frames: Iterable[pd.DataFrame],
+    *,
+    by: list[str],
+    value: str,
+    n_boot: int,
+    seed: int,
+    level: float,
+    inference: str,
+) -> pd.DataFrame:
+    """Return `rate_by_group`'s rows from frames of the `by` columns and the values.
+
+    Each frame holds `by`, `value`, `unit` (codes in sorted-label order), `item` (codes or
+    keys) and, for the percentile bootstrap, `stratum`: one frame, or one per judge (`lazy`).
+    """
     rows = []
-    grouped = table.groupby(by, sort=True, observed=False, dropna=True)
-    for key, idx in grouped.indices.items() if len(table) else []:
-        key = key if isinstance(key, tuple) else (key,)
-        rng = stats.rng_for(seed, value, *key)
-        r = cluster_rate(
-            v[idx],
-            units[idx],
-            n_boot=n_boot,
-            rng=rng,
-            level=level,
-            items=items[idx],
-            strata=strata[idx],
-            inference=inference,
-        )
-        cols = [*RATE_COLUMNS, *SUPPORT_COLUMNS]
-        rows.append({**dict(zip(by, key, strict=True)), **{c: r[c] for c in cols}})
+    levels = []
+    for frame in frames:
+        levels.append(frame[by].drop_duplicates())
+        v, units, items = (frame[c].to_numpy() for c in ("value", "unit", "item"))
+        strata = frame["stratum"].to_numpy() if "stratum" in frame else None
+        grouped = frame.groupby(by, sort=True, observed=False, dropna=True)
+        for key, idx in grouped.indices.items() if len(frame) else []:
+            key = key if isinstance(key, tuple) else (key,)
+            rng = stats.rng_for(seed, value, *key)
+            r = cluster_rate(
+                v[idx].astype(float),
+                units[idx],
+                n_boot=n_boot,
+                rng=rng,
+                level=level,
+                items=items[idx],
+                strata=None if strata is None else strata[idx],
+                inference=inference,
+            )
+            cols = [*RATE_COLUMNS, *SUPPORT_COLUMNS]
+            rows.append({**dict(zip(by, key, strict=True)), **{c: r[c] for c in cols}})
     out = pd.DataFrame(rows, columns=[*by, *RATE_COLUMNS, *SUPPORT_COLUMNS])
-    cats = [c for c in by if isinstance(table[c].dtype, pd.CategoricalDtype)]
+    seen = pd.concat(levels, ignore_index=True) if levels else pd.DataFrame(columns=by)
+    cats = [c for c in by if isinstance(seen[c].dtype, pd.CategoricalDtype)]
     if cats:
-        return _with_empty_categories(out, table, by, cats)
+        return _with_empty_categories(out, seen, by, cats)
     out["n"] = out["n"].astype(int)
     out["n_items"] = out["n_items"].astype(int)
     out["n_clusters"] = out["n_clusters"].astype(int)

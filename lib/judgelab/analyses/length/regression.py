@@ -17,12 +17,14 @@ of it are kept as sensitivity rows (`length_sensitivity`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
+import polars as pl
 
+from judgelab.analyses.length import lazy
 from judgelab.analyses.length.glm import BEYOND, INFERENCE, INFERENCE_COLUMNS, term_inference
 from judgelab.analyses.length.verdicts import KEYS, group_label, item_key, length_unit
 from judgelab.core import clusters, cr2, estimates, stats, wild
@@ -162,49 +164,84 @@ def length_regression(
     """
     by = list(by)
     check_choice("inference", inference, INFERENCE)
-    _require(
-        verdicts,
-        [*by, "chosen", "order", "len_pos", "len_neg", "correct", *KEYS],
-        "length_regression",
-    )
-    data = verdicts[verdicts["chosen"].isin(["pos", "neg"])]
     unit = length_unit(verdicts)
-    units = clusters.codes(data, cluster)
-    rows = []
-    groups = data.groupby(by, sort=True, observed=True, dropna=True).indices if len(data) else {}
-    for key, idx in groups.items():
-        key = key if isinstance(key, tuple) else (key,)
-        base = {**dict(zip(by, key, strict=True))}
-        fit = _choice_regression(
-            data.iloc[idx],
-            units[idx],
-            transform=transform,
-            level=level,
-            inference=inference,
-            wild_mode=wild,
-            n_boot=n_boot,
-            rng=estimates.seeded(seed, "length_regression", transform, *key),
+    frames = _lazy_frames(verdicts, by, cluster) if lazy.is_lazy(verdicts) else None
+    if frames is None:
+        _require(
+            verdicts,
+            [*by, "chosen", "order", "len_pos", "len_neg", "correct", *KEYS],
+            "length_regression",
         )
-        rows.extend({**base, **row, "transform": transform, "len_unit": unit} for row in fit)
+        frames = [_frame(verdicts, by, cluster)]
+    rows = []
+    for frame in frames:
+        groups = frame.groupby(by, sort=True, observed=True, dropna=True).indices
+        for key, idx in groups.items() if len(frame) else []:
+            key = key if isinstance(key, tuple) else (key,)
+            base = {**dict(zip(by, key, strict=True))}
+            fit = _choice_regression(
+                frame.iloc[idx],
+                transform=transform,
+                level=level,
+                inference=inference,
+                wild_mode=wild,
+                n_boot=n_boot,
+                rng=estimates.seeded(seed, "length_regression", transform, *key),
+            )
+            rows.extend({**base, **row, "transform": transform, "len_unit": unit} for row in fit)
     out = pd.DataFrame(rows, columns=[*by, *_REGRESSION_COLUMNS])
     out.insert(len(by), "group", group_label(out, by))
     return out
 
 
+def _frame(verdicts: pd.DataFrame, by: list[str], cluster: str | None) -> pd.DataFrame:
+    """The `by` columns and what the fit needs, per verdict that picks pos or neg (pandas)."""
+    data = verdicts[verdicts["chosen"].isin(["pos", "neg"])]
+    frame = pd.DataFrame(
+        {
+            "order": data["order"].to_numpy(dtype=int),
+            "chose_pos": data["chosen"].astype(str).to_numpy() == "pos",
+            "len_pos": data["len_pos"].to_numpy(dtype=float),
+            "len_neg": data["len_neg"].to_numpy(dtype=float),
+            "gold": data["correct"].notna().to_numpy(),
+            "unit": clusters.codes(data, cluster),
+            "item": item_key(data),
+        }
+    )
+    for b in by:  # each group column with its dtype
+        frame[b] = data[b].values
+    return frame
+
+
+def _lazy_frames(
+    verdicts: lazy.LazyVerdicts, by: list[str], cluster: str | None
+) -> Iterator[pd.DataFrame]:
+    """`_frame`'s columns judge by judge from a lazy table."""
+    columns = {
+        "order": pl.col("order"),
+        "chose_pos": pl.col("chosen").cast(pl.String) == "pos",
+        "len_pos": pl.col("len_pos"),
+        "len_neg": pl.col("len_neg"),
+        "gold": pl.col("correct").is_not_null(),
+    }
+    where = pl.col("chosen").cast(pl.String).is_in(["pos", "neg"])
+    return lazy.chunks(verdicts, by, columns, where=where, cluster=cluster)
+
+
 def _choice_design(g: pd.DataFrame, transform: str) -> tuple[np.ndarray, pd.DataFrame, str, float]:
     """Return y (chose X), the design (intercept, length[, gold]), what X is, and SD(length)."""
     order = g["order"].to_numpy(dtype=int)
-    chosen = g["chosen"].astype(str).to_numpy()
+    chose_pos = g["chose_pos"].to_numpy(dtype=bool)
     lp, ln = g["len_pos"].to_numpy(float), g["len_neg"].to_numpy(float)
     both = len(np.unique(order)) == 2
-    gold_known = bool(g["correct"].notna().all())
+    gold_known = bool(g["gold"].all())
     first_pos = order == 0
     if both:
-        y = np.where(first_pos, chosen == "pos", chosen == "neg").astype(float)
+        y = np.where(first_pos, chose_pos, ~chose_pos).astype(float)
         len_x, len_y = np.where(first_pos, lp, ln), np.where(first_pos, ln, lp)
         x_name = "response shown first (A)"
     else:
-        y = (chosen == "pos").astype(float)
+        y = chose_pos.astype(float)
         len_x, len_y = lp, ln
         x_name = "pos slot (single presentation order)"
     length, sd = length_term(len_x, len_y, transform)
@@ -216,7 +253,6 @@ def _choice_design(g: pd.DataFrame, transform: str) -> tuple[np.ndarray, pd.Data
 
 def _choice_regression(
     g: pd.DataFrame,
-    units: np.ndarray,
     *,
     transform: str,
     level: float,
@@ -227,7 +263,7 @@ def _choice_regression(
 ) -> list[dict[str, Any]]:
     """Fit `length_regression` on one group; return one row per term (no `by`, no unit)."""
     y, X, x_name, sd = _choice_design(g, transform)
-    items = item_key(g)
+    units = g["unit"].to_numpy()
     terms, note = term_inference(
         y,
         X,
@@ -240,6 +276,8 @@ def _choice_regression(
         n_boot=n_boot,
         rng=rng,
     )
+    n_items = len(pd.unique(g["item"].to_numpy()))
+    n_clusters = len(np.unique(units))
     rows = []
     for row in terms:
         row = {**row, "odds_ratio": float(np.exp(row["coef"])), "n": len(g)}
@@ -248,8 +286,8 @@ def _choice_regression(
         rows.append(
             {
                 **row,
-                "n_items": len(np.unique(items)),
-                "n_clusters": len(np.unique(units)),
+                "n_items": n_items,
+                "n_clusters": n_clusters,
                 "x": x_name,
                 "sd_length": sd,
                 "coef_per_100": per100,
@@ -304,7 +342,11 @@ def score_reason(table: pd.DataFrame, *, value: str = "score") -> str | None:
     (e.g. a 1–10 grade) and is NaN for pairwise choices and labels, so without one there is
     no score to set against length (empty tables and an empty plot).
     """
-    if value in table.columns and table[value].notna().any():
+    if lazy.is_lazy(table):
+        scored = table.frame.select(pl.col(value).is_not_null().any()).collect().item()
+        if scored:
+            return None
+    elif value in table.columns and table[value].notna().any():
         return None
     return (
         "the judgments hold no pointwise scores (every verdict is a pairwise choice or a "
@@ -344,6 +386,8 @@ def score_length_regression(
     """
     by = list(by)
     check_choice("inference", inference, INFERENCE)
+    if lazy.is_lazy(table):  # pointwise scores of a large source: its scored rows in pandas
+        table = lazy.collect(table, where=pl.col(value).is_not_null())
     _require(table, [*by, value, column, "item_id"], "score_length_regression")
     data = table[table[value].notna() & table[column].notna()]
     rows = []

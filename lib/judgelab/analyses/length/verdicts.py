@@ -18,8 +18,10 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import polars as pl
 
 from judgelab.analyses import pairwise
+from judgelab.analyses.length import lazy
 from judgelab.core import clusters
 from judgelab.core.schema import meta_field
 from judgelab.core.schema import require_columns as _require
@@ -56,12 +58,14 @@ def require_lengths(items: pd.DataFrame, columns: Sequence[str], what: str) -> N
         )
 
 
-def length_unit(table: pd.DataFrame) -> str:
+def length_unit(table: Any) -> str:
     """Return the length unit named in `len_unit` (its first value; "" when there is none).
 
     >>> length_unit(pd.DataFrame({"len_unit": [None, "words"]})), length_unit(pd.DataFrame())
     ('words', '')
     """
+    if lazy.is_lazy(table):
+        return table.len_unit
     if "len_unit" not in table.columns or table["len_unit"].dropna().empty:
         return ""
     return str(table["len_unit"].dropna().iloc[0])
@@ -155,6 +159,9 @@ def pairwise_verdicts(
     """
     _require(items, [*KEYS, "task", "meta"], "pairwise_verdicts items")
     require_lengths(items, ["len_pos", "len_neg", "len_context"], "pairwise_verdicts")
+    if isinstance(judgments, pl.LazyFrame):  # a large source (`lazy`)
+        unit = _unit(items)
+        return lazy.verdicts(items, judgments, judges=judges, sample=sample, unit=unit)
     _require(
         judgments,
         ["judge", *KEYS, "order", "sample", "valid", "chosen", "correct", "verdict"],
@@ -219,9 +226,14 @@ def item_table(
     require_lengths(
         items, ["len_context", "len_pos", "len_neg", "len_response"], "item_table items"
     )
+    lens = _item_lengths(items)
+    if isinstance(judgments, pl.LazyFrame):  # a large source (`lazy`)
+        return lazy.item_rows(
+            items, judgments, judges=judges, sample=sample, invalid_policy=invalid_policy,
+            lens=lens,
+        )  # fmt: skip
     _require(judgments, ["judge", *KEYS, "sample", "verdict", "correct"], "item_table")
     data = _select(judgments, judges, sample)
-    lens = _item_lengths(items)
     tasks = data[list(KEYS)].merge(lens[[*KEYS, "task"]], on=list(KEYS), how="left")["task"]
     parts = []
     pw = data[(tasks == "pairwise").to_numpy()]

@@ -1,0 +1,249 @@
+"""Length analyses of a lazy (polars) judgments table: notebook 03 at 10^7 rows.
+
+`catalog.load_source(allow_lazy=True)` hands a large source's judgments over as a
+`polars.LazyFrame` (`catalog.LAZY_ROWS`); the length functions a notebook calls then take
+this path themselves, so the notebook's code is the same for either size:
+
+- `pairwise_verdicts(items, lazy)` returns `LazyVerdicts` and `item_table(items, lazy)`
+  `LazyItems`: the joins and derived columns as polars expressions (nothing is read);
+- `picks_longer`, `length_regression` (and `length_sensitivity`), `accuracy_by_length`,
+  `accuracy_by_diff_bucket` read them judge by judge (`chunks`: one judge's rows, a few
+  numeric columns, the unit as its code in sorted-label order and the item as a code) and
+  hand each group the very arrays the pandas path builds, to the very same code — the same
+  estimates, intervals and p-values for the same seed.
+
+Options the lazy path does not reduce this way (the earlier percentile bootstrap, the
+pointwise-score sections) read the table into pandas (`collect`) and take the pandas path:
+correct at any size, light only where the table is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, NamedTuple
+
+import numpy as np
+import pandas as pd
+import polars as pl
+
+from judgelab.analyses.pairwise.scan_values import unit_values
+from judgelab.core import clusters
+from judgelab.core.schema import meta_field
+
+KEYS = ("benchmark", "split", "item_id")
+#: The columns of `pairwise_verdicts`, in its order.
+VERDICT_COLUMNS = [
+    "judge", *KEYS, "order", "sample", "verdict", "chosen", "correct", "len_pos", "len_neg",
+    "len_context", "len_unit", "model_pos", "model_neg", "len_mean", "len_diff", "longer",
+    "picked_longer", "first_shown", "both_orders", "cluster",
+]  # fmt: skip
+
+
+class LazyVerdicts(NamedTuple):
+    """`pairwise_verdicts` of a lazy judgments table (`_item`: the item's code)."""
+
+    frame: pl.LazyFrame
+    len_unit: str
+
+
+class LazyItems(NamedTuple):
+    """`item_table` of a lazy judgments table (`_item`: the item's code)."""
+
+    frame: pl.LazyFrame
+    len_unit: str
+
+
+def is_lazy(table: Any) -> bool:
+    """True for `LazyVerdicts` / `LazyItems`."""
+    return isinstance(table, LazyVerdicts | LazyItems)
+
+
+def _keys_str() -> list[pl.Expr]:
+    return [pl.col(k).cast(pl.String) for k in KEYS]
+
+
+def _side(items: pd.DataFrame, columns: Mapping[str, Any]) -> pl.LazyFrame:
+    """The items' keys (as text), `columns` and `_item` (the row's position) as a LazyFrame."""
+    frame = {k: items[k].astype(str).to_numpy() for k in KEYS}
+    frame.update({k: np.asarray(v) for k, v in columns.items()})
+    frame["_item"] = np.arange(len(items), dtype=np.int64)
+    return pl.from_pandas(pd.DataFrame(frame)).lazy()
+
+
+def _selected(judgments: pl.LazyFrame, judges: Sequence[str], sample: int | None) -> pl.LazyFrame:
+    """The rows of `judges` (all when empty; an unknown one is an error) and of `sample`."""
+    lf = judgments
+    if judges:
+        known = set(lf.select(pl.col("judge").unique()).collect(engine="streaming")["judge"])
+        unknown = [j for j in judges if j not in known]
+        if unknown:
+            raise ValueError(f"unknown judge(s) {unknown}; known: {sorted(known)}")
+        lf = lf.filter(pl.col("judge").is_in(list(judges)))
+    if sample is not None:
+        lf = lf.filter(pl.col("sample") == sample)
+    return lf
+
+
+def verdicts(
+    items: pd.DataFrame,
+    judgments: pl.LazyFrame,
+    *,
+    judges: Sequence[str],
+    sample: int | None,
+    unit: str,
+) -> LazyVerdicts:
+    """`pairwise_verdicts` as polars expressions over the scan (the same columns, lazily)."""
+    pair = items[items["task"] == "pairwise"]
+    lens: dict[str, Any] = {
+        c: pair[c].astype(float).to_numpy() for c in ("len_pos", "len_neg", "len_context")
+    }
+    for m in ("model_pos", "model_neg"):
+        lens[m] = meta_field(pair["meta"], m).to_numpy()
+    cols = ["judge", *KEYS, "order", "sample", "verdict", "chosen", "correct", "cluster"]
+    rows = _selected(judgments, judges, sample).select(cols).with_columns(_keys_str())
+    lf = rows.join(_side(pair, lens), on=list(KEYS), how="inner")
+    d = pl.col("len_pos") - pl.col("len_neg")
+    longer = pl.when(d > 0).then(pl.lit("pos")).when(d < 0).then(pl.lit("neg"))
+    chosen = pl.col("chosen").cast(pl.String).fill_null("")
+    decisive = chosen.is_in(["pos", "neg"]) & (pl.col("longer") != "equal")
+    lf = lf.with_columns(
+        ((pl.col("len_pos") + pl.col("len_neg")) / 2).alias("len_mean"),
+        d.alias("len_diff"),
+        longer.otherwise(pl.lit("equal")).alias("longer"),
+        pl.col("order").cast(pl.Int64),
+        pl.lit(unit).alias("len_unit"),
+        pl.col("model_pos").cast(pl.String),
+        pl.col("model_neg").cast(pl.String),
+    ).with_columns(
+        pl.when(decisive)
+        .then((chosen == pl.col("longer")).cast(pl.Float64))
+        .alias("picked_longer"),
+        pl.when(pl.col("order") == 0)
+        .then(pl.lit("pos"))
+        .otherwise(pl.lit("neg"))
+        .alias("first_shown"),
+        (pl.col("order").n_unique().over("judge") == 2).alias("both_orders"),
+    )
+    return LazyVerdicts(lf.select(*VERDICT_COLUMNS, "_item"), unit)
+
+
+def item_rows(
+    items: pd.DataFrame,
+    judgments: pl.LazyFrame,
+    *,
+    judges: Sequence[str],
+    sample: int | None,
+    invalid_policy: str,
+    lens: pd.DataFrame,
+) -> LazyItems:
+    """`item_table` lazily: pairwise items paired over both orders (`pairwise` scan values).
+
+    `lens` is `verdicts._item_lengths(items)` (per item: task, lengths, unit).
+    """
+    lf = _selected(judgments, judges, sample).with_columns(_keys_str())
+    side = _side(
+        lens,
+        {
+            "task": lens["task"].astype(str).to_numpy(),
+            **{c: lens[c].to_numpy(dtype=float) for c in ("len_context", "len_response")},
+            "len_diff": lens["len_diff"].to_numpy(dtype=float),
+        },
+    )
+    task = side.select(*KEYS, "task")
+    lf = lf.join(task, on=list(KEYS), how="left")
+    pw = unit_values(
+        lf.filter(pl.col("task") == "pairwise"),
+        groups=("judge", *KEYS[:2]),
+        invalid_policy=invalid_policy,
+    ).filter(pl.col("complete") == 1)
+    gold = pl.col("has_gold") == 1
+    pw = pw.select(
+        "judge", *KEYS, pl.col("sample").cast(pl.Int64),
+        pl.when(gold).then(pl.col("consistently_correct").cast(pl.Float64)).alias("correct"),
+        pl.col("consistent").cast(pl.Float64),
+        pl.lit(None, pl.Float64).alias("score"),
+        pl.col("cluster").alias("_cluster"),
+    )  # fmt: skip
+    pt = lf.filter(pl.col("task").is_in(["pointwise", "qa"])).select(
+        "judge", *KEYS, pl.col("sample").cast(pl.Int64),
+        pl.col("correct").cast(pl.Float64),
+        pl.lit(None, pl.Float64).alias("consistent"),
+        pl.col("verdict").cast(pl.String).str.strip_chars().cast(pl.Float64, strict=False)
+        .alias("score"),
+        pl.col("cluster").alias("_cluster"),
+    )  # fmt: skip
+    rows = pl.concat([pw, pt], how="vertical_relaxed")
+    unit = str(lens["len_unit"].iloc[0]) if len(lens) else ""
+    out = rows.join(side, on=list(KEYS), how="left").with_columns(
+        pl.lit(unit).alias("len_unit"), pl.col("_cluster").alias("cluster")
+    )
+    cols = ["judge", *KEYS, "sample", "task", "correct", "consistent", "score"]
+    cols += ["len_context", "len_response", "len_diff", "len_unit", "cluster", "_item"]
+    return LazyItems(out.select(cols), unit)
+
+
+def _unit_label(names: Sequence[str], cluster: str | None) -> pl.Expr:
+    """The resampling unit's label, as `core.clusters.codes` labels a pandas frame's rows."""
+    if cluster is not None and cluster in names:
+        given = pl.col(cluster).cast(pl.String)
+        own = pl.lit("item|") + pl.col("item_id").cast(pl.String)
+        return pl.when(given.is_not_null() & (given != "")).then(given).otherwise(own)
+    return pl.concat_str([pl.col(k).cast(pl.String) for k in clusters.KEYS], separator="|")
+
+
+def chunks(
+    table: LazyVerdicts | LazyItems,
+    by: Sequence[str],
+    columns: Mapping[str, pl.Expr],
+    *,
+    where: pl.Expr | None = None,
+    cluster: str | None = clusters.COLUMN,
+) -> Iterator[pd.DataFrame]:
+    """Yield the rows of `table` (those `where` keeps) judge by judge as compact frames.
+
+    Each frame holds the `by` columns, `columns`, `unit` (the unit's code: the rank of its
+    label among the frame's, i.e. sorted-label order as `clusters.codes` gives) and `item`
+    (the item's code). Judge by judge when `judge` is among `by` (a group never spans two
+    judges), else one frame.
+    """
+    lf = table.frame if where is None else table.frame.filter(where)
+    names = lf.collect_schema().names()
+    label = _unit_label(names, cluster)
+    select = [pl.col(b) for b in by] + [e.alias(k) for k, e in columns.items()]
+    select += [label.alias("unit"), pl.col("_item").alias("item")]
+    parts: list[pl.Expr | None] = [None]
+    if "judge" in by:
+        judges = lf.select(pl.col("judge").unique()).collect(engine="streaming")["judge"]
+        parts = [pl.col("judge") == j for j in sorted(judges.drop_nulls().to_list())]
+    for part in parts:
+        rows = lf if part is None else lf.filter(part)
+        got = rows.select(select).collect(engine="streaming")
+        if got.is_empty():
+            continue
+        got = got.with_columns(pl.col("unit").rank("dense").cast(pl.Int64) - 1)
+        yield got.to_pandas()
+
+
+def minimum(table: LazyVerdicts | LazyItems, expr: pl.Expr, where: pl.Expr) -> float:
+    """The smallest value of `expr` over the rows `where` keeps (NaN when there are none)."""
+    got = table.frame.filter(where).select(expr.min()).collect(engine="streaming").item()
+    return float("nan") if got is None else float(got)
+
+
+def collect(table: LazyVerdicts | LazyItems, where: pl.Expr | None = None) -> pd.DataFrame:
+    """The table (its rows `where` keeps) in pandas: for the options without a lazy path."""
+    lf = table.frame if where is None else table.frame.filter(where)
+    return lf.drop("_item").collect(engine="streaming").to_pandas()
+
+
+__all__ = [
+    "LazyItems",
+    "LazyVerdicts",
+    "VERDICT_COLUMNS",
+    "chunks",
+    "collect",
+    "is_lazy",
+    "item_rows",
+    "minimum",
+    "verdicts",
+]
