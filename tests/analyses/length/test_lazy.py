@@ -35,6 +35,40 @@ def _judgments(seed: int, split: str, bias: float):
     return items, judgments
 
 
+def _pointwise_items() -> pd.DataFrame:
+    """Twelve graded answers (a 1–10 score), in three clusters of unequal size."""
+    n = 12
+    return pd.DataFrame(
+        {
+            "benchmark": "sim", "split": "graded", "item_id": [f"g{i}" for i in range(n)],
+            "task": "pointwise", "response": ["word " * (5 + 7 * i) for i in range(n)],
+            "gold": "Correct", "cluster": [f"doc-{min(i // 3, 2)}" for i in range(n)],
+            "len_context": 0.0, "len_pos": np.nan, "len_neg": np.nan,
+            "len_response": [5.0 + 7 * i for i in range(n)], "len_unit": "words",
+        }
+    )  # fmt: skip
+
+
+def _pointwise(items: pd.DataFrame, rng) -> list[pd.DataFrame]:
+    """Each judge grades each answer once: a numeric verdict (some unparseable), `correct`."""
+    template = _pointwise_items()
+    out = []
+    for name in ["judge-a", "judge-b", "judge-c"]:
+        score = rng.integers(1, 11, len(template))
+        verdict = [str(s) if s != 3 else "n/a" for s in score]
+        out.append(
+            pd.DataFrame(
+                {
+                    "benchmark": "sim", "split": "graded", "item_id": template["item_id"],
+                    "judge": name, "model": name, "order": 0, "sample": 0,
+                    "verdict": verdict, "output": verdict, "valid": True, "chosen": None,
+                    "correct": score >= 6,
+                }
+            )
+        )  # fmt: skip
+    return out
+
+
 @pytest.fixture(scope="module")
 def tables(tmp_path_factory):
     rng = np.random.default_rng(7)
@@ -55,8 +89,9 @@ def tables(tmp_path_factory):
         if k == 1:
             j.loc[j["split"] == "dev", "correct"] = pd.NA  # no gold for this judge's dev rows
         judges.append(j)
-    judgments = pd.concat(judges, ignore_index=True)
+    judgments = pd.concat([*judges, *_pointwise(items, rng)], ignore_index=True)
     judgments = judgments.drop(index=judgments.index[(judgments["item_id"] == "c0003-i1")][:1])
+    items = pd.concat([items, _pointwise_items()], ignore_index=True)
     path = tmp_path_factory.mktemp("lazy-length") / "judgments.parquet"
     judgments.to_parquet(path)
     eager = catalog_core.with_clusters(pd.read_parquet(path), items)
@@ -162,4 +197,13 @@ def test_length_sensitivity_and_score_reason(tables):
     )
     _same(got, want)
     reasons = _both(tables, lambda i, j: length.score_reason(length.item_table(i, j)))
-    assert reasons[0] == reasons[1] is not None
+    assert reasons[0] is None and reasons[1] is None  # the graded answers have scores
+
+
+def test_score_sections_read_the_scored_rows(tables):
+    for fn in (
+        lambda t: length.score_length_regression(t, n_boot=N_BOOT),
+        lambda t: length.accuracy_by_length(t, metrics_=("score",), n_boot=N_BOOT),
+    ):
+        want, got = _both(tables, lambda i, j, fn=fn: fn(length.item_table(i, j)))
+        _same(got, want)

@@ -12,13 +12,16 @@ reports `n_eff_clusters` and `few_clusters`.
 Modules, in reading order:
 
 - `verdicts`: the two input tables (`pairwise_verdicts`, `item_table`) and their keys;
+- `lazy`: the same tables of a large source's polars scan, read judge by judge by the
+  functions below (the same numbers as the pandas path);
 - `rates`: a mean per group with its interval over clusters and Wilson bounds;
 - `bins`: length bins, length-difference buckets and accuracy per bin (Fig. 10);
 - `picks`: P(picks longer), by gold condition, balanced (the headline), with its interval
   and the test that inverts it; `score_pairs` for pointwise graders;
 - `glm`: the binomial GLM and the inference on its terms (CR2 / wild / CR1; HC0 legacy);
 - `regression`: logistic regression of the choice on a bounded length term (log2 ratio;
-  linear and tanh as sensitivity rows); OLS of a score on length;
+  linear and tanh as sensitivity rows);
+- `score`: OLS of a pointwise score on length, within model;
 - `winrate`: the length-controlled win rate beside AlpacaEval's published one;
 - `context`: accuracy against context length, the context × response grid, the trend test;
 - `plots`: the plotters of these tables.
@@ -50,12 +53,12 @@ from judgelab.analyses.length.regression import (
     length_regression,
     length_sensitivity,
     length_term,
-    score_length_regression,
-    score_reason,
 )
+from judgelab.analyses.length.score import score_length_regression, score_reason
 from judgelab.analyses.length.verdicts import (
     KEYS,
     group_label,
+    item_counts,
     item_key,
     item_table,
     length_unit,
@@ -94,6 +97,7 @@ __all__ = [
     "design_length",
     "diff_buckets",
     "group_label",
+    "item_counts",
     "item_key",
     "item_table",
     "length_controlled_winrate",

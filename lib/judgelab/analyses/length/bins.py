@@ -231,7 +231,7 @@ def accuracy_by_length(
     kw = dict(n_boot=n_boot, seed=seed, level=level, inference=inference)
     parts = []
     if lazy.is_lazy(table):
-        item_bins = _lazy_item_bins(table, column, edges, by)
+        item_bins = _lazy_item_bins(table, column, edges, by, cluster)
         for m in metrics_:
             frames = [
                 f.assign(bin=item_bins[f["item"].to_numpy()])
@@ -264,7 +264,7 @@ def accuracy_by_length(
 
 
 def _lazy_item_bins(
-    table: lazy.LazyItems, column: str, edges: Sequence[float], by: str
+    table: lazy.LazyItems, column: str, edges: Sequence[float], by: str, cluster: str | None
 ) -> pd.Categorical:
     """The bin of every item code of a lazy table: `bin_lengths` over the items it holds.
 
@@ -272,17 +272,11 @@ def _lazy_item_bins(
     the set of lengths only, and each item's length is one value; so binning each item once
     gives every row the bin the pandas path gives it (indexed by the item's code).
     """
-    per = (
-        table.frame.group_by("_item")
-        .agg(pl.col(column).first())
-        .collect(engine="streaming")
-        .sort("_item")
-    )
-    x = pd.Series(per[column].to_numpy(), dtype=float)
+    held = lazy.item_codes(table, cluster)
+    x = pd.Series(table.per_item[column].to_numpy()[held], dtype=float)
     binned = bin_lengths(x, edges=edges, by=by, reference=x).values
-    n = int(per["_item"].max()) + 1 if len(per) else 0
-    codes = np.full(n, -1, dtype=np.int64)
-    codes[per["_item"].to_numpy()] = binned.codes
+    codes = np.full(len(table.per_item), -1, dtype=np.int64)
+    codes[held] = binned.codes
     return pd.Categorical.from_codes(codes, categories=binned.categories, ordered=True)
 
 

@@ -18,9 +18,10 @@ standardized residuals) and `few_clusters` when it is below `clusters.FEW_EFFECT
 
 from __future__ import annotations
 
+import gc
 import warnings
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -30,6 +31,8 @@ from judgelab.errors import check_choice
 
 #: |coefficient| beyond which a fit is flagged as (quasi-)separated.
 SEPARATION_COEF = 15.0
+#: Rows from which a fit's statsmodels objects are collected at once (`term_inference`).
+LARGE_FIT = 100_000
 #: Inference of a GLM coefficient: CR2 + Bell–McCaffrey t (default), the wild cluster score
 #: bootstrap, or the earlier CR1 t(G − 1) ("cluster").
 INFERENCE = ("cr2", "wild", "cluster")
@@ -86,6 +89,47 @@ def fit_binomial(y: np.ndarray, X: pd.DataFrame, groups: np.ndarray | None) -> t
     return res, ""
 
 
+class PointFit(NamedTuple):
+    """The unrestricted fit `term_inference` builds on: coefficients and fitted means."""
+
+    params: np.ndarray
+    mu: np.ndarray
+
+
+def point_fit(y: np.ndarray, X: pd.DataFrame) -> tuple[PointFit | None, str]:
+    """Fit the binomial GLM of `y` on `X` for its coefficients and fitted means, and a note.
+
+    A 0/1 outcome is fitted by Newton's method on the logit likelihood (`statsmodels`'
+    `Logit`: the same maximum, ~5× faster than the GLM's IRLS at 10^6 rows); fractions, a
+    fit that does not converge or fails, or a separated one go to `fit_binomial` (the GLM),
+    whose note says what went wrong.
+    """
+    import statsmodels.api as sm
+
+    yv = np.asarray(y, dtype=np.float64)
+    if np.isin(yv, (0.0, 1.0)).all():
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                res = sm.Logit(yv, X.to_numpy(dtype=np.float64)).fit(method="newton", disp=0)
+            except Exception:  # noqa: BLE001 - the GLM below says why
+                res = None
+        params = None if res is None else np.asarray(res.params)
+        clean = not any("separation" in str(w.message).lower() for w in caught)
+        if (
+            res is not None
+            and clean
+            and bool(res.mle_retvals.get("converged", False))
+            and np.isfinite(params).all()
+            and not (np.abs(params) > SEPARATION_COEF).any()
+        ):
+            return PointFit(params, np.asarray(res.predict())), ""
+    res, note = fit_binomial(yv, X, None)
+    if res is None:
+        return None, note
+    return PointFit(np.asarray(res.params), np.asarray(res.fittedvalues)), note
+
+
 def _nan_row() -> dict[str, Any]:
     row: dict[str, Any] = dict.fromkeys(INFERENCE_COLUMNS, np.nan)
     row.update(few_clusters=True, method="no fit")
@@ -127,7 +171,7 @@ def term_inference(
     check_choice("wild", wild_mode, WILD)
     codes = np.unique(np.asarray(codes), return_inverse=True)[1]
     legacy, note = fit_binomial(y, X, codes) if inference == "cluster" else (None, "")
-    res, fit_note = fit_binomial(y, X, None)
+    res, fit_note = point_fit(y, X)
     note = note or fit_note
     if res is None:
         return [
@@ -143,11 +187,11 @@ def term_inference(
         ], note
     Xv = X.to_numpy(dtype=np.float64)
     yv = np.asarray(y, dtype=np.float64)
-    mu = np.asarray(res.fittedvalues)
+    mu = res.mu
     var = np.clip(mu * (1.0 - mu), 1e-12, None)
     xw, rw = cr2.glm_inputs(Xv, yv, mu, var)
     bread = np.linalg.pinv(xw.T @ xw)
-    params = np.asarray(res.params)
+    params = res.params
     if inference == "wild":  # the wild bootstrap is the reported interval of every term
         wild_mode, wild_terms = "interval", terms
     beyond = wild.beyond_limit(int(codes.max()) + 1 if codes.size else 0, n_boot)
@@ -203,6 +247,12 @@ def term_inference(
         method += BEYOND if beyond else ""
         row.update(ci_low=chosen[0], ci_high=chosen[1], p_value=chosen[2], method=method)
         rows.append(row)
+    if len(yv) >= LARGE_FIT:
+        # statsmodels results are reference cycles that hold copies of the data (~0.5 GB at
+        # 2·10^6 rows); freed now, not at a later full collection (a judge-by-judge loop
+        # would otherwise hold one per judge)
+        del res, legacy
+        gc.collect()
     return rows, note
 
 

@@ -44,6 +44,8 @@ class LazyVerdicts(NamedTuple):
 
     frame: pl.LazyFrame
     len_unit: str
+    per_item: pl.DataFrame  # the item-level columns, row `_item` for item code `_item`
+    memo: dict  # per judge and unit rule: the compact row-level columns (`_core`)
 
 
 class LazyItems(NamedTuple):
@@ -51,6 +53,23 @@ class LazyItems(NamedTuple):
 
     frame: pl.LazyFrame
     len_unit: str
+    per_item: pl.DataFrame
+    memo: dict
+
+
+#: Row-level columns `chunks` keeps per judge (compact), by table kind; the item-level ones
+#: (`per_item`) are gathered by item code when a chunk is built.
+_CORE = {
+    "verdicts": {
+        "benchmark": pl.Categorical, "split": pl.Categorical, "order": pl.Int8,
+        "chosen": pl.Categorical, "correct": pl.Boolean, "picked_longer": pl.Int8,
+    },
+    "items": {
+        "benchmark": pl.Categorical, "split": pl.Categorical, "task": pl.Categorical,
+        "correct": pl.Int8, "consistent": pl.Int8, "score": pl.Float64,
+    },
+}  # fmt: skip
+_FLOATS = ("picked_longer", "correct", "consistent")  # stored as Int8 (0/1/null), exact
 
 
 def is_lazy(table: Any) -> bool:
@@ -124,7 +143,15 @@ def verdicts(
         .alias("first_shown"),
         (pl.col("order").n_unique().over("judge") == 2).alias("both_orders"),
     )
-    return LazyVerdicts(lf.select(*VERDICT_COLUMNS, "_item"), unit)
+    lp, ln = lens["len_pos"], lens["len_neg"]
+    per_item = pl.DataFrame(
+        {
+            "len_pos": lp, "len_neg": ln, "len_context": lens["len_context"],
+            "len_mean": (lp + ln) / 2, "len_diff": lp - ln,
+            "longer": np.select([lp - ln > 0, lp - ln < 0], ["pos", "neg"], "equal"),
+        }
+    )  # fmt: skip
+    return LazyVerdicts(lf.select(*VERDICT_COLUMNS, "_item"), unit, per_item, {})
 
 
 def item_rows(
@@ -149,37 +176,39 @@ def item_rows(
             "len_diff": lens["len_diff"].to_numpy(dtype=float),
         },
     )
-    task = side.select(*KEYS, "task")
-    lf = lf.join(task, on=list(KEYS), how="left")
-    pw = unit_values(
-        lf.filter(pl.col("task") == "pairwise"),
-        groups=("judge", *KEYS[:2]),
-        invalid_policy=invalid_policy,
-    ).filter(pl.col("complete") == 1)
+    task = pl.col("task")
+    # pairwise items: every judgment paired over both orders (items of other tasks and
+    # unknown ones are paired too, then left out by the inner join: cheaper than a join
+    # on the text keys before the group-by)
+    pw = unit_values(lf, groups=("judge", *KEYS[:2]), invalid_policy=invalid_policy)
     gold = pl.col("has_gold") == 1
-    pw = pw.select(
+    pw = pw.filter(pl.col("complete") == 1).select(
         "judge", *KEYS, pl.col("sample").cast(pl.Int64),
         pl.when(gold).then(pl.col("consistently_correct").cast(pl.Float64)).alias("correct"),
         pl.col("consistent").cast(pl.Float64),
         pl.lit(None, pl.Float64).alias("score"),
-        pl.col("cluster").alias("_cluster"),
-    )  # fmt: skip
-    pt = lf.filter(pl.col("task").is_in(["pointwise", "qa"])).select(
-        "judge", *KEYS, pl.col("sample").cast(pl.Int64),
-        pl.col("correct").cast(pl.Float64),
-        pl.lit(None, pl.Float64).alias("consistent"),
-        pl.col("verdict").cast(pl.String).str.strip_chars().cast(pl.Float64, strict=False)
-        .alias("score"),
-        pl.col("cluster").alias("_cluster"),
-    )  # fmt: skip
-    rows = pl.concat([pw, pt], how="vertical_relaxed")
+        pl.col("cluster"),
+    ).join(side.filter(task == "pairwise"), on=list(KEYS), how="inner")  # fmt: skip
+    parts = [pw]
+    if lens["task"].isin(["pointwise", "qa"]).any():
+        point = side.filter(task.is_in(["pointwise", "qa"]))
+        pt = lf.select(
+            "judge", *KEYS, pl.col("sample").cast(pl.Int64),
+            pl.col("correct").cast(pl.Float64),
+            pl.lit(None, pl.Float64).alias("consistent"),
+            pl.col("verdict").cast(pl.String).str.strip_chars().cast(pl.Float64, strict=False)
+            .alias("score"),
+            pl.col("cluster"),
+        ).join(point, on=list(KEYS), how="inner")  # fmt: skip
+        parts.append(pt)
     unit = str(lens["len_unit"].iloc[0]) if len(lens) else ""
-    out = rows.join(side, on=list(KEYS), how="left").with_columns(
-        pl.lit(unit).alias("len_unit"), pl.col("_cluster").alias("cluster")
-    )
+    out = pl.concat(parts, how="vertical_relaxed").with_columns(pl.lit(unit).alias("len_unit"))
     cols = ["judge", *KEYS, "sample", "task", "correct", "consistent", "score"]
     cols += ["len_context", "len_response", "len_diff", "len_unit", "cluster", "_item"]
-    return LazyItems(out.select(cols), unit)
+    per_item = pl.DataFrame(
+        {c: lens[c].to_numpy(dtype=float) for c in ("len_context", "len_response", "len_diff")}
+    )
+    return LazyItems(out.select(cols), unit, per_item, {})
 
 
 def _unit_label(names: Sequence[str], cluster: str | None) -> pl.Expr:
@@ -206,6 +235,9 @@ def chunks(
     (the item's code). Judge by judge when `judge` is among `by` (a group never spans two
     judges), else one frame.
     """
+    if _from_core(table, by, columns, where):
+        yield from _core_chunks(table, by, columns, where, cluster)
+        return
     lf = table.frame if where is None else table.frame.filter(where)
     names = lf.collect_schema().names()
     label = _unit_label(names, cluster)
@@ -224,10 +256,92 @@ def chunks(
         yield got.to_pandas()
 
 
-def minimum(table: LazyVerdicts | LazyItems, expr: pl.Expr, where: pl.Expr) -> float:
+def _kind(table: LazyVerdicts | LazyItems) -> str:
+    return "verdicts" if isinstance(table, LazyVerdicts) else "items"
+
+
+def _from_core(
+    table: LazyVerdicts | LazyItems,
+    by: Sequence[str],
+    columns: Mapping[str, pl.Expr],
+    where: pl.Expr | None,
+) -> bool:
+    """Whether a request reads only the kept columns (`_CORE`, `per_item`), judge by judge."""
+    known = {"judge", *_CORE[_kind(table)], *table.per_item.columns}
+    exprs = [*columns.values(), *([where] if where is not None else [])]
+    roots = {r for e in exprs for r in e.meta.root_names()}
+    return "judge" in by and set(by) <= known and roots <= known
+
+
+def judges_of(table: LazyVerdicts | LazyItems) -> list[str]:
+    """The table's judges, sorted (read once)."""
+    if "judges" not in table.memo:
+        got = table.frame.select(pl.col("judge").unique()).collect(engine="streaming")["judge"]
+        table.memo["judges"] = sorted(got.drop_nulls().to_list())
+    return table.memo["judges"]
+
+
+def _core(table: LazyVerdicts | LazyItems, judge: str, cluster: str | None) -> pl.DataFrame:
+    """One judge's rows: the compact `_CORE` columns, `_item` and `unit` (read once)."""
+    key = (judge, cluster)
+    if key not in table.memo:
+        lf = table.frame.filter(pl.col("judge") == judge)
+        label = _unit_label(lf.collect_schema().names(), cluster)
+        cast = [pl.col(c).cast(t) for c, t in _CORE[_kind(table)].items()]
+        got = lf.select(*cast, pl.col("_item").cast(pl.Int32), label.alias("unit"))
+        got = got.collect(engine="streaming")
+        table.memo[key] = got.with_columns(pl.col("unit").rank("dense").cast(pl.Int32) - 1)
+    return table.memo[key]
+
+
+def _core_chunks(
+    table: LazyVerdicts | LazyItems,
+    by: Sequence[str],
+    columns: Mapping[str, pl.Expr],
+    where: pl.Expr | None,
+    cluster: str | None,
+) -> Iterator[pd.DataFrame]:
+    """`chunks` from the kept columns: each judge's rows read once for every request."""
+    for judge in judges_of(table):
+        core = _core(table, judge, cluster)
+        idx = core["_item"]
+        rows = core.with_columns(
+            pl.lit(judge).alias("judge"),
+            *[pl.col(c).cast(pl.Float64) for c in _FLOATS if c in core.columns],
+            *[table.per_item[c].gather(idx).alias(c) for c in table.per_item.columns],
+        )
+        if where is not None:
+            rows = rows.filter(where)
+        if rows.is_empty():
+            continue
+        got = rows.select(
+            *[pl.col(b) for b in by],
+            *[e.alias(k) for k, e in columns.items()],
+            pl.col("unit").cast(pl.Int64),
+            pl.col("_item").cast(pl.Int64).alias("item"),
+        )
+        yield got.with_columns(pl.col(pl.Categorical).cast(pl.String)).to_pandas()
+
+
+def minimum(
+    table: LazyVerdicts | LazyItems,
+    expr: pl.Expr,
+    where: pl.Expr,
+    cluster: str | None = clusters.COLUMN,
+) -> float:
     """The smallest value of `expr` over the rows `where` keeps (NaN when there are none)."""
-    got = table.frame.filter(where).select(expr.min()).collect(engine="streaming").item()
-    return float("nan") if got is None else float(got)
+    if _from_core(table, ["judge"], {"x": expr}, where):
+        parts = [f["x"].min() for f in _core_chunks(table, ["judge"], {"x": expr}, where, cluster)]
+        got = min(parts) if parts else None
+    else:
+        got = table.frame.filter(where).select(expr.min()).collect(engine="streaming").item()
+    return float("nan") if got is None or pd.isna(got) else float(got)
+
+
+def item_codes(table: LazyVerdicts | LazyItems, cluster: str | None) -> np.ndarray:
+    """The codes of the items the table holds (any judge), sorted."""
+    codes = [_core(table, j, cluster)["_item"].unique().to_numpy() for j in judges_of(table)]
+    return np.unique(np.concatenate(codes)) if codes else np.zeros(0, dtype=np.int64)
 
 
 def collect(table: LazyVerdicts | LazyItems, where: pl.Expr | None = None) -> pd.DataFrame:
@@ -243,7 +357,9 @@ __all__ = [
     "chunks",
     "collect",
     "is_lazy",
+    "item_codes",
     "item_rows",
+    "judges_of",
     "minimum",
     "verdicts",
 ]

@@ -188,7 +188,7 @@ def _lazy_frames(
     frames = lazy.chunks(verdicts, by, columns, where=decisive, cluster=cluster)
     if abs_diff_edges is None:
         return frames, None
-    floor = lazy.minimum(verdicts, pl.col("len_diff").abs(), decisive)
+    floor = lazy.minimum(verdicts, pl.col("len_diff").abs(), decisive, cluster)
     cuts, labels = value_cuts(abs_diff_edges, floor)
 
     def binned() -> Iterator[pd.DataFrame]:

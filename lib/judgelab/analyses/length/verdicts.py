@@ -253,6 +253,16 @@ def item_table(
     return with_clusters(table, items, judgments)[_ITEM_COLUMNS]
 
 
+def item_counts(table: Any) -> pd.DataFrame:
+    """Return the rows of an `item_table` (pandas or lazy) per judge × task: `n_items`."""
+    if lazy.is_lazy(table):
+        counts = table.frame.group_by(["judge", "task"]).agg(pl.len().alias("n_items"))
+        out = counts.collect(engine="streaming").to_pandas()
+        out["n_items"] = out["n_items"].astype(int)
+        return out.sort_values(["judge", "task"]).reset_index(drop=True)
+    return table.groupby(["judge", "task"]).size().rename("n_items").reset_index()
+
+
 def _item_lengths(items: pd.DataFrame) -> pd.DataFrame:
     """Per item: task, context length, response length (pairwise: pair mean), len_diff, unit."""
     lens = items[[*KEYS, "task", "len_context", "len_pos", "len_neg", "len_response"]].copy()
