@@ -174,13 +174,18 @@ def cases(
 
 
 def _lazy_pairwise(lf: Any, items: pd.DataFrame, category: str, outputs: bool) -> pd.DataFrame:
-    """The pairwise cases of a lazy table (`explore_lazy`), with `_pairwise`'s length test."""
-    w = explore_lazy.pairwise_cases(lf, items, category, outputs=outputs)
+    """The pairwise cases of a lazy table (`explore_lazy`), with `_pairwise`'s length test.
+
+    `longer_worse` counts the words of each item once and pairs only the items whose worse
+    response is the longer (the pandas path counts them on every paired row: the same rows).
+    """
     if category == "longer_worse":
-        pos = lengths.counts(w["response_pos"].fillna(""), "words")
-        neg = lengths.counts(w["response_neg"].fillna(""), "words")
-        w = w[np.asarray(neg > pos, dtype=bool)]
-    return w.reset_index(drop=True)
+        pos = lengths.counts(items["response_pos"].fillna(""), "words")
+        neg = lengths.counts(items["response_neg"].fillna(""), "words")
+        items = items[np.asarray(neg > pos, dtype=bool)]
+        w = explore_lazy.pairwise_cases(lf, items, category, outputs=outputs, only_items=True)
+        return w.reset_index(drop=True)
+    return explore_lazy.pairwise_cases(lf, items, category, outputs=outputs)
 
 
 def probe_cases(

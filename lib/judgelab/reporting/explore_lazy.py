@@ -46,15 +46,25 @@ def _keep(category: str) -> pl.Expr:
 
 
 def pairwise_cases(
-    lf: pl.LazyFrame, items: pd.DataFrame, category: str, *, outputs: bool = True
+    lf: pl.LazyFrame,
+    items: pd.DataFrame,
+    category: str,
+    *,
+    outputs: bool = True,
+    only_items: bool = False,
 ) -> pd.DataFrame:
     """Return the pairwise cases of `category` of a lazy table, as `explore._pairwise` does.
 
     `outputs=False` leaves out the raw outputs (`output_0`, `output_1`: the heaviest
     columns; at 10^7 rows the join held 2.7 GB with them), which `outputs_of` adds to a few.
+    `only_items`: `items` are a few of the table's (a category decided by the items), so
+    only their judgments are read and paired.
     """
     casts = [pl.col(c).cast(pl.String) for c in KEY]
     lf = lf.with_columns(casts)
+    if only_items:
+        known = pl.from_pandas(items[KEY].drop_duplicates().astype(str)).lazy()
+        lf = lf.join(known, on=KEY, how="semi")
     cols = COLS if outputs else [c for c in COLS if c != "output"]
     if category in BOTH_DECISIVE:  # only pairs decisive in both orders qualify: an inner join
         decisive = lf.filter(pl.col("chosen").is_in(DECISIVE))

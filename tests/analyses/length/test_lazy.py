@@ -207,3 +207,8 @@ def test_score_sections_read_the_scored_rows(tables):
     ):
         want, got = _both(tables, lambda i, j, fn=fn: fn(length.item_table(i, j)))
         _same(got, want)
+
+
+def test_item_counts(tables):
+    want, got = _both(tables, lambda i, j: length.item_counts(length.item_table(i, j)))
+    _same(got, want)

@@ -197,13 +197,14 @@ def term_inference(
     beyond = wild.beyond_limit(int(codes.max()) + 1 if codes.size else 0, n_boot)
     if beyond:  # B × G arrays would not fit; CR2 holds with that many clusters
         wild_mode = "none"
+    moments = cr2.cluster_moments(xw, rw, codes)  # once for every term
     rows = []
     for name in terms:
         k = list(X.columns).index(name)
         a = np.zeros(Xv.shape[1])
         a[k] = 1.0
         est = float(params[k])
-        c = cr2.cr2_test(xw, rw, codes, a, estimate=est, null=0.0, level=level)
+        c = cr2.cr2_from_moments(*moments, a, estimate=est, null=0.0, level=level)
         influence = xw @ bread[:, k]
         n_eff = clusters.effective(influence, codes, resid=rw)
         w_low = w_high = w_p = np.nan

@@ -338,6 +338,27 @@ def minimum(
     return float("nan") if got is None or pd.isna(got) else float(got)
 
 
+def task_counts(table: LazyItems) -> pd.DataFrame:
+    """The rows per judge × task (`judge`, `task`, `n_items`), from the kept columns."""
+    parts = [
+        _core(table, j, clusters.COLUMN)
+        .group_by("task")
+        .agg(pl.len().alias("n_items"))
+        .with_columns(pl.col("task").cast(pl.String), pl.lit(j).alias("judge"))
+        for j in judges_of(table)
+    ]
+    if not parts:
+        return pd.DataFrame({"judge": [], "task": [], "n_items": []})
+    out = pl.concat(parts).select("judge", "task", "n_items").sort("judge", "task")
+    return out.to_pandas().astype({"n_items": int})
+
+
+def any_value(table: LazyItems, column: str) -> bool:
+    """Whether any row holds a `column` value (a kept column: `_CORE`)."""
+    cores = (_core(table, j, clusters.COLUMN) for j in judges_of(table))
+    return any(core[column].is_not_null().any() for core in cores)
+
+
 def item_codes(table: LazyVerdicts | LazyItems, cluster: str | None) -> np.ndarray:
     """The codes of the items the table holds (any judge), sorted."""
     codes = [_core(table, j, cluster)["_item"].unique().to_numpy() for j in judges_of(table)]
@@ -353,6 +374,7 @@ def collect(table: LazyVerdicts | LazyItems, where: pl.Expr | None = None) -> pd
 __all__ = [
     "LazyItems",
     "LazyVerdicts",
+    "any_value",
     "VERDICT_COLUMNS",
     "chunks",
     "collect",
@@ -361,5 +383,6 @@ __all__ = [
     "item_rows",
     "judges_of",
     "minimum",
+    "task_counts",
     "verdicts",
 ]

@@ -47,8 +47,7 @@ def score_reason(table: pd.DataFrame, *, value: str = "score") -> str | None:
     no score to set against length (empty tables and an empty plot).
     """
     if lazy.is_lazy(table):
-        scored = table.frame.select(pl.col(value).is_not_null().any()).collect().item()
-        if scored:
+        if lazy.any_value(table, value):
             return None
     elif value in table.columns and table[value].notna().any():
         return None

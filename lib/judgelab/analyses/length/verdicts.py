@@ -256,10 +256,7 @@ def item_table(
 def item_counts(table: Any) -> pd.DataFrame:
     """Return the rows of an `item_table` (pandas or lazy) per judge × task: `n_items`."""
     if lazy.is_lazy(table):
-        counts = table.frame.group_by(["judge", "task"]).agg(pl.len().alias("n_items"))
-        out = counts.collect(engine="streaming").to_pandas()
-        out["n_items"] = out["n_items"].astype(int)
-        return out.sort_values(["judge", "task"]).reset_index(drop=True)
+        return lazy.task_counts(table)
     return table.groupby(["judge", "task"]).size().rename("n_items").reset_index()
 
 
