@@ -131,7 +131,8 @@ def point_fit(y: np.ndarray, X: pd.DataFrame) -> tuple[PointFit | None, str]:
 
 
 def _nan_row() -> dict[str, Any]:
-    row: dict[str, Any] = dict.fromkeys(INFERENCE_COLUMNS, np.nan)
+    row: dict[str, Any] = dict.fromkeys(("coef", "ci_low", "ci_high", "p_value"), np.nan)
+    row.update(dict.fromkeys(INFERENCE_COLUMNS, np.nan))
     row.update(few_clusters=True, method="no fit")
     return row
 
@@ -174,17 +175,7 @@ def term_inference(
     res, fit_note = point_fit(y, X)
     note = note or fit_note
     if res is None:
-        return [
-            {
-                "term": t,
-                "coef": np.nan,
-                "ci_low": np.nan,
-                "ci_high": np.nan,
-                "p_value": np.nan,
-                **_nan_row(),
-            }
-            for t in terms
-        ], note
+        return [{"term": t, **_nan_row()} for t in terms], note
     Xv = X.to_numpy(dtype=np.float64)
     yv = np.asarray(y, dtype=np.float64)
     mu = res.mu
