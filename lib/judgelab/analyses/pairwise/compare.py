@@ -14,7 +14,8 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
-from judgelab.analyses.pairwise import resample, units
+from judgelab.analyses.pairwise import resample, scan_compare, units
+from judgelab.analyses.pairwise.lazy import LazyOutcomes
 from judgelab.analyses.pairwise.outcomes import CLUSTER, group_columns
 from judgelab.analyses.pairwise.rates import (
     AGGREGATIONS,
@@ -143,7 +144,7 @@ class _PairBoot(NamedTuple):
 
 
 def compare_judges(
-    outcomes: pd.DataFrame,
+    outcomes: pd.DataFrame | LazyOutcomes,
     *,
     metric: str = "ca",
     across: str | None = "split",
@@ -182,7 +183,8 @@ def compare_judges(
     `invalid_policy="strict"` to count invalid outputs as inconsistent too).
 
     Args:
-        outcomes: Output of `item_outcomes`.
+        outcomes: Output of `item_outcomes` (for a large source a `LazyOutcomes`: its
+            items are read judge by judge, `scan_compare`; same rows and numbers).
         metric: One of `a1`, `a2`, `ca`, `oa`, `cons`.
         across: Group column pooled into an extra row, or None.
         n_boot: Bootstrap replicates B.
@@ -205,16 +207,19 @@ def compare_judges(
     check_choice("compare_judges test", test, COMPARE_TESTS)
     check_choice("compare_judges missing", missing, MISSING)
     check_choice("compare_judges inference", inference, INFERENCE)
-    groups = group_columns(outcomes)
+    lazy = isinstance(outcomes, LazyOutcomes)
+    groups = list(outcomes.groups) if lazy else group_columns(outcomes)
     other = [g for g in groups if g != "judge"]
     if across is not None and across not in other:
         raise KeyError(f"across={across!r} is not a group column of the outcomes ({groups})")
-    wide, complete, labels = _judge_columns(outcomes, metric, other, cluster)
+    columns = scan_compare.judge_columns if lazy else _judge_columns
+    wide, complete, labels = columns(outcomes, metric, other, cluster)
+    codes = pd.factorize(labels.to_numpy(dtype=object), sort=True)[0]  # in sorted-label order
     cell_keys = [*other, "sample"]
     boot = _PairBoot(n_boot, seed, level, cluster, missing, inference)
     rows = []
     for j1, j2 in combinations(sorted(wide.columns), 2):
-        pair = _pair_frame(wide[[j1, j2]], complete[[j1, j2]], labels, missing)
+        pair = _pair_frame(wide[[j1, j2]], complete[[j1, j2]], labels, codes, missing)
         cells = _pair_cells(pair, j1, j2, cell_keys, boot)
         merged = [(dict(zip(cell_keys, c[0], strict=True)), *c[1:]) for c in cells]
         if across is not None:
@@ -234,27 +239,36 @@ def compare_judges(
     return out
 
 
-def compare_reason(outcomes: pd.DataFrame) -> str | None:
+def compare_reason(outcomes: pd.DataFrame | LazyOutcomes) -> str | None:
     """Return why judges cannot be compared, None when two judges share a complete item.
 
     `compare_judges` pairs judges on the items both judged in both orders: with one judge,
     or judges with no such item in common, its table is empty.
     """
-    judges = sorted(map(str, outcomes["judge"].dropna().unique()))
+    if isinstance(outcomes, LazyOutcomes):  # a large source: one pass per judge, kept
+        judges, shared = scan_compare.compare_reason_inputs(outcomes)
+    else:
+        judges = sorted(map(str, outcomes["judge"].dropna().unique()))
+        shared = _shares_an_item(outcomes)
     if len(judges) < 2:
         which = f" ({judges[0]})" if judges else ""
         return (
             f"only one judge{which} is in the data, so there is no other judge to set it "
             "against; a source (or a `judges` choice) with two or more judges shows it"
         )
-    keys = [c for c in ("benchmark", "split", "item_id", "sample") if c in outcomes.columns]
-    done = outcomes[outcomes["complete"].astype(bool)]
-    if (done.groupby(keys, sort=False, observed=True)["judge"].nunique() >= 2).any():
+    if shared:
         return None
     return (
         "no item judged in both orders by two judges, so no paired difference can be taken "
         f"between the {len(judges)} judges"
     )
+
+
+def _shares_an_item(outcomes: pd.DataFrame) -> bool:
+    """Whether two judges judged some item (of the same sample) in both orders."""
+    keys = [c for c in ("benchmark", "split", "item_id", "sample") if c in outcomes.columns]
+    done = outcomes[outcomes["complete"].astype(bool)]
+    return bool((done.groupby(keys, sort=False, observed=True)["judge"].nunique() >= 2).any())
 
 
 def _judge_columns(
@@ -286,9 +300,13 @@ def _judge_columns(
 
 
 def _pair_frame(
-    values: pd.DataFrame, complete: pd.DataFrame, labels: pd.Series, missing: str
+    values: pd.DataFrame,
+    complete: pd.DataFrame,
+    labels: pd.Series,
+    codes: np.ndarray,
+    missing: str,
 ) -> pd.DataFrame:
-    """Return the rows of one pair: value_1, value_2, missing_1, missing_2, unit label."""
+    """Return the rows of one pair: value_1, value_2, missing_1, missing_2, unit label, code."""
     ok = complete.to_numpy()
     either = ok.any(axis=1)
     both = ok.all(axis=1)
@@ -302,6 +320,7 @@ def _pair_frame(
             "m2": (either & ~ok[:, 1]).astype(float),
             "kept": keep.astype(float),
             "unit": labels.to_numpy(dtype=object),
+            "code": codes,
         },
         index=values.index,
     )
@@ -314,6 +333,7 @@ class _PairCell(NamedTuple):
     missing: np.ndarray  # missing_1, missing_2
     values: np.ndarray  # (n × 2) value_1, value_2 of the kept items
     labels: np.ndarray  # (n,) unit labels
+    codes: np.ndarray  # (n,) the labels' codes in sorted-label order (over every cell)
     reps: np.ndarray | None = None  # bootstrap replicates ("bootstrap" only)
     strata: resample.Strata | None = None
 
@@ -333,7 +353,7 @@ def _pair_cells(
         )
         values = np.column_stack([x, np.ones(len(x))])
         labels = block["unit"].to_numpy(dtype=object)
-        cell = _PairCell(values.sum(axis=0), disc, miss, x, labels)
+        cell = _PairCell(values.sum(axis=0), disc, miss, x, labels, block["code"].to_numpy())
         if boot.inference == "bootstrap":
             codes = None
             if boot.cluster is not None:
@@ -357,6 +377,7 @@ def _pooled_pair_cells(cells: list[tuple], cell_keys: list[str], across: str) ->
             np.sum([p.missing for p in parts], axis=0),
             np.vstack([p.values for p in parts]),
             np.concatenate([p.labels for p in parts]),
+            np.concatenate([p.codes for p in parts]),
         )
         if parts[0].reps is not None:  # the earlier bootstrap: each split on its own
             cell = cell._replace(
@@ -384,8 +405,7 @@ def _wild_diff(cell: _PairCell, boot: _PairBoot, key: tuple) -> estimates.Estima
     n = len(cell.values)
     num = np.concatenate([cell.values[:, 1], cell.values[:, 0]])
     group = np.repeat([0, 1], n)  # group 1 − group 0 = judge_1 − judge_2
-    unit = np.concatenate([cell.labels, cell.labels]).astype(str)
-    s = units.row_sums(num, np.ones(2 * n), group, unit, 2)
+    s = units.row_sums(num, np.ones(2 * n), group, np.concatenate([cell.codes, cell.codes]), 2)
     rng = estimates.seeded(boot.seed, *map(str, key))
     return units.estimate(
         s,

@@ -133,7 +133,7 @@ def scan_rates(
             `core.estimates`, the very arrays `pairwise_rates` builds from item rows).
         metrics: As `pairwise_rates`.
         rows_per_pass: Most rows one group-by pass reduces (bounds memory: ~150 bytes per
-            item); larger scans are reduced judge by judge (`_passes`).
+            item); larger scans are reduced judge by judge (`passes`).
         memo: A dict to keep the scan's reduction in (by filters and options) and to take
             it from on a later call with the same ones: the same `judgments` only.
 
@@ -215,7 +215,7 @@ def _batches(pats: pl.DataFrame, keys: list[str], need: list[tuple], rows: int) 
     """Split `need` into batches of whole judges holding at most ~`rows` judgment rows each.
 
     Each batch is collected on its own (its judges' rows only: the filter reaches the scan),
-    so the per-unit group-by of a large scan stays bounded, as `_passes` bounds the patterns.
+    so the per-unit group-by of a large scan stays bounded, as `passes` bounds the patterns.
     """
     at = keys.index("judge")
     per_judge: dict[Any, int] = {}

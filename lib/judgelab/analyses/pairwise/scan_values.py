@@ -3,7 +3,7 @@
 `unit_values` packs each unit's (judge × group keys × item × sample) verdicts into one
 integer (`_unit_states`) and unpacks it into `VALUE_COLUMNS`, the per-item columns that
 `pairwise_rates` sums; `_reduce` groups those rows into the distinct patterns of every cell,
-pass by pass when the scan is large (`_passes`).
+pass by pass when the scan is large (`passes`).
 """
 
 from __future__ import annotations
@@ -175,7 +175,7 @@ def _value_exprs(invalid_policy: str) -> list[pl.Expr]:
     return [e.cast(i8).alias(k) for k, e in values.items()]
 
 
-def _passes(lf: pl.LazyFrame, carry: bool, rows_per_pass: int) -> list[pl.Expr | None]:
+def passes(lf: pl.LazyFrame, carry: bool, rows_per_pass: int) -> list[pl.Expr | None]:
     """Return the row filters of the passes that keep each group-by within `rows_per_pass`.
 
     One pass (None) when the scan is small enough; else one pass per judge (pushed into the
@@ -294,7 +294,7 @@ def _reduce(
     every item is a unit and the scan is grouped by packed state (cheap); with them the unit
     is the cluster (the item when it has none) and its row the sums over its complete items;
     incomplete items are gathered into one null unit per cell (all values 0). Large scans are
-    reduced in several passes (`_passes`) whose patterns are added up.
+    reduced in several passes (`passes`) whose patterns are added up.
     """
     keys = [*groups, "sample"]
     lf = lf.with_row_index("_row")
@@ -303,7 +303,7 @@ def _reduce(
     by = [*keys, *(VALUE_COLUMNS if carry else ["_state"])]
     flags = [pl.col("_dup").any()] if carry else []
     parts = []
-    for where in _passes(lf, carry, rows_per_pass):
+    for where in passes(lf, carry, rows_per_pass):
         one, _ = _unit_states(lf if where is None else lf.filter(where), groups, cluster)
         src = (
             _units_of(one, keys, values, dup, carry)

@@ -23,7 +23,8 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from judgelab.analyses.pairwise import units
+from judgelab.analyses.pairwise import scan_compare, units
+from judgelab.analyses.pairwise.lazy import is_lazy
 from judgelab.analyses.pairwise.outcomes import CLUSTER, GROUPS
 from judgelab.core import estimates
 from judgelab.core.schema import require_columns as _require
@@ -86,6 +87,7 @@ def single_order_rates(
     Args:
         judgments: A judgments table (the columns `item_outcomes` needs); only its items
             judged in one order are used (the complete ones are `pairwise_rates`' business).
+            A polars LazyFrame (a large source) has only those rows read.
         groups: The group columns (judge, benchmark, split) of a row.
         cluster: The resampling-unit column (an item without one is its own unit).
         n_boot: Wild cluster bootstrap replicates of every interval.
@@ -100,6 +102,13 @@ def single_order_rates(
     """
     groups = list(groups)
     needed = [*groups, "item_id", "sample", "order", "valid", "chosen", "correct"]
+    if is_lazy(judgments):  # a large source: only its single-order rows are read
+        names = judgments.collect_schema().names()
+        missing = [c for c in needed if c not in names]
+        if missing:
+            raise KeyError(f"single_order_rates: judgments lack column(s) {missing}")
+        wanted = [*needed, *([cluster] if cluster in names and cluster not in needed else [])]
+        judgments = scan_compare.single_rows(judgments, groups, wanted)
     _require(judgments, needed, "single_order_rates")
     orders = judgments.groupby([*groups, "item_id", "sample"], dropna=False, observed=True)[
         "order"

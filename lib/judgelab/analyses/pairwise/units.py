@@ -202,12 +202,16 @@ def row_sums(
 ) -> estimates.Sums:
     """Return `estimates.sums` of per-row data, or empty `Sums` when no row has den > 0.
 
+    `labels` are text (compared as text) or integer codes in the labels' sorted order.
     (`estimates.sums` cannot code an empty selection of string labels.)
     """
     den = np.asarray(den, dtype=np.float64)
     if not np.any(den > 0):
         return estimates.Sums(*(np.zeros((0, n_groups)) for _ in range(6)))
-    return estimates.sums(num, den, group, np.asarray(labels).astype(str), n_groups)
+    labels = np.asarray(labels)
+    if labels.dtype.kind not in "iu":
+        labels = labels.astype(str)
+    return estimates.sums(num, den, group, labels, n_groups)
 
 
 def estimate(
