@@ -128,3 +128,19 @@ def test_a_complete_scan_has_no_single_order_rows(table):
     got = pairwise.single_order_rates(lf, n_boot=19)
     want = pairwise.single_order_rates(complete, n_boot=19)
     assert got.empty and want.empty and list(got.columns) == list(want.columns)
+
+
+def test_coverage_counts_from_the_units_a_comparison_read(table):
+    items = table[["benchmark", "split", "item_id"]].drop_duplicates()
+    items = pd.concat([items.iloc[5:], items.iloc[:2].assign(item_id=["new-1", "new-2"])])
+    eager, lazy = _both(table, "cluster")
+    want = pairwise.coverage(eager, items)
+    assert scan_compare.cached(lazy.judgments, lazy.groups) is None
+    before = pairwise.coverage(lazy, items)  # the scan's own group-by
+    pairwise.compare_reason(lazy)
+    assert scan_compare.cached(lazy.judgments, lazy.groups) is not None
+    after = pairwise.coverage(lazy, items)  # the comparison's units
+    pd.testing.assert_frame_equal(before, want)
+    pd.testing.assert_frame_equal(after, want)
+    assert want["n_missing"].sum() > 0 and want["n_unknown"].sum() > 0
+    assert want["n_incomplete"].sum() > 0

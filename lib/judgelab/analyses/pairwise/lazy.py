@@ -56,12 +56,20 @@ def coverage(lazy: LazyOutcomes, items: pd.DataFrame, keys: Sequence[str]) -> pd
     known = pl.from_pandas(table.astype(str)).lazy().with_columns(pl.lit(True).alias("_known"))
     unit = ["judge", *keys, "item_id", "sample"]
     cast = [pl.col(c).cast(pl.String) for c in [*keys, "item_id"]]
+    from judgelab.analyses.pairwise import scan_compare  # builds on this module
+
+    read = scan_compare.cached(lazy.judgments, lazy.groups)
+    if read is not None and set(unit) <= set(read.columns):  # a comparison read the units
+        units = read.lazy().select(*unit, pl.col("complete") == 1).with_columns(cast)
+    else:
+        units = (
+            lazy.judgments.select(*unit, "order")
+            .with_columns(cast)
+            .group_by(unit)
+            .agg((pl.col("order").n_unique() == 2).alias("complete"))
+        )
     per = (
-        lazy.judgments.select("judge", *keys, "item_id", "sample", "order")
-        .with_columns(cast)
-        .group_by(unit)
-        .agg((pl.col("order").n_unique() == 2).alias("complete"))
-        .join(known, on=[*keys, "item_id"], how="left")
+        units.join(known, on=[*keys, "item_id"], how="left")
         .with_columns(pl.col("_known").fill_null(False))
         .group_by(["judge", "sample", *keys, "complete", "_known"])
         .agg(pl.len().alias("_n"))

@@ -62,6 +62,12 @@ def item_table(lazy: LazyOutcomes) -> pl.DataFrame:
     return _UNITS[key]
 
 
+def cached(lf: pl.LazyFrame, groups: Sequence[str]) -> pl.DataFrame | None:
+    """The unit table of `lf` by `groups` if one was read (any options), else None."""
+    known = [k for k in _UNITS if k[0] == id(lf) and k[1] == tuple(groups)]
+    return _UNITS[known[0]] if known else None
+
+
 def _read_units(
     lf: pl.LazyFrame, groups: list[str], invalid_policy: str, cluster: str | None
 ) -> pl.DataFrame:
@@ -168,10 +174,8 @@ def single_rows(lf: pl.LazyFrame, groups: Sequence[str], columns: Sequence[str])
             message; the pandas path counts such a unit by its distinct orders).
     """
     groups = list(groups)
-    known = [k for k in _UNITS if k[0] == id(lf) and k[1] == tuple(groups)]
-    if known:
-        units_ = _UNITS[known[0]]
-    else:
+    units_ = cached(lf, groups)
+    if units_ is None:
         units_ = item_table(LazyOutcomes(lf, tuple(groups), "repo", None))
     firsts = units_.filter(pl.col("orders").is_in([1, 2]))["_first"]
     scan = lf if "_row" in lf.collect_schema().names() else lf.with_row_index("_row")
@@ -185,4 +189,11 @@ def single_rows(lf: pl.LazyFrame, groups: Sequence[str], columns: Sequence[str])
     return rows.to_pandas()
 
 
-__all__ = ["ITEM_COLUMNS", "compare_reason_inputs", "item_table", "judge_columns", "single_rows"]
+__all__ = [
+    "ITEM_COLUMNS",
+    "cached",
+    "compare_reason_inputs",
+    "item_table",
+    "judge_columns",
+    "single_rows",
+]
