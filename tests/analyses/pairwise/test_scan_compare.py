@@ -17,6 +17,7 @@ import polars as pl
 import pytest
 
 from judgelab.analyses import pairwise
+from judgelab.analyses.pairwise import lazy as lazy_mod
 from judgelab.analyses.pairwise import scan_compare
 from judgelab.analyses.pairwise.lazy import LazyOutcomes
 
@@ -135,10 +136,10 @@ def test_coverage_counts_from_the_units_a_comparison_read(table):
     items = pd.concat([items.iloc[5:], items.iloc[:2].assign(item_id=["new-1", "new-2"])])
     eager, lazy = _both(table, "cluster")
     want = pairwise.coverage(eager, items)
-    assert scan_compare.cached(lazy.judgments, lazy.groups) is None
+    assert lazy_mod.cached(lazy.judgments, lazy.groups) is None
     before = pairwise.coverage(lazy, items)  # the scan's own group-by
     pairwise.compare_reason(lazy)
-    assert scan_compare.cached(lazy.judgments, lazy.groups) is not None
+    assert lazy_mod.cached(lazy.judgments, lazy.groups) is not None
     after = pairwise.coverage(lazy, items)  # the comparison's units
     pd.testing.assert_frame_equal(before, want)
     pd.testing.assert_frame_equal(after, want)

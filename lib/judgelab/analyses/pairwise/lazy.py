@@ -15,7 +15,8 @@ themselves, so the notebook's code is the same for either size:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import weakref
+from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 import pandas as pd
@@ -41,6 +42,28 @@ class LazyOutcomes(NamedTuple):
     reduced: dict | None = None
 
 
+#: The unit tables read so far (`scan_compare.item_table`): by the scan (its `id`, dropped
+#: with it), the groups and the options.
+_UNITS: dict[tuple, Any] = {}
+
+
+def remembered(
+    lf: pl.LazyFrame, groups: Sequence[str], options: tuple, read: Callable[[], Any]
+) -> Any:
+    """Return the unit table of `lf` by `groups` and `options`: `read()` once per live scan."""
+    key = (id(lf), tuple(groups), options)
+    if key not in _UNITS:
+        _UNITS[key] = read()
+        weakref.finalize(lf, _UNITS.pop, key, None)
+    return _UNITS[key]
+
+
+def cached(lf: pl.LazyFrame, groups: Sequence[str]) -> Any:
+    """The unit table of `lf` by `groups` if one was read (any options), else None."""
+    known = [k for k in _UNITS if k[0] == id(lf) and k[1] == tuple(groups)]
+    return _UNITS[known[0]] if known else None
+
+
 def is_lazy(table: Any) -> bool:
     """True for a polars LazyFrame (a large source's judgments) or `LazyOutcomes`."""
     return isinstance(table, pl.LazyFrame | LazyOutcomes)
@@ -56,9 +79,7 @@ def coverage(lazy: LazyOutcomes, items: pd.DataFrame, keys: Sequence[str]) -> pd
     known = pl.from_pandas(table.astype(str)).lazy().with_columns(pl.lit(True).alias("_known"))
     unit = ["judge", *keys, "item_id", "sample"]
     cast = [pl.col(c).cast(pl.String) for c in [*keys, "item_id"]]
-    from judgelab.analyses.pairwise import scan_compare  # builds on this module
-
-    read = scan_compare.cached(lazy.judgments, lazy.groups)
+    read = cached(lazy.judgments, lazy.groups)
     if read is not None and set(unit) <= set(read.columns):  # a comparison read the units
         units = read.lazy().select(*unit, pl.col("complete") == 1).with_columns(cast)
     else:
@@ -103,4 +124,4 @@ def _counted_block(
     return coverage_frame(pd.DataFrame(sums), expected, judge, sample, keys)
 
 
-__all__ = ["ROWS_PER_PASS", "LazyOutcomes", "coverage", "is_lazy"]
+__all__ = ["ROWS_PER_PASS", "LazyOutcomes", "cached", "coverage", "is_lazy", "remembered"]

@@ -12,14 +12,13 @@ one order (none in a complete source: checked by counting first).
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Sequence
 
 import pandas as pd
 import polars as pl
 
 from judgelab.analyses.pairwise import units
-from judgelab.analyses.pairwise.lazy import ROWS_PER_PASS, LazyOutcomes
+from judgelab.analyses.pairwise.lazy import ROWS_PER_PASS, LazyOutcomes, cached, remembered
 from judgelab.analyses.pairwise.outcomes import CLUSTER
 from judgelab.analyses.pairwise.rate_metrics import METRICS
 from judgelab.analyses.pairwise.scan_values import carries, passes, unit_values
@@ -38,10 +37,6 @@ _MEMO = "compare_items"
 _GOLD = 256  # `_state`'s bit: some row of the unit carries a non-null `correct`
 
 
-#: The unit tables read so far: by the scan (its `id`, dropped with it) and the options.
-_UNITS: dict[tuple, pl.DataFrame] = {}
-
-
 def item_table(lazy: LazyOutcomes) -> pl.DataFrame:
     """Return per unit (judge × group keys × item × sample) the comparison columns.
 
@@ -55,17 +50,8 @@ def item_table(lazy: LazyOutcomes) -> pl.DataFrame:
         ValueError: a (unit, order) occurs twice (`item_outcomes`' message).
     """
     lf, groups = lazy.judgments, list(lazy.groups)
-    key = (id(lf), tuple(groups), lazy.invalid_policy, lazy.cluster)
-    if key not in _UNITS:
-        _UNITS[key] = _read_units(lf, groups, lazy.invalid_policy, lazy.cluster)
-        weakref.finalize(lf, _UNITS.pop, key, None)
-    return _UNITS[key]
-
-
-def cached(lf: pl.LazyFrame, groups: Sequence[str]) -> pl.DataFrame | None:
-    """The unit table of `lf` by `groups` if one was read (any options), else None."""
-    known = [k for k in _UNITS if k[0] == id(lf) and k[1] == tuple(groups)]
-    return _UNITS[known[0]] if known else None
+    options = (lazy.invalid_policy, lazy.cluster)
+    return remembered(lf, groups, options, lambda: _read_units(lf, groups, *options))
 
 
 def _read_units(
@@ -191,7 +177,6 @@ def single_rows(lf: pl.LazyFrame, groups: Sequence[str], columns: Sequence[str])
 
 __all__ = [
     "ITEM_COLUMNS",
-    "cached",
     "compare_reason_inputs",
     "item_table",
     "judge_columns",
