@@ -73,6 +73,21 @@ def scan_judgments(source: Source) -> pl.LazyFrame:
     )
 
 
+#: The row index a large source's scan carries (`with_rows`): each row's position in the
+#: source's files, taken before any join or filter so that filters still reach the files.
+ROW = "_row"
+
+
+def with_rows(lf: pl.LazyFrame) -> pl.LazyFrame:
+    """Return `lf` with the row index `ROW` (kept when it has one: the source's positions).
+
+    A row index taken after a join (the clusters') stops a later filter (a judge's pass)
+    from reaching the parquet files, so each pass would read every row; the catalog's scan
+    takes it first (`catalog.lazy.scan`), and the analyses take this one's order.
+    """
+    return lf if ROW in lf.collect_schema().names() else lf.with_row_index(ROW)
+
+
 def attach_clusters(judgments: pl.LazyFrame, items: pl.LazyFrame) -> pl.LazyFrame:
     """Return `judgments` with the `cluster` of its item, lazily (`clusters.attach`).
 

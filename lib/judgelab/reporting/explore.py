@@ -34,6 +34,7 @@ import pandas as pd
 
 from judgelab.analyses import probes
 from judgelab.core import lengths
+from judgelab.core.scan import ROW
 from judgelab.data.catalog import lazy
 from judgelab.reporting import explore_lazy
 
@@ -157,7 +158,8 @@ def cases(
         if pairwise and (category == "invalid" or category in PAIRWISE):
             outputs = item_columns is None  # the light cases carry no raw outputs either
             return _lazy_pairwise(j, it, category, outputs).assign(category=category)
-        judgments, judge, split, condition = j.collect().to_pandas(), None, None, None
+        judgments = j.drop(ROW, strict=False).collect().to_pandas()
+        judge, split, condition = None, None, None
     j = judgments
     for col, want in (("judge", judge), ("split", split), ("condition", condition)):
         if want is not None:

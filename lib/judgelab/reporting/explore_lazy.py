@@ -13,6 +13,8 @@ from typing import Any
 import pandas as pd
 import polars as pl
 
+from judgelab.core.scan import ROW
+
 KEY = ["benchmark", "split", "item_id"]
 UNIT = ["judge", *KEY, "condition", "sample"]
 COLS = ["verdict", "chosen", "valid", "output"]
@@ -100,7 +102,7 @@ def pointwise_cases(lf: pl.LazyFrame, items: pd.DataFrame) -> pd.DataFrame:
     """Return the rows of a lazy table whose item is known (pointwise categories filter them)."""
     known = pl.from_pandas(items[KEY].drop_duplicates().astype(str)).lazy()
     rows = lf.with_columns(pl.col(c).cast(pl.String) for c in KEY).join(known, on=KEY, how="semi")
-    return rows.collect(engine="streaming").to_pandas()
+    return rows.drop(ROW, strict=False).collect(engine="streaming").to_pandas()
 
 
 def narrowed(lf: pl.LazyFrame, filters: dict[str, Any]) -> pl.LazyFrame:

@@ -23,6 +23,7 @@ from judgelab.analyses.pairwise.outcomes import CLUSTER
 from judgelab.analyses.pairwise.rate_metrics import METRICS
 from judgelab.analyses.pairwise.scan_values import carries, passes, unit_values
 from judgelab.analyses.pairwise.scan_wild import _duplicate_message
+from judgelab.core.scan import with_rows
 
 #: The outcome columns a comparison reads (the numerators of `COMPARE_METRICS`), per unit.
 ITEM_COLUMNS = (
@@ -60,7 +61,7 @@ def _read_units(
     """`item_table` of a scan, judge by judge (`scan_values.passes`)."""
     names = lf.collect_schema().names()
     carry = carries(names, groups, cluster)
-    scan = lf if "_row" in names else lf.with_row_index("_row")  # before the passes' filters
+    scan = with_rows(lf)  # before the passes' filters: positions in the whole scan
     state = pl.col("_state")
     gold = ((state >= 0) & (state.and_(_GOLD) > 0)).cast(pl.Int8).alias("gold")
     orders = (state.and_(7) > 0).cast(pl.Int8) + 2 * (state.and_(56) > 0).cast(pl.Int8)
@@ -164,7 +165,7 @@ def single_rows(lf: pl.LazyFrame, groups: Sequence[str], columns: Sequence[str])
     if units_ is None:
         units_ = item_table(LazyOutcomes(lf, tuple(groups), "repo", None))
     firsts = units_.filter(pl.col("orders").is_in([1, 2]))["_first"]
-    scan = lf if "_row" in lf.collect_schema().names() else lf.with_row_index("_row")
+    scan = with_rows(lf)
     rows = (
         scan.filter(pl.col("_row").is_in(firsts.implode()))
         .select("_row", *columns)

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 import polars as pl
 
 from judgelab.analyses.pairwise.outcomes import CLUSTER, GROUPS, INVALID_POLICIES
+from judgelab.core.scan import with_rows
 from judgelab.errors import check_choice
 
 #: The per-unit value columns, in the order of `pairwise_rates`' value matrix.
@@ -80,8 +81,7 @@ def _unit_states(
     verdict = pl.when(pl.col("valid").fill_null(False)).then(code).otherwise(_INVALID)
     right = pl.col("correct").fill_null(False).cast(pl.Int32)
     i64 = pl.Int64
-    if "_row" not in names:
-        judgments = judgments.with_row_index("_row")
+    judgments = with_rows(judgments)
     rows = judgments.select(
         *units,
         "_row",
@@ -297,7 +297,7 @@ def _reduce(
     reduced in several passes (`passes`) whose patterns are added up.
     """
     keys = [*groups, "sample"]
-    lf = lf.with_row_index("_row")
+    lf = with_rows(lf)
     units, items, carry = lazy_rows(lf, groups, invalid_policy, cluster)
     values, dup = _values_and_dup(invalid_policy)
     by = [*keys, *(VALUE_COLUMNS if carry else ["_state"])]

@@ -26,6 +26,7 @@ from judgelab.analyses.pairwise.scan_values import (
     patterns_of,
     unit_moments,
 )
+from judgelab.core.scan import with_rows
 
 
 def _wild_fused(
@@ -48,7 +49,7 @@ def _wild_fused(
     reduction and the table; the checks and the order are `scan_rates`'.
     """
     keys = [*groups, "sample"]
-    raw, lf = lf, lf.with_row_index("_row")
+    raw, lf = lf, with_rows(lf)
     units, items, carry = lazy_rows(lf, groups, invalid_policy, cluster)
     lay = _layout(list(VALUE_COLUMNS))
     exprs, spread = _moment_exprs(lay)
@@ -136,7 +137,7 @@ def _duplicate_message(lf: pl.LazyFrame, groups: list[str]) -> str:
     """Return `item_outcomes`' message for the first repeated (unit, order) of the scan."""
     cols = [*groups, "item_id", "sample", "order"]
     dup = (
-        lf.with_row_index("_row")
+        with_rows(lf)
         .group_by(cols)
         .agg(pl.len().alias("_n"), pl.col("_row").bottom_k(2).max().alias("_second"))
         .filter(pl.col("_n") > 1)

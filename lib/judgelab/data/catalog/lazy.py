@@ -41,13 +41,16 @@ def rows_of(files: Sequence[Path]) -> int:
 
 
 def scan(files: Sequence[Path], items: pd.DataFrame, judges: Collection[str] | None) -> Any:
-    """Return the judgments of `files` as a LazyFrame with clusters (only `judges` if given)."""
+    """Return the judgments of `files` as a LazyFrame with clusters (only `judges` if given).
+
+    It carries `core.scan.ROW`, each row's position in `files` (the analyses' row order).
+    """
     import polars as pl
 
     from judgelab.core import clusters
-    from judgelab.core.scan import attach_clusters, scan_judgments
+    from judgelab.core.scan import attach_clusters, scan_judgments, with_rows
 
-    lf = scan_judgments([str(f) for f in files])
+    lf = with_rows(scan_judgments([str(f) for f in files]))  # before the join: filters reach files
     if judges is not None:
         lf = lf.filter(pl.col("judge").is_in(list(judges)))
     cols = [c for c in [*clusters.KEYS, clusters.COLUMN] if c in items.columns]
