@@ -60,22 +60,26 @@ def judgment_files(source: Source) -> list[Path]:
     return files
 
 
-def scan_judgments(source: Source) -> pl.LazyFrame:
+#: The row index a large source's scan carries (`with_rows`): each row's position in the
+#: source's files, taken before any join or filter so that filters still reach the files.
+ROW = "_row"
+
+
+def scan_judgments(source: Source, *, rows: bool = False) -> pl.LazyFrame:
     """Return a lazy scan of the judgments parquet files of `source` (see `judgment_files`).
 
     Files are concatenated in sorted path order (the order `catalog.load_judgments` reads a
     benchmark's tables); a column missing from some file reads as null there. Nothing is read
-    until the frame is collected.
+    until the frame is collected. `rows` adds the row index `ROW` in the scan itself (a
+    filter still reaches the files, and joins keep their memory: `with_rows`).
     """
     files = judgment_files(source)
     return pl.scan_parquet(
-        [str(f) for f in files], missing_columns="insert", extra_columns="ignore"
+        [str(f) for f in files],
+        missing_columns="insert",
+        extra_columns="ignore",
+        row_index_name=ROW if rows else None,
     )
-
-
-#: The row index a large source's scan carries (`with_rows`): each row's position in the
-#: source's files, taken before any join or filter so that filters still reach the files.
-ROW = "_row"
 
 
 def with_rows(lf: pl.LazyFrame) -> pl.LazyFrame:
@@ -83,7 +87,8 @@ def with_rows(lf: pl.LazyFrame) -> pl.LazyFrame:
 
     A row index taken after a join (the clusters') stops a later filter (a judge's pass)
     from reaching the parquet files, so each pass would read every row; the catalog's scan
-    takes it first (`catalog.lazy.scan`), and the analyses take this one's order.
+    takes it in the parquet scan (`scan_judgments(rows=True)`), and the analyses take that
+    one's order.
     """
     return lf if ROW in lf.collect_schema().names() else lf.with_row_index(ROW)
 

@@ -88,6 +88,9 @@ def pairwise_cases(
 
 def outputs_of(lf: pl.LazyFrame, cases: pd.DataFrame) -> pd.DataFrame:
     """Return `output_0` and `output_1` of these cases (by `UNIT`) from a lazy table."""
+    ids = cases["item_id"].dropna().astype(str).unique().tolist()
+    # the few cases' items first, a filter the scan applies as it reads (then the exact keys)
+    lf = lf.filter(pl.col("item_id").cast(pl.String).is_in(ids))
     lf = lf.with_columns(pl.col(c).cast(pl.String) for c in KEY)
     schema = lf.collect_schema()
     wanted = pl.from_pandas(cases[UNIT]).cast({c: schema[c] for c in UNIT}).lazy()

@@ -48,9 +48,9 @@ def scan(files: Sequence[Path], items: pd.DataFrame, judges: Collection[str] | N
     import polars as pl
 
     from judgelab.core import clusters
-    from judgelab.core.scan import attach_clusters, scan_judgments, with_rows
+    from judgelab.core.scan import attach_clusters, scan_judgments
 
-    lf = with_rows(scan_judgments([str(f) for f in files]))  # before the join: filters reach files
+    lf = scan_judgments([str(f) for f in files], rows=True)  # the row index: in the scan
     if judges is not None:
         lf = lf.filter(pl.col("judge").is_in(list(judges)))
     cols = [c for c in [*clusters.KEYS, clusters.COLUMN] if c in items.columns]
