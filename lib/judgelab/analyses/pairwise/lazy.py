@@ -64,6 +64,15 @@ def cached(lf: pl.LazyFrame, groups: Sequence[str]) -> Any:
     return _UNITS[known[0]] if known else None
 
 
+def require_columns(lf: pl.LazyFrame, columns: Sequence[str], what: str) -> list[str]:
+    """Raise `KeyError` naming `what` and the columns a lazy table lacks; return its columns."""
+    names = lf.collect_schema().names()
+    missing = [c for c in columns if c not in names]
+    if missing:
+        raise KeyError(f"{what}: judgments lack column(s) {missing}")
+    return names
+
+
 def is_lazy(table: Any) -> bool:
     """True for a polars LazyFrame (a large source's judgments) or `LazyOutcomes`."""
     return isinstance(table, pl.LazyFrame | LazyOutcomes)
@@ -124,4 +133,12 @@ def _counted_block(
     return coverage_frame(pd.DataFrame(sums), expected, judge, sample, keys)
 
 
-__all__ = ["ROWS_PER_PASS", "LazyOutcomes", "cached", "coverage", "is_lazy", "remembered"]
+__all__ = [
+    "ROWS_PER_PASS",
+    "LazyOutcomes",
+    "cached",
+    "coverage",
+    "is_lazy",
+    "remembered",
+    "require_columns",
+]

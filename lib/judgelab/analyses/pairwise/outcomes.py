@@ -124,9 +124,7 @@ def item_outcomes(
     check_choice("invalid_policy", invalid_policy, INVALID_POLICIES)
     needed = [*groups, "item_id", "sample", "order", "valid", "chosen", "correct"]
     if lazy.is_lazy(judgments):  # a large source: nothing is read until the rates
-        missing = [c for c in needed if c not in judgments.collect_schema().names()]
-        if missing:
-            raise KeyError(f"item_outcomes: judgments lack column(s) {missing}")
+        lazy.require_columns(judgments, needed, "item_outcomes")
         return lazy.LazyOutcomes(judgments, tuple(groups), invalid_policy, cluster, {})
     _require(judgments, needed, "item_outcomes")
     units = [*groups, "item_id", "sample"]

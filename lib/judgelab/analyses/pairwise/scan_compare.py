@@ -3,11 +3,11 @@
 `compare_judges` pairs judges item by item, so it needs each item's outcome per judge, not
 the per-unit sums `scan_rates` resamples. `item_table` reduces the scan, judge by judge
 (`scan_values.passes`), to one row per judge × group keys × item × sample with the outcome
-columns of `COMPARE_METRICS` (polars, a few bytes a row) and keeps it on the `LazyOutcomes`
-for the next call; `judge_columns` lays it out as the item × judge table that
+columns of `COMPARE_METRICS` (polars, a few bytes a row), kept while the scan lives
+(`lazy.remembered`); `judge_columns` lays it out as the item × judge table that
 `compare._judge_columns` builds from pandas outcomes (same rows, order and unit labels), so
-the pandas code does the rest. `single_rows` reads only the judgment rows of items judged in
-one order (none in a complete source: checked by counting first).
+the pandas code does the rest. `single_rows` takes the units judged in one order from the
+same table and reads only their judgment rows.
 """
 
 from __future__ import annotations
@@ -21,7 +21,13 @@ from judgelab.analyses.pairwise import units
 from judgelab.analyses.pairwise.lazy import ROWS_PER_PASS, LazyOutcomes, cached, remembered
 from judgelab.analyses.pairwise.outcomes import CLUSTER
 from judgelab.analyses.pairwise.rate_metrics import METRICS
-from judgelab.analyses.pairwise.scan_values import carries, passes, unit_values
+from judgelab.analyses.pairwise.scan_values import (
+    carries,
+    gold_bit,
+    order_codes,
+    passes,
+    unit_values,
+)
 from judgelab.analyses.pairwise.scan_wild import _duplicate_message
 from judgelab.core.scan import with_rows
 
@@ -35,7 +41,6 @@ ITEM_COLUMNS = (
     "consistent",
 )
 _MEMO = "compare_items"
-_GOLD = 256  # `_state`'s bit: some row of the unit carries a non-null `correct`
 
 
 def item_table(lazy: LazyOutcomes) -> pl.DataFrame:
@@ -62,9 +67,10 @@ def _read_units(
     names = lf.collect_schema().names()
     carry = carries(names, groups, cluster)
     scan = with_rows(lf)  # before the passes' filters: positions in the whole scan
-    state = pl.col("_state")
-    gold = ((state >= 0) & (state.and_(_GOLD) > 0)).cast(pl.Int8).alias("gold")
-    orders = (state.and_(7) > 0).cast(pl.Int8) + 2 * (state.and_(56) > 0).cast(pl.Int8)
+    state = pl.col("_state")  # a repeated (unit, order) has -1 and raises below
+    gold = gold_bit(state).cast(pl.Int8).alias("gold")
+    c0, c1 = order_codes(state)
+    orders = (c0 > 0).cast(pl.Int8) + 2 * (c1 > 0).cast(pl.Int8)
     keep = [*groups, "item_id", "sample", "_first", *ITEM_COLUMNS, *([CLUSTER] if carry else [])]
     parts = []
     for where in passes(scan, carry, ROWS_PER_PASS):

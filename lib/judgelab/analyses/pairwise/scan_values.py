@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 import polars as pl
 
+from judgelab.analyses.pairwise.lazy import require_columns
 from judgelab.analyses.pairwise.outcomes import CLUSTER, GROUPS, INVALID_POLICIES
 from judgelab.core.scan import with_rows
 from judgelab.errors import check_choice
@@ -65,10 +66,9 @@ def _unit_states(
     Returns the frame and whether it carries the cluster column.
     """
     units = [*groups, "item_id", "sample"]
-    names = judgments.collect_schema().names()
-    missing = [c for c in [*units, "order", "valid", "chosen", "correct"] if c not in names]
-    if missing:
-        raise KeyError(f"scan_rates: judgments lack column(s) {missing}")
+    names = require_columns(
+        judgments, [*units, "order", "valid", "chosen", "correct"], "scan_rates"
+    )
     carry = carries(names, groups, cluster)
     o0, o1 = pl.col("order") == 0, pl.col("order") == 1
     code = (
@@ -128,12 +128,22 @@ def unit_values(
     return per.with_columns(_value_exprs(invalid_policy))
 
 
+def order_codes(state: pl.Expr) -> tuple[pl.Expr, pl.Expr]:
+    """The verdict codes of order 0 and order 1 in a packed `_state` (0: order missing)."""
+    return state.and_(7), (state // 8).and_(7)
+
+
+def gold_bit(state: pl.Expr) -> pl.Expr:
+    """Whether some row of the unit carries a non-null `correct` (`item_outcomes`' has_gold)."""
+    return state.and_(256) > 0
+
+
 def _value_exprs(invalid_policy: str) -> list[pl.Expr]:
     """Expressions of `VALUE_COLUMNS` from the packed verdicts `_state` of a unit."""
     st = pl.col("_state")
-    c0, c1 = st.and_(7), (st // 8).and_(7)
+    c0, c1 = order_codes(st)
     complete = (c0 != 0) & (c1 != 0)
-    gold = complete & (st.and_(256) > 0)
+    gold = complete & gold_bit(st)
     r0, r1 = gold & (st.and_(64) > 0), gold & (st.and_(128) > 0)
     inv0, inv1 = complete & (c0 == _INVALID), complete & (c1 == _INVALID)
     any_inv = inv0 | inv1

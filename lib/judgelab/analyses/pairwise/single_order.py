@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from judgelab.analyses.pairwise import scan_compare, units
-from judgelab.analyses.pairwise.lazy import is_lazy
+from judgelab.analyses.pairwise.lazy import is_lazy, require_columns
 from judgelab.analyses.pairwise.outcomes import CLUSTER, GROUPS
 from judgelab.core import estimates
 from judgelab.core.schema import require_columns as _require
@@ -103,10 +103,7 @@ def single_order_rates(
     groups = list(groups)
     needed = [*groups, "item_id", "sample", "order", "valid", "chosen", "correct"]
     if is_lazy(judgments):  # a large source: only its single-order rows are read
-        names = judgments.collect_schema().names()
-        missing = [c for c in needed if c not in names]
-        if missing:
-            raise KeyError(f"single_order_rates: judgments lack column(s) {missing}")
+        names = require_columns(judgments, needed, "single_order_rates")
         wanted = [*needed, *([cluster] if cluster in names and cluster not in needed else [])]
         judgments = scan_compare.single_rows(judgments, groups, wanted)
     _require(judgments, needed, "single_order_rates")
