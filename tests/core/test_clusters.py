@@ -113,6 +113,20 @@ def test_sum_by_builds_per_cluster_sums():
     assert clusters.sum_by(np.zeros((0, 2)), np.zeros(0, dtype=int)).shape == (0, 2)
 
 
+def test_sum_by_large_input_adds_in_row_order_like_np_add_at(monkeypatch):
+    rng = np.random.default_rng(3)
+    values = rng.normal(size=(5_000, 7)) * 10.0 ** rng.integers(-8, 8, size=(5_000, 7))
+    values[3, 2], values[40, 0] = np.nan, np.inf
+    unit = rng.integers(0, 300, 5_000)
+    want = np.zeros((300, 7))
+    np.add.at(want, unit, values)
+    monkeypatch.setattr(clusters, "SPARSE_FROM", 0)
+    got = clusters.sum_by(values, unit)
+    np.testing.assert_array_equal(got, want)  # bitwise: the same additions in the same order
+    np.testing.assert_array_equal(clusters.sum_by(np.asfortranarray(values), unit), want)
+    assert clusters.sum_by(values[:, 0], unit).shape == (300,)
+
+
 def test_codes_and_count_of_an_empty_frame():
     empty = pd.DataFrame({"benchmark": [], "split": [], "item_id": []})
     assert clusters.codes(empty).tolist() == [] and clusters.count(empty) == 0

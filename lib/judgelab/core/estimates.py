@@ -152,18 +152,19 @@ def from_sums(
         return Estimate(nan, nan, nan, nan, null, n, G, nan, True, "no data")
     ratios = np.divide(tot_num, tot_den, out=np.zeros(J), where=tot_den > 0)
     value = float(a @ ratios)
+    res_sq = (s.num2 - 2 * s.numden * ratios + s.den2 * ratios**2).sum(axis=1)
+    wilson = J == 1 and bounds == (0.0, 1.0) and bool(np.all(np.abs(res_sq) < 1e-18))
+    if not wilson and wild.beyond_limit(len(s.count), n_boot):
+        return wald(s, np.ones(len(s.count)), a, null=null, level=level, bounds=bounds)
     scale = np.divide(a, tot_den, out=np.zeros(J), where=tot_den > 0)
     s1 = s.den @ scale  # Σ_i a_i per cluster, a_i = weight_j · den_i / D_j
     s2 = s.den2 @ (scale**2)
     res_sum = (s.num - s.den * ratios).sum(axis=1)
-    res_sq = (s.num2 - 2 * s.numden * ratios + s.den2 * ratios**2).sum(axis=1)
     icc = clusters.icc_from_sums(s.count.sum(axis=1), res_sum, res_sq)
     n_eff = clusters.effective_from_sums(s1[present], s2[present], icc)
     few = bool(n_eff < clusters.FEW_EFFECTIVE)
-    if J == 1 and bounds == (0.0, 1.0) and np.all(np.abs(res_sq) < 1e-18):
+    if wilson:
         return _wilson_by_cluster(value, null, level, n, G, n_eff, few)
-    if wild.beyond_limit(len(s.count), n_boot):
-        return wald(s, np.ones(len(s.count)), a, null=null, level=level, bounds=bounds)
     H = np.zeros((G, J, J))
     idx = np.arange(J)
     H[:, idx, idx] = s.den[present]
@@ -202,12 +203,11 @@ def wald(
     and `method` says so (`WALD`). `mult` counts the units each row of `s` stands for (rows
     that are distinct unit patterns with counts; ones for labelled units).
     """
-    from scipy import stats as sps
-
     a = np.asarray(weights, dtype=np.float64)
     present = s.count.sum(axis=1) > 0
-    s = Sums(*(x[present] for x in s))
-    c = np.asarray(mult, dtype=np.float64)[present]
+    c = np.asarray(mult, dtype=np.float64)
+    if not present.all():
+        s, c = Sums(*(x[present] for x in s)), c[present]
     G = int(c.sum())
     tot_num, tot_den = c @ s.num, c @ s.den
     nan = float("nan")
@@ -224,16 +224,36 @@ def wald(
     value = float(a @ ratios)
     scale = np.divide(a, tot_den, out=np.zeros(len(a)), where=tot_den > 0)
     q = (s.num - s.den * ratios) @ scale
-    se = float(np.sqrt(G / (G - 1) * np.sum(c * q * q))) if G > 1 else nan
     res_sum = (s.num - s.den * ratios).sum(axis=1)
     reps = c.astype(np.int64)
-    icc = clusters.icc_from_sums(
-        np.repeat(s.count.sum(axis=1), reps), np.repeat(res_sum, reps), np.repeat(res_sq, reps)
-    )
-    n_eff = clusters.effective_from_sums(
-        np.repeat(s.den @ scale, reps), np.repeat(s.den2 @ scale**2, reps), icc
-    )
+    ones = bool(np.all(reps == 1))
+
+    def each(x: np.ndarray) -> np.ndarray:  # a row per unit (rows with counts: repeated)
+        return x if ones else np.repeat(x, reps)
+
+    icc = clusters.icc_from_sums(each(s.count.sum(axis=1)), each(res_sum), each(res_sq))
+    n_eff = clusters.effective_from_sums(each(s.den @ scale), each(s.den2 @ scale**2), icc)
+    return wald_row(value, float(np.sum(c * q * q)), G, n, n_eff, null=null, level=level,
+                    bounds=bounds)  # fmt: skip
+
+
+def wald_row(
+    value: float,
+    sum_q2: float,
+    G: int,
+    n: float,
+    n_eff: float,
+    *,
+    null: float,
+    level: float,
+    bounds: tuple[float, float] | None,
+) -> Estimate:
+    """The CR1 t(G − 1) row of `value` from Σ_g q_g² (q_g: cluster g's influence sum)."""
+    from scipy import stats as sps
+
+    nan = float("nan")
     few = bool(n_eff < clusters.FEW_EFFECTIVE)
+    se = float(np.sqrt(G / (G - 1) * sum_q2)) if G > 1 else nan
     if not np.isfinite(se) or se <= 0:
         return Estimate(value, nan, nan, nan, null, n, G, n_eff, few, "no interval")
     tq = float(sps.t.ppf(0.5 + level / 2.0, G - 1))

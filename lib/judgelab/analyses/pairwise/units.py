@@ -191,10 +191,10 @@ def rate_sums(
     """
     cols = [lay.count[metric], lay.num[metric], lay.den[metric]]
     cols += [lay.num2[metric], lay.den2[metric], lay.numden[metric]]
-    arr = aligned.rows[:, cols, :]
-    if cells is not None:
-        arr = arr[:, :, list(cells)]
-    return estimates.Sums(*(arr[:, i, :] for i in range(6))), aligned.mult
+    J = aligned.rows.shape[2]
+    pick = slice(None) if cells is None or list(cells) == list(range(J)) else list(cells)
+    # one column at a time: views of the aligned rows where every cell is kept (no copy)
+    return estimates.Sums(*(aligned.rows[:, c, pick] for c in cols)), aligned.mult
 
 
 def row_sums(
