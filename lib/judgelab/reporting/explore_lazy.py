@@ -10,10 +10,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import polars as pl
 
-from judgelab.core.scan import ROW
+from judgelab.analyses.pairwise import lazy, scan_values
+from judgelab.core.scan import ROW, bare, filtered
 
 KEY = ["benchmark", "split", "item_id"]
 UNIT = ["judge", *KEY, "condition", "sample"]
@@ -28,8 +30,23 @@ BOTH_DECISIVE = ("flipped", "consistently_wrong", "consistently_right")
 
 def _order(lf: pl.LazyFrame, order: int, cols: list[str] = COLS) -> pl.LazyFrame:
     return lf.filter(pl.col("order") == order).select(
-        *UNIT, *(pl.col(c).alias(f"{c}_{order}") for c in cols)
+        *UNIT, *(pl.col(c).alias(f"{c}_{order}") for c in cols), pl.lit(True).alias(_HAS[order])
     )
+
+
+#: Marks a unit's row of each order, so that an order it lacks reads NaN as pandas' merge has it.
+_HAS = ("_has_0", "_has_1")
+
+
+def _as_merged(found: pd.DataFrame, cols: list[str]) -> pd.DataFrame:
+    """Return the paired cases with a missing order's columns NaN (not None), as `_wide`'s."""
+    for order, has in enumerate(_HAS):
+        if has in found.columns:
+            lacking = found[has].isna().to_numpy()
+            if lacking.any():
+                for c in cols:
+                    found.loc[lacking, f"{c}_{order}"] = np.nan
+    return found.drop(columns=[h for h in _HAS if h in found.columns])
 
 
 def _keep(category: str) -> pl.Expr:
@@ -62,12 +79,30 @@ def pairwise_cases(
     `only_items`: `items` are a few of the table's (a category decided by the items), so
     only their judgments are read and paired.
     """
+    lf = bare(lf)  # pairing reads no cluster
     casts = [pl.col(c).cast(pl.String) for c in KEY]
     lf = lf.with_columns(casts)
     if only_items:
         known = pl.from_pandas(items[KEY].drop_duplicates().astype(str)).lazy()
         lf = lf.join(known, on=KEY, how="semi")
     cols = COLS if outputs else [c for c in COLS if c != "output"]
+    # the inner join keeps only known items, in the cases' order, as `explore._pairwise`'s
+    # merge: joined in polars by the items' row numbers, whose columns pandas then takes
+    # (at 10^7 rows: 1.6 million cases; the pandas merge on text keys took 2.9 s)
+    at = pl.from_pandas(items[KEY].astype(str)).with_row_index(_AT).lazy()
+    parts = [
+        _paired(lf if only is None else lf.filter(only), category, cols)
+        .join(at, on=KEY, how="inner", maintain_order="left")
+        .collect(engine="streaming")
+        for only in scan_values.passes(lf, True, lazy.ROWS_PER_PASS)
+    ]  # a judge at a time at scale (sorted by judge first: in order); 10^7 rows: 2.4 -> 1.6 GB
+    found = _as_merged(pl.concat(parts).to_pandas(), cols)
+    rest = items.drop(columns=KEY).iloc[found[_AT].to_numpy()].reset_index(drop=True)
+    return pd.concat([found.drop(columns=_AT), rest], axis=1)
+
+
+def _paired(lf: pl.LazyFrame, category: str, cols: list[str]) -> pl.LazyFrame:
+    """The two orders of each unit side by side, kept if a case of `category`, in order."""
     if category in BOTH_DECISIVE:  # only pairs decisive in both orders qualify: an inner join
         decisive = lf.filter(pl.col("chosen").is_in(DECISIVE))
         wide = _order(decisive, 0, cols).join(_order(decisive, 1, cols), on=UNIT,
@@ -76,21 +111,17 @@ def pairwise_cases(
         wide = _order(lf, 0, cols).join(
             _order(lf, 1, cols), on=UNIT, how="full", coalesce=True, nulls_equal=True
         )
-    found = (
-        wide.filter(_keep(category).fill_null(False))
-        .sort(UNIT)
-        .collect(engine="streaming")
-        .to_pandas()
-    )
-    # the inner merge keeps only known items (in `found`'s order), as `explore._pairwise`
-    return found.merge(items, on=KEY, how="inner")
+    return wide.filter(_keep(category).fill_null(False)).sort(UNIT)
+
+
+_AT = "_item_row"
 
 
 def outputs_of(lf: pl.LazyFrame, cases: pd.DataFrame) -> pd.DataFrame:
     """Return `output_0` and `output_1` of these cases (by `UNIT`) from a lazy table."""
     ids = cases["item_id"].dropna().astype(str).unique().tolist()
     # the few cases' items first, a filter the scan applies as it reads (then the exact keys)
-    lf = lf.filter(pl.col("item_id").cast(pl.String).is_in(ids))
+    lf = bare(lf).filter(pl.col("item_id").cast(pl.String).is_in(ids))
     lf = lf.with_columns(pl.col(c).cast(pl.String) for c in KEY)
     schema = lf.collect_schema()
     wanted = pl.from_pandas(cases[UNIT]).cast({c: schema[c] for c in UNIT}).lazy()
@@ -98,7 +129,7 @@ def outputs_of(lf: pl.LazyFrame, cases: pd.DataFrame) -> pd.DataFrame:
     wide = _order(rows, 0, ["output"]).join(
         _order(rows, 1, ["output"]), on=UNIT, how="full", coalesce=True, nulls_equal=True
     )
-    return wide.collect(engine="streaming").to_pandas()
+    return _as_merged(wide.collect(engine="streaming").to_pandas(), ["output"])
 
 
 def pointwise_cases(lf: pl.LazyFrame, items: pd.DataFrame) -> pd.DataFrame:
@@ -112,13 +143,13 @@ def narrowed(lf: pl.LazyFrame, filters: dict[str, Any]) -> pl.LazyFrame:
     """Return `lf` keeping rows whose column equals each given value (None: any)."""
     for col, want in filters.items():
         if want is not None:
-            lf = lf.filter(pl.col(col) == want)
+            lf = filtered(lf, pl.col(col) == want)
     return lf
 
 
 def values(lf: pl.LazyFrame, column: str) -> list[str]:
     """Return the sorted distinct values of a column of a lazy table (as strings)."""
-    got = lf.select(pl.col(column).cast(pl.String).unique()).collect(engine="streaming")
+    got = bare(lf).select(pl.col(column).cast(pl.String).unique()).collect(engine="streaming")
     return sorted(v for v in got[column].to_list() if v is not None)
 
 

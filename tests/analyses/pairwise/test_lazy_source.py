@@ -72,11 +72,15 @@ def test_rates_and_coverage_equal_the_pandas_path(monkeypatch, home, inference):
 @pytest.mark.parametrize(
     "category", ["flipped", "consistently_wrong", "consistently_right", "invalid", "longer_worse"]
 )
-def test_cases_and_examples_equal_the_pandas_path(monkeypatch, home, category):
+@pytest.mark.parametrize("judge", ["judge-01", None])
+def test_cases_and_examples_equal_the_pandas_path(monkeypatch, home, category, judge):
+    from judgelab.analyses.pairwise import lazy as lazy_mod
+
+    monkeypatch.setattr(lazy_mod, "ROWS_PER_PASS", 500)  # paired a judge at a time
     got = {}
     for lazy in (False, True):
         loaded, table = _load(monkeypatch, home, lazy)
-        found = explore.cases(table, loaded.items, category, judge="judge-01")
+        found = explore.cases(table, loaded.items, category, judge=judge)
         got[lazy] = (found, explore.examples(found, 4, seed=2), explore.summary(found))
     for want, have in zip(got[False], got[True], strict=True):
         pd.testing.assert_frame_equal(want, have, check_dtype=False)

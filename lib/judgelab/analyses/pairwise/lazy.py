@@ -23,6 +23,7 @@ import pandas as pd
 import polars as pl
 
 from judgelab.analyses.pairwise.coverage_layout import coverage_frame
+from judgelab.core.scan import bare
 
 #: Judgment rows one polars group-by pass reduces at most on the notebook path: with clusters
 #: every unit row carries its labels, so a 10^7-row scan is reduced judge by judge
@@ -93,7 +94,8 @@ def coverage(lazy: LazyOutcomes, items: pd.DataFrame, keys: Sequence[str]) -> pd
         units = read.lazy().select(*unit, pl.col("complete") == 1).with_columns(cast)
     else:
         units = (
-            lazy.judgments.select(*unit, "order")
+            bare(lazy.judgments)  # counts need no clusters
+            .select(*unit, "order")
             .with_columns(cast)
             .group_by(unit)
             .agg((pl.col("order").n_unique() == 2).alias("complete"))

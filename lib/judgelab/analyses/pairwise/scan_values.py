@@ -14,7 +14,7 @@ import polars as pl
 
 from judgelab.analyses.pairwise.lazy import require_columns
 from judgelab.analyses.pairwise.outcomes import CLUSTER, GROUPS, INVALID_POLICIES
-from judgelab.core.scan import with_rows
+from judgelab.core.scan import bare, with_rows
 from judgelab.errors import check_choice
 
 #: The per-unit value columns, in the order of `pairwise_rates`' value matrix.
@@ -192,6 +192,7 @@ def passes(lf: pl.LazyFrame, carry: bool, rows_per_pass: int) -> list[pl.Expr | 
     scan: a judge's files or row groups only), each split by a hash of `item_id` when the
     judge alone is too large (not with clusters: a cluster must stay in one pass).
     """
+    lf = bare(lf)  # counts need no clusters
     n = lf.select(pl.len()).collect(engine="streaming").item()
     if n <= rows_per_pass:
         return [None]

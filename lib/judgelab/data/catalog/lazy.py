@@ -29,7 +29,9 @@ def is_empty(judgments: Any) -> bool:
     if judgments is None:
         return True
     if is_lazy(judgments):
-        return judgments.select("judge").head(1).collect().is_empty()
+        from judgelab.core.scan import bare
+
+        return bare(judgments).select("judge").head(1).collect().is_empty()
     return bool(judgments.empty)
 
 
@@ -66,16 +68,19 @@ def select(lf: Any, source: str, filters: Mapping[str, Sequence[str]]) -> Any:
     """
     import polars as pl
 
+    from judgelab.core.scan import bare, filtered
+
     for column, wanted in filters.items():
         if not wanted:
             continue
-        known = set(lf.select(pl.col(column).unique()).collect(engine="streaming")[column])
+        values = bare(lf).select(pl.col(column).unique()).collect(engine="streaming")
+        known = set(values[column])
         unknown = [w for w in wanted if w not in known]
         if unknown:
             raise ValueError(
                 f"source {source!r}: unknown {column}(s) {unknown}; known: {sorted(known)}"
             )
-        lf = lf.filter(pl.col(column).is_in(list(wanted)))
+        lf = filtered(lf, pl.col(column).is_in(list(wanted)))
     return lf
 
 
