@@ -47,3 +47,12 @@ def test_add_lengths_does_not_mutate_input():
     items = pd.DataFrame({"context": ["a b"], "benchmark": ["b"]})
     lengths.add_lengths(items)
     assert "len_context" not in items.columns
+
+
+def test_counts_of_repeated_and_odd_values_equal_counting_each_text():
+    texts = ["a b", None, float("nan"), 3, "a b", "", " x\u3000y ", pd.NA, True, "True", 1]
+    want = [float(len(t.split())) if isinstance(t, str) else np.nan for t in texts]
+    for given in (texts, iter(texts), pd.Series(texts, dtype=object)):
+        np.testing.assert_array_equal(lengths.counts(given), want)
+    assert lengths.counts([]).shape == (0,)
+    np.testing.assert_array_equal(lengths.counts(["ab", "ab", None], "chars"), [2, 2, np.nan])
