@@ -131,3 +131,20 @@ def test_codes_and_count_of_an_empty_frame():
     empty = pd.DataFrame({"benchmark": [], "split": [], "item_id": []})
     assert clusters.codes(empty).tolist() == [] and clusters.count(empty) == 0
     assert clusters.codes(empty.assign(cluster=[])).tolist() == []
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        np.array([5, 0, 5, 9, 2, 2]),
+        np.array([10**9, 3, 10**9]),  # too sparse for a bincount
+        np.array([-1, 4, -1]),
+        np.array(["b", "a", "b"], dtype=object),
+        np.array([0.5, 0.5, 2.0]),
+        np.array([], dtype=np.int64),
+    ],
+)
+def test_distinct_counts_and_sorted_codes_equal_np_unique(values):
+    uniq, inverse = np.unique(values, return_inverse=True)
+    assert clusters.n_distinct(values) == len(uniq)
+    np.testing.assert_array_equal(clusters.sorted_codes(values), inverse.ravel())

@@ -158,6 +158,39 @@ def sum_by(values: np.ndarray, unit: np.ndarray) -> np.ndarray:
     return out[:, 0] if flat else out
 
 
+def _small_ints(values: np.ndarray) -> bool:
+    """Non-negative integers no larger than twice their number (codes: counted by bincount)."""
+    return (
+        values.dtype.kind in "iu" and values.size > 0 and int(values.min()) >= 0
+        and int(values.max()) <= 2 * values.size + 1024
+    )  # fmt: skip
+
+
+def n_distinct(values: np.ndarray) -> int:
+    """Return how many distinct values there are; integer codes by one bincount (10^6: ms).
+
+    >>> n_distinct(np.array([3, 1, 3, 0])), n_distinct(np.array(["a", "b", "a"]))
+    (3, 2)
+    """
+    values = np.asarray(values)
+    if _small_ints(values):
+        return int(np.count_nonzero(np.bincount(values)))
+    return len(pd.unique(values.ravel()))  # hashed: mixed objects need no order
+
+
+def sorted_codes(values: np.ndarray) -> np.ndarray:
+    """Return `np.unique(values, return_inverse=True)[1]` (codes in sorted-value order).
+
+    >>> sorted_codes(np.array([7, 2, 7, 5])).tolist()
+    [2, 0, 2, 1]
+    """
+    values = np.asarray(values)
+    if _small_ints(values):
+        seen = np.bincount(values) > 0
+        return (np.cumsum(seen) - 1)[values]
+    return np.unique(values, return_inverse=True)[1].ravel()
+
+
 def count(frame: pd.DataFrame, column: str | None = COLUMN) -> int:
     """Return the number of resampling units of `frame` (see `codes`)."""
     c = codes(frame, column)

@@ -233,7 +233,7 @@ def context_trend(
             label = {"cr2": "CR2", "wild": "wild", "cluster": "cluster"}[inference]
         low, high = row["ci_low"], row["ci_high"]
         trend = "falls" if high < 0 else "rises" if low > 0 else "no clear trend"
-        n_units = len(g) if units is None else len(np.unique(units[idx]))
+        n_units = len(g) if units is None else clusters.n_distinct(units[idx])
         rows.append(
             {
                 **dict(zip(by, key, strict=True)),

@@ -170,7 +170,7 @@ def term_inference(
     """
     check_choice("inference", inference, INFERENCE)
     check_choice("wild", wild_mode, WILD)
-    codes = np.unique(np.asarray(codes), return_inverse=True)[1]
+    codes = clusters.sorted_codes(codes)
     legacy, note = fit_binomial(y, X, codes) if inference == "cluster" else (None, "")
     res, fit_note = point_fit(y, X)
     note = note or fit_note
@@ -268,7 +268,7 @@ def _reported(
         float(ci.loc[name].iloc[1]),
         float(legacy.pvalues[name]),
     )
-    return chosen, f"CR1, t({len(np.unique(codes)) - 1})"
+    return chosen, f"CR1, t({clusters.n_distinct(codes) - 1})"
 
 
 __all__ = [

@@ -28,6 +28,7 @@ import polars as pl
 
 from judgelab.analyses.pairwise.scan_values import unit_values
 from judgelab.core import clusters
+from judgelab.core.scan import bare, filtered
 from judgelab.core.schema import meta_field
 
 KEYS = ("benchmark", "split", "item_id")
@@ -93,13 +94,13 @@ def _selected(judgments: pl.LazyFrame, judges: Sequence[str], sample: int | None
     """The rows of `judges` (all when empty; an unknown one is an error) and of `sample`."""
     lf = judgments
     if judges:
-        known = set(lf.select(pl.col("judge").unique()).collect(engine="streaming")["judge"])
+        known = set(bare(lf).select(pl.col("judge").unique()).collect(engine="streaming")["judge"])
         unknown = [j for j in judges if j not in known]
         if unknown:
             raise ValueError(f"unknown judge(s) {unknown}; known: {sorted(known)}")
-        lf = lf.filter(pl.col("judge").is_in(list(judges)))
+        lf = filtered(lf, pl.col("judge").is_in(list(judges)))
     if sample is not None:
-        lf = lf.filter(pl.col("sample") == sample)
+        lf = filtered(lf, pl.col("sample") == sample)
     return lf
 
 
@@ -119,7 +120,8 @@ def verdicts(
     for m in ("model_pos", "model_neg"):
         lens[m] = meta_field(pair["meta"], m).to_numpy()
     cols = ["judge", *KEYS, "order", "sample", "verdict", "chosen", "correct", "cluster"]
-    rows = _selected(judgments, judges, sample).select(cols).with_columns(_keys_str())
+    selected = _selected(judgments, judges, sample)
+    rows = selected.select(cols).with_columns(_keys_str())
     lf = rows.join(_side(pair, lens), on=list(KEYS), how="inner")
     d = pl.col("len_pos") - pl.col("len_neg")
     longer = pl.when(d > 0).then(pl.lit("pos")).when(d < 0).then(pl.lit("neg"))
@@ -151,7 +153,7 @@ def verdicts(
             "longer": np.select([lp - ln > 0, lp - ln < 0], ["pos", "neg"], "equal"),
         }
     )  # fmt: skip
-    return LazyVerdicts(lf.select(*VERDICT_COLUMNS, "_item"), unit, per_item, {})
+    return LazyVerdicts(lf.select(*VERDICT_COLUMNS, "_item"), unit, per_item, {"source": selected})
 
 
 def item_rows(
@@ -167,7 +169,8 @@ def item_rows(
 
     `lens` is `verdicts._item_lengths(items)` (per item: task, lengths, unit).
     """
-    lf = _selected(judgments, judges, sample).with_columns(_keys_str())
+    selected = _selected(judgments, judges, sample)
+    lf = selected.with_columns(_keys_str())
     side = _side(
         lens,
         {
@@ -208,7 +211,7 @@ def item_rows(
     per_item = pl.DataFrame(
         {c: lens[c].to_numpy(dtype=float) for c in ("len_context", "len_response", "len_diff")}
     )
-    return LazyItems(out.select(cols), unit, per_item, {})
+    return LazyItems(out.select(cols), unit, per_item, {"source": selected})
 
 
 def _unit_label(names: Sequence[str], cluster: str | None) -> pl.Expr:
@@ -274,9 +277,14 @@ def _from_core(
 
 
 def judges_of(table: LazyVerdicts | LazyItems) -> list[str]:
-    """The table's judges, sorted (read once)."""
+    """The judges of the table's judgments, sorted (read once; one may have no row here).
+
+    They are read from the judgments the table was built from, without the clusters' join
+    (`core.scan.bare`): the table's own plan would pair and join every row (2.9 s at 10^7).
+    """
     if "judges" not in table.memo:
-        got = table.frame.select(pl.col("judge").unique()).collect(engine="streaming")["judge"]
+        source = bare(table.memo.get("source", table.frame))
+        got = source.select(pl.col("judge").unique()).collect(engine="streaming")["judge"]
         table.memo["judges"] = sorted(got.drop_nulls().to_list())
     return table.memo["judges"]
 

@@ -147,7 +147,11 @@ def cluster_rate(
     binary = _binary(value)
     w_low, w_high = stats.wilson_interval(k, n, level=level) if binary else (np.nan, np.nan)
     common = dict(
-        k=k, n=n, n_items=len(np.unique(items)), wilson_low=float(w_low), wilson_high=float(w_high)
+        k=k,
+        n=n,
+        n_items=clusters.n_distinct(items),
+        wilson_low=float(w_low),
+        wilson_high=float(w_high),
     )
     if inference == "wild":
         est = estimates.ratio(

@@ -236,7 +236,7 @@ def _choice_design(g: pd.DataFrame, transform: str) -> tuple[np.ndarray, pd.Data
     order = g["order"].to_numpy(dtype=int)
     chose_pos = g["chose_pos"].to_numpy(dtype=bool)
     lp, ln = g["len_pos"].to_numpy(float), g["len_neg"].to_numpy(float)
-    both = len(np.unique(order)) == 2
+    both = clusters.n_distinct(order) == 2
     gold_known = bool(g["gold"].all())
     first_pos = order == 0
     if both:
@@ -279,8 +279,8 @@ def _choice_regression(
         n_boot=n_boot,
         rng=rng,
     )
-    n_items = len(pd.unique(g["item"].to_numpy()))
-    n_clusters = len(np.unique(units))
+    n_items = clusters.n_distinct(g["item"].to_numpy())
+    n_clusters = clusters.n_distinct(units)
     rows = []
     for row in terms:
         row = {**row, "odds_ratio": float(np.exp(row["coef"])), "n": len(g)}

@@ -234,7 +234,7 @@ def _group_winrate(
         "model": slot_model.iloc[0] if len(slot_model) else model_slot,
         "baseline": slot_base.iloc[0] if len(slot_base) else other,
         "n": len(g),
-        "n_clusters": len(g) if units is None else len(np.unique(units)),
+        "n_clusters": len(g) if units is None else clusters.n_distinct(units),
         "raw_winrate": 100 * raw_est,
         "raw_low": 100 * raw_low,
         "raw_high": 100 * raw_high,
