@@ -103,7 +103,7 @@ def _codes(unit: np.ndarray) -> np.ndarray:
         codes = pd.factorize(unit, sort=True)[0]
         if codes.min() >= 0:
             return codes.astype(np.int64)
-    return np.unique(unit, return_inverse=True)[1].astype(np.int64)
+    return clusters.sorted_codes(unit).astype(np.int64)
 
 
 def sums(

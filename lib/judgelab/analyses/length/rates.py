@@ -57,13 +57,13 @@ def unit_sums(
     Units are the distinct values of `unit`; a unit lies in one stratum: the first in sorted
     order among its rows' (a cluster shared by two splits), so any row order gives the same.
     """
-    codes, inverse = np.unique(unit, return_inverse=True)
-    inverse = inverse.reshape(-1)
+    inverse = clusters.sorted_codes(unit)
     per = clusters.sum_by(values, inverse)
+    n_units = len(per)
     if strata is None:
-        return per, np.zeros(len(codes), dtype=np.int64)
+        return per, np.zeros(n_units, dtype=np.int64)
     row_strata = pd.factorize(np.asarray(strata), sort=True)[0]
-    out = np.full(len(codes), np.iinfo(np.int64).max)
+    out = np.full(n_units, np.iinfo(np.int64).max)
     np.minimum.at(out, inverse, row_strata)
     return per, pd.factorize(out, sort=True)[0]
 
