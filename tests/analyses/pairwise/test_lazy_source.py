@@ -52,8 +52,12 @@ def test_the_choice_follows_the_row_threshold(monkeypatch, home):
     assert isinstance(catalog.load_source("synthetic").judgments, pd.DataFrame)
 
 
-@pytest.mark.parametrize("inference", ["wild", "bootstrap"])
-def test_rates_and_coverage_equal_the_pandas_path(monkeypatch, home, inference):
+@pytest.mark.parametrize(("inference", "rows_per_pass"), [("wild", None), ("bootstrap", 500)])
+def test_rates_and_coverage_equal_the_pandas_path(monkeypatch, home, inference, rows_per_pass):
+    from judgelab.analyses.pairwise import lazy as lazy_mod
+
+    if rows_per_pass:  # read a judge at a time
+        monkeypatch.setattr(lazy_mod, "ROWS_PER_PASS", rows_per_pass)
     got = {}
     for lazy in (False, True):
         loaded, table = _load(monkeypatch, home, lazy, judges=["judge-00", "judge-02"])

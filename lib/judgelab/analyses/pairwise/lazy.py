@@ -74,6 +74,31 @@ def require_columns(lf: pl.LazyFrame, columns: Sequence[str], what: str) -> list
     return names
 
 
+def passes(lf: pl.LazyFrame, carry: bool, rows_per_pass: int) -> list[pl.Expr | None]:
+    """Return the row filters of the passes that keep each group-by within `rows_per_pass`.
+
+    One pass (None) when the scan is small enough; else one pass per judge (pushed into the
+    scan: a judge's files or row groups only), each split by a hash of `item_id` when the
+    judge alone is too large (not with clusters: a cluster must stay in one pass).
+    """
+    lf = bare(lf)  # counts need no clusters
+    n = lf.select(pl.len()).collect(engine="streaming").item()
+    if n <= rows_per_pass:
+        return [None]
+    judge = pl.col("judge").cast(pl.String)
+    counts = lf.group_by(judge).agg(pl.len()).collect(engine="streaming").sort("judge")
+    out: list[pl.Expr | None] = []
+    for name, rows in counts.iter_rows():
+        this = judge.is_null() if name is None else judge == name
+        parts = 1 if carry else -(-rows // rows_per_pass)
+        if parts == 1:
+            out.append(this)
+            continue
+        slot = pl.col("item_id").cast(pl.String).hash(24) % parts
+        out.extend(this & (slot == part) for part in range(parts))
+    return out
+
+
 def is_lazy(table: Any) -> bool:
     """True for a polars LazyFrame (a large source's judgments) or `LazyOutcomes`."""
     return isinstance(table, pl.LazyFrame | LazyOutcomes)
@@ -92,22 +117,22 @@ def coverage(lazy: LazyOutcomes, items: pd.DataFrame, keys: Sequence[str]) -> pd
     read = cached(lazy.judgments, lazy.groups)
     if read is not None and set(unit) <= set(read.columns):  # a comparison read the units
         units = read.lazy().select(*unit, pl.col("complete") == 1).with_columns(cast)
-    else:
-        units = (
-            bare(lazy.judgments)  # counts need no clusters
-            .select(*unit, "order")
-            .with_columns(cast)
-            .group_by(unit)
-            .agg((pl.col("order").n_unique() == 2).alias("complete"))
-        )
-    per = (
-        units.join(known, on=[*keys, "item_id"], how="left")
-        .with_columns(pl.col("_known").fill_null(False))
-        .group_by(["judge", "sample", *keys, "complete", "_known"])
-        .agg(pl.len().alias("_n"))
-        .collect(engine="streaming")
-        .to_pandas()
-    )
+        per = _coverage_counts(units, known, keys)
+    else:  # a judge at a time (a large scan: the group-by's memory by 1/judges)
+        scan = bare(lazy.judgments)  # counts need no clusters
+        parts = [
+            _coverage_counts(
+                (scan if only is None else scan.filter(only))
+                .select(*unit, "order")
+                .with_columns(cast)
+                .group_by(unit)
+                .agg((pl.col("order").n_unique() == 2).alias("complete")),
+                known,
+                keys,
+            )
+            for only in passes(scan, True, ROWS_PER_PASS)
+        ]
+        per = pd.concat(parts, ignore_index=True)
     rows = []
     for (judge, sample), block in per.groupby(["judge", "sample"], sort=True):
         rows.append(_counted_block(block, expected, keys, judge, sample))
@@ -117,6 +142,18 @@ def coverage(lazy: LazyOutcomes, items: pd.DataFrame, keys: Sequence[str]) -> pd
     for c in counts:
         out[c] = out[c].astype(int)
     return out
+
+
+def _coverage_counts(units: pl.LazyFrame, known: pl.LazyFrame, keys: list[str]) -> pd.DataFrame:
+    """Units per judge × sample × group keys × complete × known item (`coverage`)."""
+    return (
+        units.join(known, on=[*keys, "item_id"], how="left")
+        .with_columns(pl.col("_known").fill_null(False))
+        .group_by(["judge", "sample", *keys, "complete", "_known"])
+        .agg(pl.len().alias("_n"))
+        .collect(engine="streaming")
+        .to_pandas()
+    )
 
 
 def _counted_block(
@@ -141,6 +178,7 @@ __all__ = [
     "cached",
     "coverage",
     "is_lazy",
+    "passes",
     "remembered",
     "require_columns",
 ]

@@ -2,7 +2,7 @@
 
 `compare_judges` pairs judges item by item, so it needs each item's outcome per judge, not
 the per-unit sums `scan_rates` resamples. `item_table` reduces the scan, judge by judge
-(`scan_values.passes`), to one row per judge × group keys × item × sample with the outcome
+(`lazy.passes`), to one row per judge × group keys × item × sample with the outcome
 columns of `COMPARE_METRICS` (polars, a few bytes a row), kept while the scan lives
 (`lazy.remembered`); `judge_columns` lays it out as the item × judge table that
 `compare._judge_columns` builds from pandas outcomes (same rows, order and unit labels), so
@@ -18,14 +18,19 @@ import pandas as pd
 import polars as pl
 
 from judgelab.analyses.pairwise import units
-from judgelab.analyses.pairwise.lazy import ROWS_PER_PASS, LazyOutcomes, cached, remembered
+from judgelab.analyses.pairwise.lazy import (
+    ROWS_PER_PASS,
+    LazyOutcomes,
+    cached,
+    passes,
+    remembered,
+)
 from judgelab.analyses.pairwise.outcomes import CLUSTER
 from judgelab.analyses.pairwise.rate_metrics import METRICS
 from judgelab.analyses.pairwise.scan_values import (
     carries,
     gold_bit,
     order_codes,
-    passes,
     unit_values,
 )
 from judgelab.analyses.pairwise.scan_wild import _duplicate_message
@@ -63,7 +68,7 @@ def item_table(lazy: LazyOutcomes) -> pl.DataFrame:
 def _read_units(
     lf: pl.LazyFrame, groups: list[str], invalid_policy: str, cluster: str | None
 ) -> pl.DataFrame:
-    """`item_table` of a scan, judge by judge (`scan_values.passes`)."""
+    """`item_table` of a scan, judge by judge (`lazy.passes`)."""
     names = lf.collect_schema().names()
     carry = carries(names, groups, cluster)
     scan = with_rows(lf)  # before the passes' filters: positions in the whole scan

@@ -12,9 +12,9 @@ from collections.abc import Sequence
 
 import polars as pl
 
-from judgelab.analyses.pairwise.lazy import require_columns
+from judgelab.analyses.pairwise.lazy import passes, require_columns
 from judgelab.analyses.pairwise.outcomes import CLUSTER, GROUPS, INVALID_POLICIES
-from judgelab.core.scan import bare, with_rows
+from judgelab.core.scan import with_rows
 from judgelab.errors import check_choice
 
 #: The per-unit value columns, in the order of `pairwise_rates`' value matrix.
@@ -183,31 +183,6 @@ def _value_exprs(invalid_policy: str) -> list[pl.Expr]:
     }
     assert tuple(values) == VALUE_COLUMNS
     return [e.cast(i8).alias(k) for k, e in values.items()]
-
-
-def passes(lf: pl.LazyFrame, carry: bool, rows_per_pass: int) -> list[pl.Expr | None]:
-    """Return the row filters of the passes that keep each group-by within `rows_per_pass`.
-
-    One pass (None) when the scan is small enough; else one pass per judge (pushed into the
-    scan: a judge's files or row groups only), each split by a hash of `item_id` when the
-    judge alone is too large (not with clusters: a cluster must stay in one pass).
-    """
-    lf = bare(lf)  # counts need no clusters
-    n = lf.select(pl.len()).collect(engine="streaming").item()
-    if n <= rows_per_pass:
-        return [None]
-    judge = pl.col("judge").cast(pl.String)
-    counts = lf.group_by(judge).agg(pl.len()).collect(engine="streaming").sort("judge")
-    out: list[pl.Expr | None] = []
-    for name, rows in counts.iter_rows():
-        this = judge.is_null() if name is None else judge == name
-        parts = 1 if carry else -(-rows // rows_per_pass)
-        if parts == 1:
-            out.append(this)
-            continue
-        slot = pl.col("item_id").cast(pl.String).hash(24) % parts
-        out.extend(this & (slot == part) for part in range(parts))
-    return out
 
 
 def _units_of(
