@@ -69,7 +69,7 @@ from judgelab.analyses.pairwise.scan_wild import (
     cell_units,
 )
 from judgelab.core import stats, wild
-from judgelab.core.scan import scan_judgments
+from judgelab.core.scan import filtered, scan_judgments
 from judgelab.errors import check_choice
 
 #: Rows one group-by pass reduces at most (`scan_rates(rows_per_pass=...)`).
@@ -87,7 +87,7 @@ def _as_lazy(judgments: pl.LazyFrame | pl.DataFrame | str | os.PathLike[str] | S
 def _filtered(lf: pl.LazyFrame, filters: dict[str, Sequence[str]]) -> pl.LazyFrame:
     for col, wanted in filters.items():
         if wanted:
-            lf = lf.filter(pl.col(col).cast(pl.String).is_in(list(wanted)))
+            lf = filtered(lf, pl.col(col).cast(pl.String).is_in(list(wanted)))
     return lf
 
 

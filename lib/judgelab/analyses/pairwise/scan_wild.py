@@ -26,7 +26,7 @@ from judgelab.analyses.pairwise.scan_values import (
     patterns_of,
     unit_moments,
 )
-from judgelab.core.scan import with_rows
+from judgelab.core.scan import bare, with_rows
 
 
 def _wild_fused(
@@ -83,7 +83,7 @@ def _judge_batches(lf: pl.LazyFrame, rows: int, across: str | None) -> list[list
     One batch when `across` is `judge` (an aggregate over judges needs all of them).
     """
     judge = pl.col("judge").cast(pl.String)
-    sizes = lf.group_by(judge).agg(pl.len()).collect(engine="streaming").sort("judge")
+    sizes = bare(lf).group_by(judge).agg(pl.len()).collect(engine="streaming").sort("judge")
     out: list[list] = []
     held = 0
     for name, n in sizes.iter_rows():
@@ -129,7 +129,7 @@ def _check_found(pats: pl.DataFrame, source: pl.LazyFrame, judges: Sequence[str]
     found = set(pats["judge"].cast(pl.String).unique().to_list())
     unknown = [j for j in judges if j not in found]
     if unknown:
-        known = source.select(pl.col("judge").cast(pl.String).unique()).collect()
+        known = bare(source).select(pl.col("judge").cast(pl.String).unique()).collect()
         raise ValueError(f"unknown judge(s) {unknown}; known: {sorted(known['judge'])}")
 
 
