@@ -96,3 +96,23 @@ def test_beyond_the_wild_limit_the_row_is_the_wald_row(monkeypatch):
     assert wald.value == boot.value and wald.n_clusters == boot.n_clusters == 400
     assert wald.ci_high - wald.ci_low == pytest.approx(boot.ci_high - boot.ci_low, rel=0.1)
     assert wald.p_value == pytest.approx(boot.p_value, abs=0.03)
+
+
+@pytest.mark.parametrize("rate", [0.0, 1.0])
+def test_every_unit_at_a_bound_gets_the_wilson_row_beyond_the_wild_limit(monkeypatch, rate):
+    """All-0 or all-1 rates: the clustered Wilson row on either side of the wild limit,
+    from labelled units and from distinct patterns with counts (`wald`)."""
+    from judgelab.core import wild
+
+    unit = np.repeat(np.arange(300), 4)
+    num = np.full(1200, rate)
+    want = estimates.ratio(num, np.ones(1200), unit, null=0.5, n_boot=999)
+    monkeypatch.setattr(wild, "MAX_CELLS", 10)
+    got = estimates.ratio(num, np.ones(1200), unit, null=0.5, n_boot=999)
+    assert got.method == want.method != estimates.WALD
+    assert got.ci_low == pytest.approx(want.ci_low) and got.ci_high == pytest.approx(want.ci_high)
+    assert got.n_eff_clusters == pytest.approx(want.n_eff_clusters) and got.n_clusters == 300
+    s = estimates.sums(num, np.ones(1200), np.zeros(1200, dtype=int), unit, 1)
+    one = estimates.Sums(*(x[:1] for x in s))  # every unit alike: one pattern, 300 units
+    pat = estimates.wald(one, np.array([300.0]), [1.0], null=0.5, bounds=(0.0, 1.0))
+    assert pat.method == want.method and pat.ci_low == pytest.approx(want.ci_low)
