@@ -244,6 +244,7 @@ def section(
         keys = explore_lazy.UNIT
         shown = shown.merge(explore_lazy.outputs_of(judgments, shown), on=keys, how="left")
     it = _shown_items(items)
+    it = it[it["item_id"].isin(shown["item_id"].unique())]  # the shown few's (keys compared below)
     rest = [*KEY, *(c for c in it.columns if c not in shown.columns)]
     show(shown.merge(it[rest], on=KEY, how="left") if len(rest) > len(KEY) else shown)
 

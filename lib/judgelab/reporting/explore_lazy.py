@@ -80,6 +80,7 @@ def pairwise_cases(
     only their judgments are read and paired.
     """
     lf = bare(lf)  # pairing reads no cluster
+    judges = lazy.passes(lf, True, lazy.ROWS_PER_PASS)  # a judge at a time at scale
     casts = [pl.col(c).cast(pl.String) for c in KEY]
     lf = lf.with_columns(casts)
     if only_items:
@@ -94,8 +95,8 @@ def pairwise_cases(
         _paired(lf if only is None else lf.filter(only), category, cols)
         .join(at, on=KEY, how="inner", maintain_order="left")
         .collect(engine="streaming")
-        for only in lazy.passes(lf, True, lazy.ROWS_PER_PASS)
-    ]  # a judge at a time at scale (sorted by judge first: in order); 10^7 rows: 2.4 -> 1.6 GB
+        for only in judges
+    ]  # sorted by judge first: in order; a judge at a time, 10^7 rows: 2.4 -> 1.6 GB
     found = _as_merged(pl.concat(parts).to_pandas(), cols)
     rest = items.drop(columns=KEY).iloc[found[_AT].to_numpy()].reset_index(drop=True)
     return pd.concat([found.drop(columns=_AT), rest], axis=1)
