@@ -93,3 +93,33 @@ def test_i34_3_score_reason_says_why_without_pointwise_scores(make_pairwise):
     assert "no pointwise scores" in length.score_reason(table)
     scored = table.assign(score=[7.0] + [float("nan")] * (len(table) - 1))
     assert length.score_reason(scored) is None
+
+
+def test_point_fit_equals_statsmodels_logit_and_checks_rank_where_the_gram_is_short(
+    monkeypatch,
+):
+    """The design's rank is checked on its Gram matrix; statsmodels' own check where short."""
+    import statsmodels.api as sm
+
+    from judgelab.analyses.length import glm
+
+    rng = np.random.default_rng(5)
+    x = rng.normal(size=400)
+    X = pd.DataFrame({"const": 1.0, "x": x, "z": rng.normal(size=400)})
+    y = (rng.random(400) < 1 / (1 + np.exp(-0.5 * x))).astype(float)
+    fit, note = glm.point_fit(y, X)
+    want = sm.Logit(y, X.to_numpy()).fit(method="newton", disp=0)
+    np.testing.assert_allclose(fit.params, want.params, rtol=1e-10)
+    np.testing.assert_allclose(fit.mu, want.predict(), rtol=1e-10)
+    assert note == ""
+    checks = []
+    real = sm.Logit
+
+    def spy(endog, exog, check_rank=True):
+        checks.append(check_rank)
+        return real(endog, exog, check_rank=check_rank)
+
+    monkeypatch.setattr(sm, "Logit", spy)
+    glm.point_fit(y, X)
+    glm.point_fit(y, X.assign(z=2 * x))  # rank 2 of 3
+    assert checks == [False, True]

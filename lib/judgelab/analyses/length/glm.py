@@ -108,10 +108,14 @@ def point_fit(y: np.ndarray, X: pd.DataFrame) -> tuple[PointFit | None, str]:
 
     yv = np.asarray(y, dtype=np.float64)
     if np.isin(yv, (0.0, 1.0)).all():
+        Xv = X.to_numpy(dtype=np.float64)
+        # statsmodels' rank check is a QR of the whole design (80 ms at 2·10^6 rows); a full
+        # rank Gram matrix (p × p) implies a full rank design, so that check is skipped then
+        full = bool(np.linalg.matrix_rank(Xv.T @ Xv) == Xv.shape[1])
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             try:
-                res = sm.Logit(yv, X.to_numpy(dtype=np.float64)).fit(method="newton", disp=0)
+                res = sm.Logit(yv, Xv, check_rank=not full).fit(method="newton", disp=0)
             except Exception:  # noqa: BLE001 - the GLM below says why
                 res = None
         params = None if res is None else np.asarray(res.params)
