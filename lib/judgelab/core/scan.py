@@ -104,11 +104,7 @@ def attach_clusters(judgments: pl.LazyFrame, items: pl.LazyFrame) -> pl.LazyFram
     """
     keys = list(clusters.KEYS)
     names = items.collect_schema().names()
-
-    def own(frame_keys: list[pl.Expr]) -> pl.Expr:
-        b, s, i = frame_keys
-        return pl.concat_str([b, pl.lit("|"), s, pl.lit("|item|"), i])
-
+    own = _own_unit
     key_exprs = [pl.col(k).cast(pl.String) for k in keys]
     it = items.select(key_exprs)
     if clusters.COLUMN in names:
@@ -122,17 +118,39 @@ def attach_clusters(judgments: pl.LazyFrame, items: pl.LazyFrame) -> pl.LazyFram
     base = judgments.drop(clusters.COLUMN, strict=False).with_columns(key_exprs)
     joined = base.join(it, on=keys, how="left", maintain_order="left")
     out = joined.with_columns(pl.col(clusters.COLUMN).fill_null(own(key_exprs)))
-    _remember_bare(out, base)
+    _remember_bare(out, base, it)
     return out
 
 
-#: The scan under each frame of `attach_clusters` (and of `filtered`), by that frame's id.
-_BARE: dict[int, pl.LazyFrame] = {}
+def _own_unit(frame_keys: list[pl.Expr]) -> pl.Expr:
+    """An item's own unit label (``benchmark|split|item|item_id``), as `clusters.attach`'s."""
+    b, s, i = frame_keys
+    return pl.concat_str([b, pl.lit("|"), s, pl.lit("|item|"), i])
 
 
-def _remember_bare(lf: pl.LazyFrame, base: pl.LazyFrame) -> None:
-    _BARE[id(lf)] = base
+#: The scan under each frame of `attach_clusters` (and of `filtered`), by that frame's id,
+#: with the items' clusters it joins (keys as text, `cluster`).
+_BARE: dict[int, tuple[pl.LazyFrame, pl.LazyFrame]] = {}
+
+
+def _remember_bare(lf: pl.LazyFrame, base: pl.LazyFrame, units: pl.LazyFrame) -> None:
+    _BARE[id(lf)] = (base, units)
     weakref.finalize(lf, _BARE.pop, id(lf), None)
+
+
+def with_item_clusters(keyed: pl.DataFrame, lf: pl.LazyFrame) -> pl.DataFrame | None:
+    """Return `keyed` (text keys) with the `cluster` `attach_clusters` gives its items in `lf`.
+
+    None when `lf` is not a frame of `attach_clusters`. A table joined to `bare(lf)` on the
+    item keys with these clusters has the clusters `lf`'s rows have, with one join fewer.
+    """
+    if id(lf) not in _BARE:
+        return None
+    keys = list(clusters.KEYS)
+    units = _BARE[id(lf)][1]
+    joined = keyed.lazy().join(units, on=keys, how="left", maintain_order="left")
+    own = _own_unit([pl.col(k) for k in keys])
+    return joined.with_columns(pl.col(clusters.COLUMN).fill_null(own)).collect()
 
 
 def bare(lf: pl.LazyFrame) -> pl.LazyFrame:
@@ -143,7 +161,7 @@ def bare(lf: pl.LazyFrame) -> pl.LazyFrame:
     query 0.8 s, so a query that needs no `cluster` (counts, judges, pairing the orders)
     reads this one.
     """
-    return _BARE.get(id(lf), lf)
+    return _BARE[id(lf)][0] if id(lf) in _BARE else lf
 
 
 def filtered(lf: pl.LazyFrame, predicate: pl.Expr) -> pl.LazyFrame:
@@ -153,5 +171,6 @@ def filtered(lf: pl.LazyFrame, predicate: pl.Expr) -> pl.LazyFrame:
     """
     out = lf.filter(predicate)
     if id(lf) in _BARE:
-        _remember_bare(out, _BARE[id(lf)].filter(predicate))
+        base, units = _BARE[id(lf)]
+        _remember_bare(out, base.filter(predicate), units)
     return out

@@ -28,7 +28,7 @@ import polars as pl
 
 from judgelab.analyses.pairwise.scan_values import unit_values
 from judgelab.core import clusters
-from judgelab.core.scan import bare, filtered
+from judgelab.core.scan import bare, filtered, with_item_clusters
 from judgelab.core.schema import meta_field
 
 KEYS = ("benchmark", "split", "item_id")
@@ -121,8 +121,14 @@ def verdicts(
         lens[m] = meta_field(pair["meta"], m).to_numpy()
     cols = ["judge", *KEYS, "order", "sample", "verdict", "chosen", "correct", "cluster"]
     selected = _selected(judgments, judges, sample)
-    rows = selected.select(cols).with_columns(_keys_str())
-    lf = rows.join(_side(pair, lens), on=list(KEYS), how="inner")
+    side = _side(pair, lens)
+    keyed = with_item_clusters(side.collect(), selected)
+    if keyed is None:
+        rows = selected.select(cols).with_columns(_keys_str())
+    else:  # the items carry their clusters: one join of the rows, not two (each judge's read)
+        rows = bare(selected).select(cols[:-1]).with_columns(_keys_str())
+        side = keyed.lazy()
+    lf = rows.join(side, on=list(KEYS), how="inner")
     d = pl.col("len_pos") - pl.col("len_neg")
     longer = pl.when(d > 0).then(pl.lit("pos")).when(d < 0).then(pl.lit("neg"))
     chosen = pl.col("chosen").cast(pl.String).fill_null("")
