@@ -6,6 +6,7 @@ rows, and adaptive bootstrap p-values.
 """
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from judgelab.analyses import length
@@ -96,3 +97,31 @@ def test_lc_winrate_clusters_by_default():
     assert new["lc_winrate"] == pytest.approx(old["lc_winrate"])
     assert (new["lc_high"] - new["lc_low"]) > 1.3 * (old["lc_high"] - old["lc_low"])
     assert (new["raw_high"] - new["raw_low"]) > 1.3 * (old["raw_high"] - old["raw_low"])
+
+
+def test_sensitivity_takes_a_known_regression_fitted_alike_and_refits_otherwise(
+    pairs, monkeypatch
+):
+    from judgelab.analyses.length import regression
+
+    want = length.length_sensitivity(pairs)
+    reg = length.length_regression(pairs)  # wild "interval": the same p-values
+    calls = []
+    real = regression._regressions
+
+    def counted(verdicts, by, transforms, cluster, **kw):
+        calls.append(list(transforms))
+        return real(verdicts, by, transforms, cluster, **kw)
+
+    monkeypatch.setattr(regression, "_regressions", counted)
+    got = length.length_sensitivity(pairs, known=[reg])
+    pd.testing.assert_frame_equal(got, want)
+    assert calls == [["linear", "tanh"]]
+    calls.clear()
+    other = length.length_regression(pairs, seed=3)  # other wild draws: not this one's row
+    elsewhere = length.length_regression(pairs, cluster=None)
+    again = length.length_sensitivity(pairs, known=[other, elsewhere, reg.copy()])
+    pd.testing.assert_frame_equal(again, want)
+    assert calls[-1] == ["linear", "tanh"]  # a copy keeps what it was fitted with
+    assert length.length_sensitivity(pairs, known=[other])["p_value"].notna().all()
+    assert calls[-1] == ["log_ratio", "linear", "tanh"]

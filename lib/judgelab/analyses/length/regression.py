@@ -150,7 +150,24 @@ def length_regression(
     """
     check_choice("transform", transform, TRANSFORMS)
     kw = dict(level=level, inference=inference, wild=wild, n_boot=n_boot, seed=seed)
-    return _regressions(verdicts, list(by), [transform], cluster, **kw)[0]
+    table = _regressions(verdicts, list(by), [transform], cluster, **kw)[0]
+    # what the fits were, so that `length_sensitivity(known=...)` can take them as they are
+    table.attrs[_FITTED] = {"by": list(by), "cluster": cluster, "transform": transform, **kw}
+    return table
+
+
+_FITTED = "length_regression"
+
+
+def _reusable(known: pd.DataFrame, by: list[str], cluster: str | None, kw: dict) -> str | None:
+    """The transform of a `length_regression` table fitted as `length_sensitivity` asks."""
+    fitted = dict(known.attrs.get(_FITTED, {}))
+    # its wild p-value is the same test with either "interval" or "p" (the weights are drawn
+    # first; the interval inverts that test): an interval table serves a p-only request
+    if fitted.get("wild") == "interval" and kw["wild"] == "p":
+        fitted["wild"] = "p"
+    transform = fitted.pop("transform", None)
+    return transform if fitted == {"by": by, "cluster": cluster, **kw} else None
 
 
 def _regressions(
@@ -310,6 +327,7 @@ def length_sensitivity(
     inference: str = "cr2",
     wild: str = "p",
     seed: int = 0,
+    known: Sequence[pd.DataFrame] = (),
 ) -> pd.DataFrame:
     """Return the `length` rows of `length_regression` under each length term, side by side.
 
@@ -318,12 +336,24 @@ def length_sensitivity(
     the ratio; per SD of the difference; per tanh unit); compare signs and p-values. The
     wild bootstrap beside CR2 gives its p-value only by default (`wild="p"`).
 
+    `known`: `length_regression` tables of these `verdicts` already computed; one fitted
+    with these options (any `wild` when this one is `p`: the same p-value) gives its
+    transform's rows as they are, without fitting again (notebook 03's default term).
+
     Returns:
         `length_regression` columns, one row per group × transform (term `length`).
     """
     for t in transforms:
         check_choice("transform", t, TRANSFORMS)
     kw = dict(level=level, inference=inference, wild=wild, n_boot=wild_mod.N_BOOT, seed=seed)
-    parts = _regressions(verdicts, list(by), list(transforms), cluster, **kw)
+    have = {}
+    for table in known:
+        t = _reusable(table, list(by), cluster, kw)
+        if t in transforms:
+            have[t] = table.assign(wild_low=np.nan, wild_high=np.nan) if wild == "p" else table
+    todo = [t for t in transforms if t not in have]
+    fitted = _regressions(verdicts, list(by), todo, cluster, **kw) if todo else []
+    fitted = dict(zip(todo, fitted, strict=True))
+    parts = [have[t] if t in have else fitted[t] for t in transforms]
     out = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
     return out[out["term"] == "length"].reset_index(drop=True)
