@@ -176,7 +176,6 @@ def item_rows(
     `lens` is `verdicts._item_lengths(items)` (per item: task, lengths, unit).
     """
     selected = _selected(judgments, judges, sample)
-    lf = selected.with_columns(_keys_str())
     side = _side(
         lens,
         {
@@ -185,6 +184,11 @@ def item_rows(
             "len_diff": lens["len_diff"].to_numpy(dtype=float),
         },
     )
+    keyed = with_item_clusters(side.collect(), selected)
+    if keyed is None:
+        lf, own = selected.with_columns(_keys_str()), [pl.col("cluster")]
+    else:  # the items carry their clusters: the rows are paired without that join
+        lf, own, side = bare(selected).with_columns(_keys_str()), [], keyed.lazy()
     task = pl.col("task")
     # pairwise items: every judgment paired over both orders (items of other tasks and
     # unknown ones are paired too, then left out by the inner join: cheaper than a join
@@ -196,7 +200,7 @@ def item_rows(
         pl.when(gold).then(pl.col("consistently_correct").cast(pl.Float64)).alias("correct"),
         pl.col("consistent").cast(pl.Float64),
         pl.lit(None, pl.Float64).alias("score"),
-        pl.col("cluster"),
+        *own,
     ).join(side.filter(task == "pairwise"), on=list(KEYS), how="inner")  # fmt: skip
     parts = [pw]
     if lens["task"].isin(["pointwise", "qa"]).any():
@@ -207,7 +211,7 @@ def item_rows(
             pl.lit(None, pl.Float64).alias("consistent"),
             pl.col("verdict").cast(pl.String).str.strip_chars().cast(pl.Float64, strict=False)
             .alias("score"),
-            pl.col("cluster"),
+            *own,
         ).join(point, on=list(KEYS), how="inner")  # fmt: skip
         parts.append(pt)
     unit = str(lens["len_unit"].iloc[0]) if len(lens) else ""
