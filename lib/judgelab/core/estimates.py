@@ -134,6 +134,11 @@ def _across(x: np.ndarray) -> np.ndarray:
     return x[:, 0].copy() if x.shape[1] == 1 else x @ np.ones(x.shape[1])
 
 
+def _at_bound(J: int, bounds: tuple[float, float] | None, res_sq: np.ndarray) -> bool:
+    """Whether one rate has every unit at the same bound (0 or 1): the Wilson row's case."""
+    return J == 1 and bounds == (0.0, 1.0) and bool(np.all(np.abs(res_sq) < 1e-18))
+
+
 def from_sums(
     s: Sums,
     weights: Sequence[float],
@@ -160,7 +165,7 @@ def from_sums(
     ratios = np.divide(tot_num, tot_den, out=np.zeros(J), where=tot_den > 0)
     value = float(a @ ratios)
     res_sq = _across(s.num2 - 2 * s.numden * ratios + s.den2 * ratios**2)
-    wilson = J == 1 and bounds == (0.0, 1.0) and bool(np.all(np.abs(res_sq) < 1e-18))
+    wilson = _at_bound(J, bounds, res_sq)
     scale = np.divide(a, tot_den, out=np.zeros(J), where=tot_den > 0)
     s1 = s.den @ scale  # Σ_i a_i per cluster, a_i = weight_j · den_i / D_j
     s2 = s.den2 @ (scale**2)
@@ -237,31 +242,12 @@ def wald(
 
     icc = clusters.icc_from_sums(each(n_g), each(res_sum), each(res_sq))
     n_eff = clusters.effective_from_sums(each(s.den @ scale), each(s.den2 @ scale**2), icc)
-    if len(a) == 1 and bounds == (0.0, 1.0) and np.all(np.abs(res_sq) < 1e-18):
-        # every unit at the same bound: `from_sums`' Wilson row (cheap at any G)
-        few = bool(n_eff < clusters.FEW_EFFECTIVE)
+    few = bool(n_eff < clusters.FEW_EFFECTIVE)
+    if _at_bound(len(a), bounds, res_sq):  # `from_sums`' Wilson row (cheap at any G)
         return _wilson_by_cluster(value, null, level, n, G, n_eff, few)
-    return wald_row(value, float(np.sum(c * q * q)), G, n, n_eff, null=null, level=level,
-                    bounds=bounds)  # fmt: skip
-
-
-def wald_row(
-    value: float,
-    sum_q2: float,
-    G: int,
-    n: float,
-    n_eff: float,
-    *,
-    null: float,
-    level: float,
-    bounds: tuple[float, float] | None,
-) -> Estimate:
-    """The CR1 t(G − 1) row of `value` from Σ_g q_g² (q_g: cluster g's influence sum)."""
     from scipy import stats as sps
 
-    nan = float("nan")
-    few = bool(n_eff < clusters.FEW_EFFECTIVE)
-    se = float(np.sqrt(G / (G - 1) * sum_q2)) if G > 1 else nan
+    se = float(np.sqrt(G / (G - 1) * np.sum(c * q * q))) if G > 1 else nan
     if not np.isfinite(se) or se <= 0:
         return Estimate(value, nan, nan, nan, null, n, G, n_eff, few, "no interval")
     tq = float(sps.t.ppf(0.5 + level / 2.0, G - 1))

@@ -105,23 +105,30 @@ def attach_clusters(judgments: pl.LazyFrame, items: pl.LazyFrame) -> pl.LazyFram
     """
     keys = list(clusters.KEYS)
     names = items.collect_schema().names()
-    own = _own_unit
     key_exprs = [pl.col(k).cast(pl.String) for k in keys]
     it = items.select(key_exprs)
     if clusters.COLUMN in names:
         given = pl.col(clusters.COLUMN).cast(pl.String)
         it = items.select(*key_exprs, given)
-        fixed = pl.when(given.is_not_null() & (given != "")).then(given).otherwise(own(key_exprs))
+        own = _own_unit(key_exprs)
+        fixed = pl.when(given.is_not_null() & (given != "")).then(given).otherwise(own)
         it = it.with_columns(fixed.alias(clusters.COLUMN))
     else:
-        it = it.with_columns(own(key_exprs).alias(clusters.COLUMN))
+        it = it.with_columns(_own_unit(key_exprs).alias(clusters.COLUMN))
     # read once (an item table: no bigger than the judgments), not again in every query
     it = it.unique(keys, keep="first", maintain_order=True).collect().lazy()
     base = judgments.drop(clusters.COLUMN, strict=False).with_columns(key_exprs)
-    joined = base.join(it, on=keys, how="left", maintain_order="left")
-    out = joined.with_columns(pl.col(clusters.COLUMN).fill_null(own(key_exprs)))
+    out = _joined_units(base, it)
     _remember_bare(out, base, it)
     return out
+
+
+def _joined_units(frame: pl.LazyFrame, units: pl.LazyFrame) -> pl.LazyFrame:
+    """`frame` (text item keys) with its items' `cluster` from `units`; an absent item: own."""
+    keys = list(clusters.KEYS)
+    joined = frame.join(units, on=keys, how="left", maintain_order="left")
+    own = _own_unit([pl.col(k) for k in keys])
+    return joined.with_columns(pl.col(clusters.COLUMN).fill_null(own))
 
 
 def _own_unit(frame_keys: list[pl.Expr]) -> pl.Expr:
@@ -148,11 +155,7 @@ def with_item_clusters(keyed: pl.DataFrame, lf: pl.LazyFrame) -> pl.DataFrame | 
     """
     if id(lf) not in _BARE:
         return None
-    keys = list(clusters.KEYS)
-    units = _BARE[id(lf)][1]
-    joined = keyed.lazy().join(units, on=keys, how="left", maintain_order="left")
-    own = _own_unit([pl.col(k) for k in keys])
-    return joined.with_columns(pl.col(clusters.COLUMN).fill_null(own)).collect()
+    return _joined_units(keyed.lazy(), _BARE[id(lf)][1]).collect()
 
 
 def bare(lf: pl.LazyFrame) -> pl.LazyFrame:
@@ -164,6 +167,15 @@ def bare(lf: pl.LazyFrame) -> pl.LazyFrame:
     reads this one.
     """
     return _BARE[id(lf)][0] if id(lf) in _BARE else lf
+
+
+def values(lf: pl.LazyFrame, column: str) -> list[str]:
+    """Return the sorted distinct values of a column of a lazy table, as text (no null).
+
+    Read from `bare(lf)`: a column of the judgments needs no clusters.
+    """
+    got = bare(lf).select(pl.col(column).cast(pl.String).unique()).collect(engine="streaming")
+    return sorted(v for v in got[column].to_list() if v is not None)
 
 
 def filtered(lf: pl.LazyFrame, predicate: pl.Expr) -> pl.LazyFrame:

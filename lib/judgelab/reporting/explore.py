@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 
 from judgelab.analyses import probes
-from judgelab.core import lengths
+from judgelab.core import lengths, scan
 from judgelab.core.scan import ROW
 from judgelab.data.catalog import lazy
 from judgelab.reporting import explore_lazy
@@ -343,7 +343,7 @@ def view_html(
 
 def _distinct(judgments: Any, column: str) -> list[str]:
     if lazy.is_lazy(judgments):
-        return explore_lazy.values(judgments, column)
+        return scan.values(judgments, column)
     return sorted(judgments[column].astype(str).unique())
 
 

@@ -148,10 +148,4 @@ def narrowed(lf: pl.LazyFrame, filters: dict[str, Any]) -> pl.LazyFrame:
     return lf
 
 
-def values(lf: pl.LazyFrame, column: str) -> list[str]:
-    """Return the sorted distinct values of a column of a lazy table (as strings)."""
-    got = bare(lf).select(pl.col(column).cast(pl.String).unique()).collect(engine="streaming")
-    return sorted(v for v in got[column].to_list() if v is not None)
-
-
-__all__ = ["narrowed", "outputs_of", "pairwise_cases", "pointwise_cases", "values"]
+__all__ = ["narrowed", "outputs_of", "pairwise_cases", "pointwise_cases"]

@@ -156,12 +156,12 @@ def test_judge_by_judge_passes_give_the_same_rates(monkeypatch, home, inference)
 
 
 def test_browse_lists_the_judges_and_splits_of_a_lazy_table(monkeypatch, home):
-    from judgelab.reporting import explore_lazy
+    from judgelab.core import scan
 
     _, small = _load(monkeypatch, home, lazy=False)
     _, large = _load(monkeypatch, home, lazy=True)
     for col in ("judge", "split"):
-        assert explore_lazy.values(large, col) == sorted(small[col].astype(str).unique())
+        assert scan.values(large, col) == sorted(small[col].astype(str).unique())
 
 
 def test_a_second_rates_call_on_the_same_outcomes_reuses_the_scan(monkeypatch, home):

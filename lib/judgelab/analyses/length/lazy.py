@@ -28,7 +28,7 @@ import polars as pl
 
 from judgelab.analyses.pairwise.scan_values import unit_values
 from judgelab.core import clusters
-from judgelab.core.scan import bare, filtered, with_item_clusters
+from judgelab.core.scan import bare, filtered, values, with_item_clusters
 from judgelab.core.schema import meta_field
 
 KEYS = ("benchmark", "split", "item_id")
@@ -90,11 +90,26 @@ def _side(items: pd.DataFrame, columns: Mapping[str, Any]) -> pl.LazyFrame:
     return pl.from_pandas(pd.DataFrame(frame)).lazy()
 
 
+def _joinable(
+    selected: pl.LazyFrame, side: pl.LazyFrame
+) -> tuple[pl.LazyFrame, pl.LazyFrame, list[pl.Expr]]:
+    """The judgments (text keys) to join to the items' `side`, that side, the rows' cluster.
+
+    A catalog scan's items carry the clusters the scan would join to every row
+    (`core.scan.with_item_clusters`): its rows skip that join, so each judge's read joins
+    once, not twice. Otherwise the rows keep their own `cluster` column (the last list).
+    """
+    keyed = with_item_clusters(side.collect(), selected)
+    if keyed is None:
+        return selected.with_columns(_keys_str()), side, [pl.col("cluster")]
+    return bare(selected).with_columns(_keys_str()), keyed.lazy(), []
+
+
 def _selected(judgments: pl.LazyFrame, judges: Sequence[str], sample: int | None) -> pl.LazyFrame:
     """The rows of `judges` (all when empty; an unknown one is an error) and of `sample`."""
     lf = judgments
     if judges:
-        known = set(bare(lf).select(pl.col("judge").unique()).collect(engine="streaming")["judge"])
+        known = set(values(lf, "judge"))
         unknown = [j for j in judges if j not in known]
         if unknown:
             raise ValueError(f"unknown judge(s) {unknown}; known: {sorted(known)}")
@@ -119,16 +134,10 @@ def verdicts(
     }
     for m in ("model_pos", "model_neg"):
         lens[m] = meta_field(pair["meta"], m).to_numpy()
-    cols = ["judge", *KEYS, "order", "sample", "verdict", "chosen", "correct", "cluster"]
+    cols = ["judge", *KEYS, "order", "sample", "verdict", "chosen", "correct"]
     selected = _selected(judgments, judges, sample)
-    side = _side(pair, lens)
-    keyed = with_item_clusters(side.collect(), selected)
-    if keyed is None:
-        rows = selected.select(cols).with_columns(_keys_str())
-    else:  # the items carry their clusters: one join of the rows, not two (each judge's read)
-        rows = bare(selected).select(cols[:-1]).with_columns(_keys_str())
-        side = keyed.lazy()
-    lf = rows.join(side, on=list(KEYS), how="inner")
+    rows, side, cluster = _joinable(selected, _side(pair, lens))
+    lf = rows.select(*cols, *cluster).join(side, on=list(KEYS), how="inner")
     d = pl.col("len_pos") - pl.col("len_neg")
     longer = pl.when(d > 0).then(pl.lit("pos")).when(d < 0).then(pl.lit("neg"))
     chosen = pl.col("chosen").cast(pl.String).fill_null("")
@@ -184,11 +193,7 @@ def item_rows(
             "len_diff": lens["len_diff"].to_numpy(dtype=float),
         },
     )
-    keyed = with_item_clusters(side.collect(), selected)
-    if keyed is None:
-        lf, own = selected.with_columns(_keys_str()), [pl.col("cluster")]
-    else:  # the items carry their clusters: the rows are paired without that join
-        lf, own, side = bare(selected).with_columns(_keys_str()), [], keyed.lazy()
+    lf, side, cluster = _joinable(selected, side)
     task = pl.col("task")
     # pairwise items: every judgment paired over both orders (items of other tasks and
     # unknown ones are paired too, then left out by the inner join: cheaper than a join
@@ -200,7 +205,7 @@ def item_rows(
         pl.when(gold).then(pl.col("consistently_correct").cast(pl.Float64)).alias("correct"),
         pl.col("consistent").cast(pl.Float64),
         pl.lit(None, pl.Float64).alias("score"),
-        *own,
+        *cluster,
     ).join(side.filter(task == "pairwise"), on=list(KEYS), how="inner")  # fmt: skip
     parts = [pw]
     if lens["task"].isin(["pointwise", "qa"]).any():
@@ -211,7 +216,7 @@ def item_rows(
             pl.lit(None, pl.Float64).alias("consistent"),
             pl.col("verdict").cast(pl.String).str.strip_chars().cast(pl.Float64, strict=False)
             .alias("score"),
-            *own,
+            *cluster,
         ).join(point, on=list(KEYS), how="inner")  # fmt: skip
         parts.append(pt)
     unit = str(lens["len_unit"].iloc[0]) if len(lens) else ""
@@ -293,9 +298,7 @@ def judges_of(table: LazyVerdicts | LazyItems) -> list[str]:
     (`core.scan.bare`): the table's own plan would pair and join every row (2.9 s at 10^7).
     """
     if "judges" not in table.memo:
-        source = bare(table.memo.get("source", table.frame))
-        got = source.select(pl.col("judge").unique()).collect(engine="streaming")["judge"]
-        table.memo["judges"] = sorted(got.drop_nulls().to_list())
+        table.memo["judges"] = values(table.memo.get("source", table.frame), "judge")
     return table.memo["judges"]
 
 

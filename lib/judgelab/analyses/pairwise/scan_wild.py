@@ -26,7 +26,7 @@ from judgelab.analyses.pairwise.scan_values import (
     patterns_of,
     unit_moments,
 )
-from judgelab.core.scan import bare, with_rows
+from judgelab.core.scan import bare, values, with_rows
 
 
 def _wild_fused(
@@ -129,8 +129,7 @@ def _check_found(pats: pl.DataFrame, source: pl.LazyFrame, judges: Sequence[str]
     found = set(pats["judge"].cast(pl.String).unique().to_list())
     unknown = [j for j in judges if j not in found]
     if unknown:
-        known = bare(source).select(pl.col("judge").cast(pl.String).unique()).collect()
-        raise ValueError(f"unknown judge(s) {unknown}; known: {sorted(known['judge'])}")
+        raise ValueError(f"unknown judge(s) {unknown}; known: {values(source, 'judge')}")
 
 
 def _duplicate_message(lf: pl.LazyFrame, groups: list[str]) -> str:

@@ -68,13 +68,12 @@ def select(lf: Any, source: str, filters: Mapping[str, Sequence[str]]) -> Any:
     """
     import polars as pl
 
-    from judgelab.core.scan import bare, filtered
+    from judgelab.core.scan import filtered, values
 
     for column, wanted in filters.items():
         if not wanted:
             continue
-        values = bare(lf).select(pl.col(column).unique()).collect(engine="streaming")
-        known = set(values[column])
+        known = set(values(lf, column))
         unknown = [w for w in wanted if w not in known]
         if unknown:
             raise ValueError(
