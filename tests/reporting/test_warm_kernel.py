@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 import nbformat
 import pytest
@@ -89,3 +90,14 @@ def test_a_failed_run_retires_its_kernel(tmp_path, shared):
 def test_other_notebooks_get_a_kernel_of_their_own(tmp_path):
     assert "warm_probe" not in warm_kernel.SHARED
     assert warm_kernel.acquire("warm_probe", [], str(tmp_path)) is None
+
+
+def test_kernel_env_sets_the_allocators_unless_the_user_did(monkeypatch):
+    """The kernel gets polars' and pyarrow's allocator settings; a user's own value wins."""
+    monkeypatch.delenv("_RJEM_MALLOC_CONF", raising=False)
+    monkeypatch.setenv("ARROW_DEFAULT_MEMORY_POOL", "system")
+    with execution._kernel_env():
+        assert os.environ["_RJEM_MALLOC_CONF"] == execution._ALLOCATOR_VARS["_RJEM_MALLOC_CONF"]
+        assert os.environ["ARROW_DEFAULT_MEMORY_POOL"] == "system"
+    assert "_RJEM_MALLOC_CONF" not in os.environ  # put back as it was
+    assert os.environ["ARROW_DEFAULT_MEMORY_POOL"] == "system"

@@ -18,11 +18,12 @@ import math
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from judgelab.core import tables
+
+if TYPE_CHECKING:  # the report pipeline reads findings without pandas (issue 38)
+    import pandas as pd
 
 FILE = "finding.json"
 #: Where `from_table` looks for n, in this order.
@@ -112,6 +113,8 @@ def read(folder: Path) -> Finding | None:
 
 
 def _number(x: Any) -> float | None:
+    import pandas as pd
+
     v = pd.to_numeric(x, errors="coerce")
     return None if pd.isna(v) else float(v)
 
@@ -192,6 +195,8 @@ def from_table(
     pair = len(cols) == 2 and cols[0].endswith("_1") and cols[1].endswith("_2")
     if pair:  # a pair of judges: never a judge against itself
         rows = rows[rows[cols[0]].astype(str) != rows[cols[1]].astype(str)]
+    import pandas as pd
+
     rows = rows.assign(_v=pd.to_numeric(rows[value], errors="coerce")).dropna(subset=["_v"])
     if rows.empty:
         raise FindingError(f"finding {measure!r}: no row with a {value!r} left")

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from judgelab.core import paths
-from judgelab.reporting import findings, leaderboard
+from judgelab.reporting import findings
 
 CARD = "14_judge_report_card"
 
@@ -76,6 +76,8 @@ def cards_table(records: list[dict[str, Any]], base: Path) -> str:
         for r in runs
         if r.get("html")
     )
+    from judgelab.reporting import leaderboard  # pandas: not in a run's parent (issue 38)
+
     board = leaderboard.section_html(records, base)
     return (
         f"{board}<h2>Report cards</h2><details><summary>{len(runs)} individual cards</summary>"
