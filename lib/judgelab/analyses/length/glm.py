@@ -31,7 +31,7 @@ from judgelab.errors import check_choice
 
 #: |coefficient| beyond which a fit is flagged as (quasi-)separated.
 SEPARATION_COEF = 15.0
-#: Rows from which a fit's statsmodels objects are collected at once (`term_inference`).
+#: Rows from which a GLM fit's statsmodels objects are collected at once (`_free_glm`).
 LARGE_FIT = 100_000
 #: Inference of a GLM coefficient: CR2 + Bell–McCaffrey t (default), the wild cluster score
 #: bootstrap, or the earlier CR1 t(G − 1) ("cluster").
@@ -131,7 +131,22 @@ def point_fit(y: np.ndarray, X: pd.DataFrame) -> tuple[PointFit | None, str]:
     res, note = fit_binomial(yv, X, None)
     if res is None:
         return None, note
-    return PointFit(np.asarray(res.params), np.asarray(res.fittedvalues)), note
+    fit = PointFit(np.asarray(res.params), np.asarray(res.fittedvalues))
+    del res
+    _free_glm(len(yv))
+    return fit, note
+
+
+def _free_glm(n_rows: int) -> None:
+    """Collect a dropped large GLM result now: its objects are reference cycles.
+
+    statsmodels' GLM results (not `Logit`'s, which `point_fit` uses first and which need no
+    collection) hold copies of the data (~0.5 GB at 2·10^6 rows) in a cycle; a judge-by-judge
+    loop would otherwise hold one per judge until a later full collection. A full collection
+    costs ~0.1 s in a kernel with pandas loaded, so it runs only after such a fit.
+    """
+    if n_rows >= LARGE_FIT:
+        gc.collect()
 
 
 def _nan_row() -> dict[str, Any]:
@@ -243,12 +258,9 @@ def term_inference(
         method += BEYOND if beyond else ""
         row.update(ci_low=chosen[0], ci_high=chosen[1], p_value=chosen[2], method=method)
         rows.append(row)
-    if len(yv) >= LARGE_FIT:
-        # statsmodels results are reference cycles that hold copies of the data (~0.5 GB at
-        # 2·10^6 rows); freed now, not at a later full collection (a judge-by-judge loop
-        # would otherwise hold one per judge)
-        del res, legacy
-        gc.collect()
+    if legacy is not None:
+        del legacy
+        _free_glm(len(yv))
     return rows, note
 
 
