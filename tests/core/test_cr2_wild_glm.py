@@ -121,3 +121,18 @@ def test_cr2_memory_grows_with_clusters_not_their_square():
     tracemalloc.stop()
     assert peak < 100 * 2**20
     assert 5_000 < got.dof < 20_000  # many equal clusters: thousands of degrees of freedom
+
+
+def test_cr2_basis_shared_by_a_fits_contrasts_gives_the_same_tests():
+    """A fit's terms share `cr2_basis` (the leverages' eigen-decompositions): same results."""
+    rng = np.random.default_rng(7)
+    codes = np.repeat(np.arange(12), rng.integers(1, 9, size=12))  # unequal clusters
+    X = np.column_stack([np.ones(len(codes)), rng.normal(size=len(codes)), codes % 2 - 0.5])
+    u = rng.normal(size=len(codes))
+    P, U = cr2.cluster_moments(X, u, codes)
+    basis = cr2.cr2_basis(P)
+    for a in np.eye(3):
+        alone = cr2.cr2_from_moments(P, U, a, estimate=0.3)
+        shared = cr2.cr2_from_moments(P, U, a, estimate=0.3, basis=basis)
+        assert shared == alone
+        assert shared == cr2.cr2_test(X, u, codes, a, estimate=0.3)

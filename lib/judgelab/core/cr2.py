@@ -90,6 +90,30 @@ def cr2_test(
     return cr2_from_moments(P, U, contrast, estimate=estimate, null=null, level=level)
 
 
+class Basis(NamedTuple):
+    """What CR2 needs of a fit's per-cluster Σ x xᵀ whatever the contrast (`cr2_basis`)."""
+
+    M: np.ndarray  # (X'X)⁺
+    RV: np.ndarray  # R V_g per cluster (G × p × p)
+    h: np.ndarray  # h(s²) per cluster and eigenvalue (G × p)
+
+
+def cr2_basis(P: np.ndarray) -> Basis:
+    """Return the contrast-free part of `cr2_from_moments` for moments `P` (G × p × p).
+
+    The eigen-decompositions of the G clusters' leverages are the costly part of a test;
+    a fit's terms share them (`cr2_from_moments(basis=...)`).
+    """
+    P = np.asarray(P, dtype=np.float64)
+    M = np.linalg.pinv(P.sum(axis=0))
+    w_eig, w_vec = np.linalg.eigh(M)
+    root = w_vec * np.sqrt(np.clip(w_eig, 0.0, None))  # M = root @ root.T
+    B = np.einsum("ji,gjk,kl->gil", root, P, root)
+    s2, V = np.linalg.eigh(B)
+    s2 = np.clip(s2, 0.0, None)
+    return Basis(M, np.einsum("ij,gjk->gik", root, V), _h(s2))
+
+
 def cr2_from_moments(
     P: np.ndarray,
     U: np.ndarray,
@@ -98,6 +122,7 @@ def cr2_from_moments(
     estimate: float,
     null: float = 0.0,
     level: float = 0.95,
+    basis: Basis | None = None,
 ) -> CR2Result:
     """`cr2_test` from per-cluster moments (`cluster_moments`; clusters without rows dropped).
 
@@ -106,6 +131,7 @@ def cr2_from_moments(
     eigen-decomposition of Rᵀ P_g R, the nonzero squared singular values of X_g R), so the
     variance Σ (c_g·U_g)², and Imbens–Kolesár's trace terms of G'G = diag(c_gᵀP_g c_g) −
     Q M Qᵀ (rows q_g = P_g c_g) reduce to p × p products: O(G p³), no G × G matrix.
+    `basis`: `cr2_basis(P)`, when several contrasts of one fit are tested.
     """
     from scipy import stats as sps
 
@@ -116,16 +142,10 @@ def cr2_from_moments(
     nan = float("nan")
     if G < 2:
         return CR2Result(estimate, nan, nan, nan, nan, nan)
-    M = np.linalg.pinv(P.sum(axis=0))
-    w_eig, w_vec = np.linalg.eigh(M)
-    root = w_vec * np.sqrt(np.clip(w_eig, 0.0, None))  # M = root @ root.T
+    M, RV, h = cr2_basis(P) if basis is None else basis
     Ma = M @ a
-    B = np.einsum("ji,gjk,kl->gil", root, P, root)
-    s2, V = np.linalg.eigh(B)
-    s2 = np.clip(s2, 0.0, None)
-    RV = np.einsum("ij,gjk->gik", root, V)
     PMa = P @ Ma
-    inner = np.einsum("gji,gj->gi", RV, PMa) * _h(s2)
+    inner = np.einsum("gji,gj->gi", RV, PMa) * h
     c = Ma[None, :] + np.einsum("gij,gj->gi", RV, inner)
     var = float(np.sum(np.einsum("gi,gi->g", c, U) ** 2))
     q = np.einsum("gij,gj->gi", P, c)
@@ -154,4 +174,12 @@ def glm_inputs(
     return X * root[:, None], (np.asarray(y, dtype=np.float64) - mu) / root
 
 
-__all__ = ["CR2Result", "cluster_moments", "cr2_from_moments", "cr2_test", "glm_inputs"]
+__all__ = [
+    "Basis",
+    "CR2Result",
+    "cluster_moments",
+    "cr2_basis",
+    "cr2_from_moments",
+    "cr2_test",
+    "glm_inputs",
+]

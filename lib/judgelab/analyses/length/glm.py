@@ -208,13 +208,14 @@ def term_inference(
     if beyond:  # B × G arrays would not fit; CR2 holds with that many clusters
         wild_mode = "none"
     moments = cr2.cluster_moments(xw, rw, codes)  # once for every term
+    basis = cr2.cr2_basis(moments[0]) if len(moments[0]) >= 2 else None  # and its leverages
     rows = []
     for name in terms:
         k = list(X.columns).index(name)
         a = np.zeros(Xv.shape[1])
         a[k] = 1.0
         est = float(params[k])
-        c = cr2.cr2_from_moments(*moments, a, estimate=est, null=0.0, level=level)
+        c = cr2.cr2_from_moments(*moments, a, estimate=est, level=level, basis=basis)
         influence = xw @ bread[:, k]
         n_eff = clusters.effective(influence, codes, resid=rw)
         w_low = w_high = w_p = np.nan
