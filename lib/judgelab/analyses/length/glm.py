@@ -209,6 +209,7 @@ def term_inference(
         wild_mode = "none"
     moments = cr2.cluster_moments(xw, rw, codes)  # once for every term
     basis = cr2.cr2_basis(moments[0]) if len(moments[0]) >= 2 else None  # and its leverages
+    icc = clusters.icc_anova(rw, codes)  # of the residuals, as `effective` takes it
     rows = []
     for name in terms:
         k = list(X.columns).index(name)
@@ -217,7 +218,7 @@ def term_inference(
         est = float(params[k])
         c = cr2.cr2_from_moments(*moments, a, estimate=est, level=level, basis=basis)
         influence = xw @ bread[:, k]
-        n_eff = clusters.effective(influence, codes, resid=rw)
+        n_eff = clusters.effective(influence, codes, icc=icc)
         w_low = w_high = w_p = np.nan
         if wild_mode != "none" and name in wild_terms:
             wr = wild_glm.glm_wild_test(
