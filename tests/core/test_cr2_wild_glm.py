@@ -136,3 +136,27 @@ def test_cr2_basis_shared_by_a_fits_contrasts_gives_the_same_tests():
         shared = cr2.cr2_from_moments(P, U, a, estimate=0.3, basis=basis)
         assert shared == alone
         assert shared == cr2.cr2_test(X, u, codes, a, estimate=0.3)
+
+
+def test_glm_wild_test_takes_the_callers_cr2_companion_as_its_own(monkeypatch):
+    """`term_inference` hands its CR2 test to the wild test: the one it would compute itself."""
+    import pandas as pd
+
+    from judgelab.analyses.length import glm
+
+    rng = np.random.default_rng(8)
+    y, X, codes = _logit_data(rng, 15, 0.5, 0.4)
+    real, calls = wild_glm.glm_wild_test, []
+
+    def spy(*args, **kw):
+        calls.append(kw)
+        return real(*args, **kw)
+
+    monkeypatch.setattr(wild_glm, "glm_wild_test", spy)
+    design = pd.DataFrame(X, columns=["intercept", "length"])
+    glm.term_inference(y, design, codes, terms=["length"], wild_terms=["length"], wild_mode="p")
+    (kw,) = calls
+    own = real(y, X, codes, **{**kw, "companion": None, "rng": np.random.default_rng(1)})
+    assert kw["companion"] == own.cr2
+    given = real(y, X, codes, **{**kw, "rng": np.random.default_rng(1)})
+    assert repr(given) == repr(own)  # NaN-aware: no interval in "p" mode

@@ -19,7 +19,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from judgelab.core import cr2, wild
+from judgelab.core import clusters, cr2, wild
 
 #: GLM families by name.
 FAMILIES = ("binomial", "poisson")
@@ -118,6 +118,7 @@ def glm_wild_test(
     weights: str = "auto",
     interval: bool = True,
     fit: Any = None,
+    companion: cr2.CR2Result | None = None,
 ) -> GlmWildResult:
     """Test β_column = `null` of a GLM by the wild cluster score bootstrap; invert it.
 
@@ -134,19 +135,22 @@ def glm_wild_test(
         weights: "auto", "rademacher" or "webb" (`core.wild.WEIGHTS`).
         interval: Invert the test for the interval (one restricted fit per step).
         fit: The unrestricted statsmodels fit, when the caller already has it.
+        companion: The CR2 test of β_column = `null` at that fit, when the caller has it
+            (`cr2.cr2_from_moments` on `cr2.glm_inputs`): computed here otherwise.
     """
     y = np.asarray(y, dtype=np.float64)
     X = np.asarray(X, dtype=np.float64)
-    codes = np.unique(np.asarray(codes), return_inverse=True)[1]
+    codes = clusters.sorted_codes(np.asarray(codes))
     G = int(codes.max()) + 1 if codes.size else 0
     nan = float("nan")
     fit = fit if fit is not None else _fit(y, X, family, None, None)
     est = float(np.asarray(fit.params)[column])
-    mu = np.asarray(fit.fittedvalues if hasattr(fit, "fittedvalues") else fit.mu)
-    xw, rw = cr2.glm_inputs(X, y, mu, _family(family).variance(mu))
-    a = np.zeros(X.shape[1])
-    a[column] = 1.0
-    companion = cr2.cr2_test(xw, rw, codes, a, estimate=est, null=null, level=level)
+    if companion is None:
+        mu = np.asarray(fit.fittedvalues if hasattr(fit, "fittedvalues") else fit.mu)
+        xw, rw = cr2.glm_inputs(X, y, mu, _family(family).variance(mu))
+        a = np.zeros(X.shape[1])
+        a[column] = 1.0
+        companion = cr2.cr2_test(xw, rw, codes, a, estimate=est, null=null, level=level)
     if G < 2:
         return GlmWildResult(est, nan, nan, nan, null, G, "", 0, companion)
     V, kind = wild.draw_weights(G, n_boot, rng or np.random.default_rng(0), weights)

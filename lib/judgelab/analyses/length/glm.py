@@ -232,6 +232,7 @@ def term_inference(
                 rng=rng,
                 interval=wild_mode == "interval",
                 fit=res,
+                companion=c,  # the same CR2 test, computed above
             )
             w_low, w_high, w_p = wr.ci_low, wr.ci_high, wr.p_value
         row = {
