@@ -147,9 +147,11 @@ def cases(
     if category not in CATEGORIES:
         raise ValueError(f"unknown category {category!r}; known: {', '.join(CATEGORIES)}")
     it = _shown_items(items)
+    unread: list[str] = []  # item columns read for the length test only (left out after it)
     if item_columns is not None:
         lengths_of = ("response_pos", "response_neg") if category == "longer_worse" else ()
         it = it[[c for c in it.columns if c in {*KEY, "task", *item_columns, *lengths_of}]]
+        unread = [c for c in lengths_of if c not in item_columns and c in it.columns]
     pairwise = bool((it["task"] == "pairwise").any())
     if lazy.is_lazy(judgments):  # a large source: pair and pick the cases in polars
         j = explore_lazy.narrowed(
@@ -157,7 +159,7 @@ def cases(
         )
         if pairwise and (category == "invalid" or category in PAIRWISE):
             outputs = item_columns is None  # the light cases carry no raw outputs either
-            return _lazy_pairwise(j, it, category, outputs).assign(category=category)
+            return _lazy_pairwise(j, it, category, outputs, unread).assign(category=category)
         judgments = j.drop(ROW, strict=False).collect().to_pandas()
         judge, split, condition = None, None, None
     j = judgments
@@ -172,19 +174,23 @@ def cases(
         out = _pointwise(j, it, category)
     else:  # the category does not apply to this task
         out = it.iloc[0:0]
+    out = out.drop(columns=unread)
     return out.assign(category=category).reset_index(drop=True)
 
 
-def _lazy_pairwise(lf: Any, items: pd.DataFrame, category: str, outputs: bool) -> pd.DataFrame:
+def _lazy_pairwise(
+    lf: Any, items: pd.DataFrame, category: str, outputs: bool, unread: list[str]
+) -> pd.DataFrame:
     """The pairwise cases of a lazy table (`explore_lazy`), with `_pairwise`'s length test.
 
     `longer_worse` counts the words of each item once and pairs only the items whose worse
-    response is the longer (the pandas path counts them on every paired row: the same rows).
+    response is the longer (the pandas path counts them on every paired row: the same rows);
+    the `unread` item columns are left out before pairing (10^7 rows: a million cases).
     """
     if category == "longer_worse":
         pos = lengths.counts(items["response_pos"].fillna(""), "words")
         neg = lengths.counts(items["response_neg"].fillna(""), "words")
-        items = items[np.asarray(neg > pos, dtype=bool)]
+        items = items[np.asarray(neg > pos, dtype=bool)].drop(columns=unread)
         w = explore_lazy.pairwise_cases(lf, items, category, outputs=outputs, only_items=True)
         return w.reset_index(drop=True)
     return explore_lazy.pairwise_cases(lf, items, category, outputs=outputs)
