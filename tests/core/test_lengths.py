@@ -56,3 +56,19 @@ def test_counts_of_repeated_and_odd_values_equal_counting_each_text():
         np.testing.assert_array_equal(lengths.counts(given), want)
     assert lengths.counts([]).shape == (0,)
     np.testing.assert_array_equal(lengths.counts(["ab", "ab", None], "chars"), [2, 2, np.nan])
+
+
+def test_counts_of_a_text_column_equal_those_of_its_values_and_add_lengths_copies_nothing():
+    """An Arrow-backed column is counted as it is; the lengths are those of its values."""
+    texts = pd.Series(["a b", None, "a b", "c", ""], dtype="string[pyarrow]")
+    as_list = [t if isinstance(t, str) else None for t in texts.astype(object)]
+    np.testing.assert_array_equal(lengths.counts(texts, "words"), lengths.counts(as_list, "words"))
+    np.testing.assert_array_equal(
+        lengths.counts(pd.Series(["x", 3, np.nan], dtype=object)), [1.0, np.nan, np.nan]
+    )
+    items = pd.DataFrame({"item_id": ["1", "2"], "response_pos": pd.array(["a b", "c"])})
+    before = items.copy()
+    out = lengths.add_lengths(items)
+    out.loc[0, "response_pos"] = "changed"  # copy-on-write: the input stays as it was
+    pd.testing.assert_frame_equal(items, before)
+    assert out["len_pos"].tolist() == [2.0, 1.0]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from functools import lru_cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from judgelab.errors import LengthUnitError as LengthUnitError
 
@@ -78,7 +78,10 @@ def counts(texts: Iterable[str | None], unit: str = DEFAULT_UNIT) -> np.ndarray:
     import pandas as pd
 
     fn = _counter(unit)
-    values = np.asarray(texts if hasattr(texts, "__len__") else list(texts), dtype=object)
+    if isinstance(texts, pd.Series):  # as it is (an Arrow-backed text column: no object copy)
+        values: Any = texts
+    else:
+        values = np.asarray(texts if hasattr(texts, "__len__") else list(texts), dtype=object)
     codes, distinct = pd.factorize(values)  # missing texts: code -1
     each = [float(fn(t)) if isinstance(t, str) else float("nan") for t in distinct]
     return np.append(np.asarray(each, dtype="float64"), np.nan)[codes]
@@ -98,9 +101,9 @@ def add_lengths(items: pd.DataFrame, *, unit: str = DEFAULT_UNIT) -> pd.DataFram
             raise LengthUnitError(
                 f"items already carry lengths in {sorted(have)}; refusing to mix with {unit!r}"
             )
-    out = items.copy()
+    out = items.copy(deep=False)  # copy-on-write: the texts are shared, not copied
     for text_col, len_col in LENGTH_COLUMNS.items():
         if text_col in out.columns:
-            out[len_col] = counts(out[text_col].astype(object), unit)
+            out[len_col] = counts(out[text_col], unit)
     out["len_unit"] = unit
     return out
