@@ -22,7 +22,7 @@ from judgelab.analyses.length.rates import (
     stratified_sums,
     unit_sums,
 )
-from judgelab.analyses.length.verdicts import KEYS, group_label, item_key
+from judgelab.analyses.length.verdicts import KEYS, group_label, group_rows, item_key
 from judgelab.core import clusters, estimates, inference, stats
 from judgelab.core.schema import require_columns as _require
 from judgelab.errors import check_choice
@@ -112,7 +112,7 @@ def picks_longer(
             base = dict(zip(by, key, strict=True))
             if inference == "wild":
                 rates = _wild_rates(
-                    frame.iloc[idx],
+                    group_rows(frame, idx),
                     n_boot=n_boot,
                     seed=seed,
                     key=key,
@@ -122,7 +122,7 @@ def picks_longer(
             else:
                 rng = stats.rng_for(seed, "picks_longer", *key)
                 rates = _condition_rates(
-                    frame.iloc[idx], n_boot=n_boot, rng=rng, level=level, tested=conditions
+                    group_rows(frame, idx), n_boot=n_boot, rng=rng, level=level, tested=conditions
                 )
             rows.extend({**base, "condition": c, **r} for c, r in rates.items())
     columns = [*by, "condition", *RATE_COLUMNS, *TEST_COLUMNS, *SUPPORT_COLUMNS]

@@ -26,7 +26,13 @@ import polars as pl
 
 from judgelab.analyses.length import lazy
 from judgelab.analyses.length.glm import INFERENCE, INFERENCE_COLUMNS, term_inference
-from judgelab.analyses.length.verdicts import KEYS, group_label, item_key, length_unit
+from judgelab.analyses.length.verdicts import (
+    KEYS,
+    group_label,
+    group_rows,
+    item_key,
+    length_unit,
+)
 from judgelab.core import clusters, estimates, wild
 from judgelab.core import wild as wild_mod
 from judgelab.core.schema import require_columns as _require
@@ -194,7 +200,7 @@ def _regressions(
         for key, idx in groups.items() if len(frame) else []:
             key = key if isinstance(key, tuple) else (key,)
             base = {**dict(zip(by, key, strict=True))}
-            g = frame.iloc[idx]
+            g = group_rows(frame, idx)
             for t in transforms:
                 fit = _choice_regression(
                     g,

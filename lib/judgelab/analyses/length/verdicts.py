@@ -92,6 +92,15 @@ def group_label(df: pd.DataFrame, by: Sequence[str]) -> pd.Series:
     return df[list(by)].astype(str).agg(" · ".join, axis=1)
 
 
+def group_rows(frame: pd.DataFrame, idx: np.ndarray) -> pd.DataFrame:
+    """Return the rows `idx` of `frame` (a `groupby(...).indices` group), as `frame.iloc`.
+
+    A group that is the whole frame (one judge's rows read judge by judge) is the frame
+    itself: no copy of 2·10^6 rows.
+    """
+    return frame if len(idx) == len(frame) else frame.iloc[idx]
+
+
 def with_clusters(
     frame: pd.DataFrame, items: pd.DataFrame, judgments: pd.DataFrame
 ) -> pd.DataFrame:
