@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -29,3 +30,12 @@ def test_notebook_runs_and_is_measured(tmp_path, notebook):
     res = bench.bench_notebook(bench.SMOKE_ROWS, notebook=notebook, tmp_root=str(tmp_path))
     assert res["rows"] == bench.SMOKE_ROWS and res["wall_s"] > 0 and res["notebook"] == notebook
     assert res["peak_rss_mb"] > 100  # the CLI and its kernel, summed
+
+
+def test_measured_cpu_counts_the_grandchildren(tmp_path):
+    """The CPU seconds include a process the child starts (the kernel `judgelab run` starts)."""
+    burn = "import time\nx = 0\nfor i in range(2 * 10**6): x += i\nprint(time.process_time())"
+    child = f"import subprocess, sys; subprocess.run([sys.executable, '-c', {burn!r}])"
+    got = bench.run_measured([sys.executable, "-c", child], dict(os.environ), timeout_s=60)
+    assert got["returncode"] == 0
+    assert got["cpu_s"] >= float(got["log"].split()[-1])  # at least the grandchild's own
