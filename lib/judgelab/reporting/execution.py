@@ -33,8 +33,9 @@ _KERNEL_VARS = {
 }
 #: Allocators of the kernel's table libraries, unless the user set them (issue 38): polars'
 #: jemalloc hands freed pages back after 200 ms (a background thread; its default keeps them
-#: 10 s), and pyarrow allocates from jemalloc, not mimalloc, which kept freed pages too.
-#: Notebook 02 at 10^7 rows: peak RSS 2.34 -> 1.71 GB, no slower.
+#: 10 s), and pyarrow allocates from jemalloc, not mimalloc, which kept freed pages too (where
+#: this pyarrow has jemalloc: `_allocator_vars`). Notebook 02 at 10^7 rows: peak RSS 2.34 ->
+#: 1.71 GB, no slower.
 _ALLOCATOR_VARS = {
     "_RJEM_MALLOC_CONF": "background_thread:true,dirty_decay_ms:200,muzzy_decay_ms:0",
     "ARROW_DEFAULT_MEMORY_POOL": "jemalloc",
@@ -54,9 +55,8 @@ def _kernel_env() -> Iterator[None]:
     if bindir not in path.split(os.pathsep):
         os.environ["PATH"] = bindir + os.pathsep + path
     os.environ.update(_KERNEL_VARS)
-    for key, value in _ALLOCATOR_VARS.items():
-        if key != "ARROW_DEFAULT_MEMORY_POOL" or _arrow_has_jemalloc():
-            os.environ.setdefault(key, value)
+    for key, value in _allocator_vars().items():
+        os.environ.setdefault(key, value)
     try:
         yield
     finally:
@@ -67,15 +67,15 @@ def _kernel_env() -> Iterator[None]:
                 os.environ[key] = value
 
 
-def _arrow_has_jemalloc() -> bool:
-    """Whether this pyarrow was built with jemalloc (not so on every platform)."""
+def _allocator_vars() -> dict[str, str]:
+    """`_ALLOCATOR_VARS`, less pyarrow's pool where this pyarrow has no jemalloc (some builds)."""
     import pyarrow as pa
 
     try:
         pa.jemalloc_memory_pool()
     except NotImplementedError:
-        return False
-    return True
+        return {k: v for k, v in _ALLOCATOR_VARS.items() if k != "ARROW_DEFAULT_MEMORY_POOL"}
+    return dict(_ALLOCATOR_VARS)
 
 
 def error_of(exc: Exception) -> str:

@@ -60,3 +60,13 @@ def test_keys_units_and_labels():
     assert length.length_unit(df.assign(len_unit=[None, "words"])) == "words"
     with pytest.raises(KeyError, match="add_lengths"):
         length.require_lengths(df, ["len_pos"], "t")
+
+
+def test_group_rows_takes_a_whole_frame_as_it_is_and_a_part_as_iloc():
+    from judgelab.analyses.length.verdicts import group_rows
+
+    frame = pd.DataFrame({"judge": ["a", "a", "b"], "x": [1, 2, 3]})
+    groups = frame.groupby("judge").indices
+    assert group_rows(frame, groups["a"]).equals(frame.iloc[[0, 1]])
+    whole = frame[frame["judge"] == "a"]
+    assert group_rows(whole, whole.groupby("judge").indices["a"]) is whole

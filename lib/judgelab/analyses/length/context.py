@@ -20,7 +20,7 @@ from judgelab.analyses.length.glm import (
     fit_binomial,
     term_inference,
 )
-from judgelab.analyses.length.verdicts import KEYS, length_unit
+from judgelab.analyses.length.verdicts import KEYS, group_rows, length_unit
 from judgelab.core import clusters, estimates, stats
 from judgelab.core.schema import require_columns as _require
 from judgelab.core.wild import N_BOOT
@@ -207,7 +207,7 @@ def context_trend(
     groups = data.groupby(by, sort=True, observed=True).indices if len(data) else {}
     for key, idx in groups.items():
         key = key if isinstance(key, tuple) else (key,)
-        g = data.iloc[idx]
+        g = group_rows(data, idx)
         X = pd.DataFrame({"const": 1.0, "log2_context": np.log2(g["len_context"].astype(float))})
         if control_response_length:
             X["log2_response"] = np.log2(g["len_response"].astype(float))

@@ -17,7 +17,7 @@ import polars as pl
 from judgelab.analyses.length import lazy
 from judgelab.analyses.length.glm import BEYOND, INFERENCE, INFERENCE_COLUMNS
 from judgelab.analyses.length.regression import design_length
-from judgelab.analyses.length.verdicts import length_unit
+from judgelab.analyses.length.verdicts import group_rows, length_unit
 from judgelab.core import clusters, cr2, estimates, stats, wild
 from judgelab.core.schema import require_columns as _require
 from judgelab.errors import check_choice
@@ -97,7 +97,7 @@ def score_length_regression(
     groups = data.groupby(by, sort=True, observed=True).indices if len(data) else {}
     for key, idx in groups.items():
         key = key if isinstance(key, tuple) else (key,)
-        g = data.iloc[idx]
+        g = group_rows(data, idx)
         length, sd = design_length(g[column].to_numpy(float) - g[column].mean(), "linear")
         X = pd.DataFrame({"const": 1.0, "length": length}, index=g.index)
         if fixed is not None and g[fixed].nunique() > 1:

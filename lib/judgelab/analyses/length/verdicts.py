@@ -95,8 +95,8 @@ def group_label(df: pd.DataFrame, by: Sequence[str]) -> pd.Series:
 def group_rows(frame: pd.DataFrame, idx: np.ndarray) -> pd.DataFrame:
     """Return the rows `idx` of `frame` (a `groupby(...).indices` group), as `frame.iloc`.
 
-    A group that is the whole frame (one judge's rows read judge by judge) is the frame
-    itself: no copy of 2·10^6 rows.
+    A group that is the whole frame (one judge's rows read judge by judge, one group) is the
+    frame itself: no copy of 2·10^6 rows. Callers read the group, never write to it.
     """
     return frame if len(idx) == len(frame) else frame.iloc[idx]
 

@@ -16,7 +16,7 @@ import pandas as pd
 from judgelab.analyses.length.glm import INFERENCE, fit_binomial, term_inference
 from judgelab.analyses.length.rates import cluster_rate
 from judgelab.analyses.length.regression import design_length
-from judgelab.analyses.length.verdicts import KEYS, length_unit
+from judgelab.analyses.length.verdicts import KEYS, group_rows, length_unit
 from judgelab.core import clusters, estimates, stats
 from judgelab.core.schema import require_columns as _require
 from judgelab.errors import check_choice
@@ -177,7 +177,7 @@ def length_controlled_winrate(
     for key, idx in groups.items():
         key = key if isinstance(key, tuple) else (key,)
         row = _group_winrate(
-            data.iloc[idx],
+            group_rows(data, idx),
             model_slot=model_slot,
             transform=transform,
             n_boot=n_boot,
