@@ -10,6 +10,9 @@ import numpy as np
 import pytest
 
 from judgelab.core import threads
+from judgelab.reporting import notebook_stack
+
+notebook_stack.prepare()  # before any test module imports nbformat or papermill
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = (ROOT.parent / "shared" / "data").resolve()

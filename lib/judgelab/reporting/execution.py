@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from judgelab.core import paths, tables
+from judgelab.reporting import notebook_stack, warm_kernel
 from judgelab.reporting import progress as progress_
-from judgelab.reporting import warm_kernel
 
 # A headless run says so (JUDGELAB_HEADLESS): widgets that need a live kernel show a note.
 _KERNEL_VARS = {
@@ -134,6 +134,7 @@ ENGINE = "judgelab-write-once"
 @functools.cache
 def _write_once_engine() -> str:
     """Register `_WriteOnce` with papermill (once) and return its name."""
+    notebook_stack.prepare()
     from papermill.engines import NBClientEngine, papermill_engines
     from papermill.iorw import write_ipynb
 
@@ -198,6 +199,7 @@ def _execute_once(
     warm: bool = False,
 ) -> str | None:
     """One papermill execution into `ipynb` (atomically); the error text, None when ok."""
+    notebook_stack.prepare()
     import papermill
 
     error = None

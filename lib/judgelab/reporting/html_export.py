@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from judgelab.core import paths, tables
+from judgelab.reporting import notebook_stack
 
 #: The folder beside the report folders that holds what every page shares.
 SHARED = "_shared"
@@ -58,6 +59,7 @@ def export_report(
         header: HTML put first in <body> (the sample-data badge and the finding).
         title: The run's declared title: the page's <title> and its first heading.
     """
+    notebook_stack.prepare()
     import nbformat
 
     nb = nbformat.read(ipynb, as_version=4)

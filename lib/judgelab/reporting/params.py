@@ -17,6 +17,7 @@ import yaml
 from judgelab.core import paths, secrets, tables, yamlsafe
 from judgelab.core.names import safe_name
 from judgelab.errors import ParamsError as ParamsError
+from judgelab.reporting import notebook_stack
 
 NOTEBOOK_RE = re.compile(r"^\d\d_[a-z0-9_]+$")
 SECRET_NAME_RE = re.compile(r"(api_?key|secret|password|passwd|token)$", re.IGNORECASE)
@@ -40,6 +41,7 @@ def notebook_path(notebook: str) -> Path:
 
 def declared_parameters(notebook: str) -> dict[str, dict[str, Any]]:
     """Return the parameters a notebook declares (papermill.inspect_notebook)."""
+    notebook_stack.prepare()
     import papermill
 
     return papermill.inspect_notebook(str(notebook_path(notebook)))

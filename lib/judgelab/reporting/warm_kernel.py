@@ -16,6 +16,8 @@ import atexit
 import contextlib
 from typing import Any
 
+from judgelab.reporting import notebook_stack
+
 #: Notebooks whose runs in one `reproduce` worker share a kernel (many short runs each).
 SHARED = frozenset({"14_judge_report_card"})
 
@@ -58,6 +60,7 @@ def _start(extra_arguments: list[str], cwd: str) -> Any:
 
 def _reset(km: Any, timeout_s: int = 60) -> None:
     """Run `RESET` in the kernel (as a one-cell notebook); raise when it fails."""
+    notebook_stack.prepare()
     import nbformat
     from nbclient import NotebookClient
 

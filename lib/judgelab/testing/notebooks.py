@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import nbformat
+from judgelab.reporting import notebook_stack
+
+notebook_stack.prepare()  # before nbformat
+import nbformat  # noqa: E402
 
 
 def write_notebook(path: Path, params: str, body: list[str]) -> Path:
