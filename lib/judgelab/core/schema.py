@@ -388,13 +388,12 @@ def meta_field(meta: pd.Series, name: str, default: Any = None) -> pd.Series:
     >>> meta_field(pd.Series(['{"a": 1}', None, '{"b": 2}']), "a").tolist()
     [1, None, None]
     """
-    parsed: dict[Any, Any] = {}
-
-    def get(m: Any) -> Any:
-        if not isinstance(m, str):
-            return read_meta(m).get(name, default)
-        if m not in parsed:
-            parsed[m] = read_meta(m).get(name, default)
-        return parsed[m]
-
-    return pd.Series([get(m) for m in meta.astype(object)], index=meta.index, dtype=object)
+    try:  # each distinct text read once, a missing value (code -1) is the default
+        codes, distinct = pd.factorize(meta)
+    except TypeError:  # unhashable cells (dicts, as an unvalidated table may hold)
+        values = [read_meta(m).get(name, default) for m in meta.astype(object)]
+        return pd.Series(values, index=meta.index, dtype=object)
+    found = np.empty(len(distinct) + 1, dtype=object)
+    found[:-1] = [read_meta(m).get(name, default) for m in distinct]
+    found[-1] = default
+    return pd.Series(found[codes], index=meta.index, dtype=object)
