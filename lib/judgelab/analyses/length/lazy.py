@@ -90,10 +90,11 @@ def _keys_str() -> list[pl.Expr]:
 
 def _side(items: pd.DataFrame, columns: Mapping[str, Any]) -> pl.LazyFrame:
     """The items' keys (as text), `columns` and `_item` (the row's position) as a LazyFrame."""
-    frame = {k: items[k].astype(str).to_numpy() for k in KEYS}
-    frame.update({k: np.asarray(v) for k, v in columns.items()})
-    frame["_item"] = np.arange(len(items), dtype=np.int64)
-    return pl.from_pandas(pd.DataFrame(frame)).lazy()
+    n = len(items)
+    keys = pl.from_pandas(items[list(KEYS)].astype(str))  # text columns as they are: no objects
+    rest = pd.DataFrame({k: np.asarray(v) for k, v in columns.items()}, index=range(n))
+    row = pl.DataFrame({"_item": np.arange(n, dtype=np.int64)})
+    return pl.concat([keys, pl.from_pandas(rest), row], how="horizontal").lazy()
 
 
 def _joinable(
@@ -337,14 +338,20 @@ def _core_chunks(
     where: pl.Expr | None,
     cluster: str | None,
 ) -> Iterator[pd.DataFrame]:
-    """`chunks` from the kept columns: each judge's rows read once for every request."""
+    """`chunks` from the kept columns: each judge's rows read once for every request.
+
+    Only the item-level columns the request reads are gathered (a gather is eager: the
+    others would be built for every judge and request, then dropped).
+    """
+    exprs = [*columns.values(), *([where] if where is not None else [])]
+    read = {*by, *(r for e in exprs for r in e.meta.root_names())}
     for judge in judges_of(table):
         core = _core(table, judge, cluster)
         idx = core["_item"]
         rows = core.with_columns(
             pl.lit(judge).alias("judge"),
             *[pl.col(c).cast(pl.Float64) for c in (*_FLOATS, *_SPARSE) if c in core.columns],
-            *[table.per_item[c].gather(idx).alias(c) for c in table.per_item.columns],
+            *[table.per_item[c].gather(idx).alias(c) for c in table.per_item.columns if c in read],
         )
         if where is not None:
             rows = rows.filter(where)
