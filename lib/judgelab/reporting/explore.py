@@ -190,7 +190,7 @@ def _lazy_pairwise(
     if category == "longer_worse":
         pos = lengths.counts(items["response_pos"].fillna(""), "words")
         neg = lengths.counts(items["response_neg"].fillna(""), "words")
-        items = items[np.asarray(neg > pos, dtype=bool)].drop(columns=unread)
+        items = items.drop(columns=unread)[np.asarray(neg > pos, dtype=bool)]
         w = explore_lazy.pairwise_cases(lf, items, category, outputs=outputs, only_items=True)
         return w.reset_index(drop=True)
     return explore_lazy.pairwise_cases(lf, items, category, outputs=outputs)

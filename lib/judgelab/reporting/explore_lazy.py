@@ -83,23 +83,30 @@ def pairwise_cases(
     judges = lazy.passes(lf, True, lazy.ROWS_PER_PASS)  # a judge at a time at scale
     casts = [pl.col(c).cast(pl.String) for c in KEY]
     lf = lf.with_columns(casts)
-    if only_items:
-        known = pl.from_pandas(items[KEY].drop_duplicates().astype(str)).lazy()
-        lf = lf.join(known, on=KEY, how="semi")
-    cols = COLS if outputs else [c for c in COLS if c != "output"]
     # the inner join keeps only known items, in the cases' order, as `explore._pairwise`'s
     # merge: joined in polars by the items' row numbers, whose columns pandas then takes
     # (at 10^7 rows: 1.6 million cases; the pandas merge on text keys took 2.9 s)
     at = pl.from_pandas(items[KEY].astype(str)).with_row_index(_AT).lazy()
+    if only_items:  # the same keys (a repeated one is harmless to a semi join)
+        lf = lf.join(at.select(KEY), on=KEY, how="semi")
+    cols = COLS if outputs else [c for c in COLS if c != "output"]
     parts = [
         _paired(lf if only is None else lf.filter(only), category, cols)
         .join(at, on=KEY, how="inner", maintain_order="left")
         .collect(engine="streaming")
         for only in judges
     ]  # sorted by judge first: in order; a judge at a time, 10^7 rows: 2.4 -> 1.6 GB
-    found = _as_merged(pl.concat(parts).to_pandas(), cols)
-    rest = items.drop(columns=KEY).iloc[found[_AT].to_numpy()].reset_index(drop=True)
-    return pd.concat([found.drop(columns=_AT), rest], axis=1)
+    cases = pl.concat(parts, rechunk=False)
+    del parts
+    rows = cases[_AT].to_numpy()
+    found = _as_merged(cases.drop(_AT).to_pandas(), cols)
+    del cases
+    rest = items.drop(columns=KEY).iloc[rows].reset_index(drop=True)
+    if set(rest.columns) & set(found.columns):  # (no item column is named as a case column)
+        return pd.concat([found, rest], axis=1)
+    for c in rest.columns:  # added as they are: no second copy of the cases
+        found[c] = rest[c].array
+    return found
 
 
 def _paired(lf: pl.LazyFrame, category: str, cols: list[str]) -> pl.LazyFrame:
