@@ -28,9 +28,11 @@ DECISIVE = ["pos", "neg"]
 BOTH_DECISIVE = ("flipped", "consistently_wrong", "consistently_right")
 
 
-def _order(lf: pl.LazyFrame, order: int, cols: list[str] = COLS) -> pl.LazyFrame:
+def _order(
+    lf: pl.LazyFrame, order: int, cols: list[str] = COLS, unit: list[str] = UNIT
+) -> pl.LazyFrame:
     return lf.filter(pl.col("order") == order).select(
-        *UNIT, *(pl.col(c).alias(f"{c}_{order}") for c in cols), pl.lit(True).alias(_HAS[order])
+        *unit, *(pl.col(c).alias(f"{c}_{order}") for c in cols), pl.lit(True).alias(_HAS[order])
     )
 
 
@@ -83,17 +85,17 @@ def pairwise_cases(
     judges = lazy.passes(lf, True, lazy.ROWS_PER_PASS)  # a judge at a time at scale
     casts = [pl.col(c).cast(pl.String) for c in KEY]
     lf = lf.with_columns(casts)
-    # the inner join keeps only known items, in the cases' order, as `explore._pairwise`'s
-    # merge: joined in polars by the items' row numbers, whose columns pandas then takes
-    # (at 10^7 rows: 1.6 million cases; the pandas merge on text keys took 2.9 s)
-    at = pl.from_pandas(items[KEY].astype(str)).with_row_index(_AT).lazy()
-    if only_items:  # the same keys (a repeated one is harmless to a semi join)
-        lf = lf.join(at.select(KEY), on=KEY, how="semi")
+    # the inner join keeps only known items, as `explore._pairwise`'s merge: each row gets
+    # its item's row number (whose columns pandas then takes; at 10^7 rows: 1.6 million
+    # cases, the pandas merge on text keys took 2.9 s) and its rank in key order, and the
+    # orders are paired on these numbers, not the text keys (10^7 rows: 390 -> MB a judge)
+    keys = pl.from_pandas(items[KEY].astype(str)).with_row_index(_AT)
+    at = keys.sort(KEY, maintain_order=True).with_row_index(_RANK).lazy()
     cols = COLS if outputs else [c for c in COLS if c != "output"]
     parts = [
-        _paired(lf if only is None else lf.filter(only), category, cols)
-        .join(at, on=KEY, how="inner", maintain_order="left")
-        .collect(engine="streaming")
+        _paired(lf if only is None else lf.filter(only), at, category, cols).collect(
+            engine="streaming"
+        )
         for only in judges
     ]  # sorted by judge first: in order; a judge at a time, 10^7 rows: 2.4 -> 1.6 GB
     cases = pl.concat(parts, rechunk=False)
@@ -109,20 +111,32 @@ def pairwise_cases(
     return found
 
 
-def _paired(lf: pl.LazyFrame, category: str, cols: list[str]) -> pl.LazyFrame:
-    """The two orders of each unit side by side, kept if a case of `category`, in order."""
+def _paired(lf: pl.LazyFrame, at: pl.LazyFrame, category: str, cols: list[str]) -> pl.LazyFrame:
+    """The two orders of each unit side by side, kept if a case of `category`, in order.
+
+    `at`: the items' keys, row numbers (`_AT`) and ranks in key order (`_RANK`); the rows
+    of other items are left out. Sorted as by `UNIT` (the key's rank stands for the key),
+    with the keys and `_AT` after the unit's other columns.
+    """
+    coded = lf.join(at, on=KEY, how="inner").drop(KEY)
+    unit = ["judge", _RANK, _AT, *UNIT[4:]]
     if category in BOTH_DECISIVE:  # only pairs decisive in both orders qualify: an inner join
-        decisive = lf.filter(pl.col("chosen").is_in(DECISIVE))
-        wide = _order(decisive, 0, cols).join(_order(decisive, 1, cols), on=UNIT,
-                                              nulls_equal=True)  # fmt: skip
-    else:
-        wide = _order(lf, 0, cols).join(
-            _order(lf, 1, cols), on=UNIT, how="full", coalesce=True, nulls_equal=True
+        decisive = coded.filter(pl.col("chosen").is_in(DECISIVE))
+        wide = _order(decisive, 0, cols, unit).join(
+            _order(decisive, 1, cols, unit), on=unit, nulls_equal=True
         )
-    return wide.filter(_keep(category).fill_null(False)).sort(UNIT)
+    else:
+        wide = _order(coded, 0, cols, unit).join(
+            _order(coded, 1, cols, unit), on=unit, how="full", coalesce=True, nulls_equal=True
+        )
+    wide = wide.filter(_keep(category).fill_null(False)).sort(unit)
+    rest = [c for c in wide.collect_schema().names() if c not in unit]
+    named = wide.join(at.select(*KEY, _AT), on=_AT, how="left", maintain_order="left")
+    return named.select(*UNIT, *rest, _AT)
 
 
 _AT = "_item_row"
+_RANK = "_key_rank"
 
 
 def outputs_of(lf: pl.LazyFrame, cases: pd.DataFrame) -> pd.DataFrame:

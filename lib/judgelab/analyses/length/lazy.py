@@ -139,8 +139,13 @@ def verdicts(
     lens: dict[str, Any] = {
         c: pair[c].astype(float).to_numpy() for c in ("len_pos", "len_neg", "len_context")
     }
+    models = {}  # the models' names; a column no item names a model in stays out of the side
     for m in ("model_pos", "model_neg"):
-        lens[m] = meta_field(pair["meta"], m).to_numpy()
+        got = meta_field(pair["meta"], m)
+        if got.notna().any():
+            lens[m] = got.to_numpy()
+        else:
+            models[m] = pl.lit(None, pl.String)
     cols = ["judge", *KEYS, "order", "sample", "verdict", "chosen", "correct"]
     selected = _selected(judgments, judges, sample)
     rows, side, cluster = _joinable(selected, _side(pair, lens))
@@ -155,8 +160,7 @@ def verdicts(
         longer.otherwise(pl.lit("equal")).alias("longer"),
         pl.col("order").cast(pl.Int64),
         pl.lit(unit).alias("len_unit"),
-        pl.col("model_pos").cast(pl.String),
-        pl.col("model_neg").cast(pl.String),
+        *[models.get(m, pl.col(m)).cast(pl.String).alias(m) for m in ("model_pos", "model_neg")],
     ).with_columns(
         pl.when(decisive)
         .then((chosen == pl.col("longer")).cast(pl.Float64))
