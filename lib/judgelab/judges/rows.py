@@ -44,8 +44,21 @@ def item_records(items: pd.DataFrame | list[dict[str, Any]]) -> list[dict[str, A
     """Return the items as dicts with None for missing values."""
     if isinstance(items, list):  # records already (`judges.light` reads items without pandas)
         return items
-    obj = items.astype(object)
-    return obj.where(items.notna(), None).to_dict("records")
+    # column by column (`to_dict("records")` boxes every cell on its own: 10^4 items x 12
+    # columns, 80 -> 15 ms, twice a run): the same values, numpy scalars as Python's
+    columns = [_natives(items.iloc[:, i]) for i in range(items.shape[1])]
+    names = list(items.columns)
+    return [dict(zip(names, row, strict=True)) for row in zip(*columns, strict=True)]
+
+
+def _natives(column: pd.Series) -> list[Any]:
+    """The column's values as Python objects, None where missing."""
+    import numpy as np  # loaded already with pandas (this module imports neither)
+
+    values = column.astype(object).where(column.notna(), None).tolist()
+    if column.dtype == object:  # cells may hold numpy scalars: as `to_dict` gives them
+        return [v.item() if isinstance(v, np.generic) else v for v in values]
+    return values
 
 
 def position_to_chosen(position: str | None, order: int) -> str | None:
