@@ -144,3 +144,24 @@ def test_section_writes_every_case_and_shows_a_handful(capsys, monkeypatch):
     got = shown[0]
     assert set(ex.columns) <= set(got.columns) and len(got) == 2
     pd.testing.assert_frame_equal(got[list(ex.columns)], ex, check_dtype=False)
+
+
+@pytest.mark.parametrize(("count", "n", "seed"), [(0, 5, 0), (3, 5, 0), (10, 5, 3), (1000, 7, 42)])
+def test_drawn_positions_are_what_examples_draws(count, n, seed):
+    found = pd.DataFrame({"x": range(count)})
+    want = explore.examples(found, n, seed=seed)["x"].to_numpy()
+    assert explore.drawn(count, n, seed).tolist() == want.tolist()
+
+
+def test_a_table_written_in_parts_is_the_table_written_whole(tmp_path, monkeypatch):
+    from judgelab.reporting import notebook
+
+    monkeypatch.setenv("JUDGELAB_FIGURES", str(tmp_path))
+    frame = pd.DataFrame(
+        {"a": ["x", None, 'q"uote', "new\nline", ""], "b": [1.5, float("nan"), 2, 3, 4]}
+    )
+    whole = notebook.save_table(frame, "whole", notebook="nb")
+    parts = notebook.save_table((frame.iloc[i : i + 2] for i in (0, 2, 4)), "parts", notebook="nb")
+    assert parts.read_bytes() == whole.read_bytes()
+    empty = notebook.save_table(iter([frame.iloc[0:0]]), "empty", notebook="nb")
+    assert empty.read_text() == frame.iloc[0:0].to_csv(index=False)

@@ -144,6 +144,20 @@ def cases(
     `longer_worse` test reads): a large source's cases without every item text — and,
     from a lazy table, without the raw outputs (`explore_lazy.outputs_of` adds them).
     """
+    found = _found(judgments, items, category, judge, split, condition, item_columns)
+    return found.rows(slice(None)) if isinstance(found, explore_lazy.Cases) else found
+
+
+def _found(
+    judgments: Any,
+    items: pd.DataFrame,
+    category: str,
+    judge: str | None,
+    split: str | None,
+    condition: str | None,
+    item_columns: tuple[str, ...] | None,
+) -> pd.DataFrame | explore_lazy.Cases:
+    """`cases`, a lazy table's pairwise ones left in polars (`explore_lazy.Cases`)."""
     if category not in CATEGORIES:
         raise ValueError(f"unknown category {category!r}; known: {', '.join(CATEGORIES)}")
     it = _shown_items(items)
@@ -159,7 +173,7 @@ def cases(
         )
         if pairwise and (category == "invalid" or category in PAIRWISE):
             outputs = item_columns is None  # the light cases carry no raw outputs either
-            return _lazy_pairwise(j, it, category, outputs, unread).assign(category=category)
+            return _lazy_pairwise(j, it, category, outputs, unread)
         judgments = j.drop(ROW, strict=False).collect().to_pandas()
         judge, split, condition = None, None, None
     j = judgments
@@ -180,7 +194,7 @@ def cases(
 
 def _lazy_pairwise(
     lf: Any, items: pd.DataFrame, category: str, outputs: bool, unread: list[str]
-) -> pd.DataFrame:
+) -> explore_lazy.Cases:
     """The pairwise cases of a lazy table (`explore_lazy`), with `_pairwise`'s length test.
 
     `longer_worse` counts the words of each item once and pairs only the items whose worse
@@ -191,8 +205,7 @@ def _lazy_pairwise(
         pos = lengths.counts(items["response_pos"].fillna(""), "words")
         neg = lengths.counts(items["response_neg"].fillna(""), "words")
         items = items.drop(columns=unread)[np.asarray(neg > pos, dtype=bool)]
-        w = explore_lazy.pairwise_cases(lf, items, category, outputs=outputs, only_items=True)
-        return w.reset_index(drop=True)
+        return explore_lazy.pairwise_cases(lf, items, category, outputs=outputs, only_items=True)
     return explore_lazy.pairwise_cases(lf, items, category, outputs=outputs)
 
 
@@ -233,6 +246,18 @@ def examples(found: pd.DataFrame, n: int = 5, *, seed: int = 0) -> pd.DataFrame:
     return found.sample(n=n, random_state=seed).sort_index()
 
 
+def drawn(count: int, n: int = 5, seed: int = 0) -> np.ndarray:
+    """The positions `examples` draws from `count` cases (numbered 0, 1, ...), sorted.
+
+    >>> drawn(3, 5).tolist(), len(drawn(1000, 5)) == len(set(drawn(1000, 5)))
+    ([0, 1, 2], True)
+    """
+    if count <= n:
+        return np.arange(count)
+    # what `DataFrame.sample(n, random_state=seed)` draws
+    return np.sort(np.random.RandomState(seed).choice(count, size=n, replace=False))
+
+
 def section(
     out: Any, judgments: Any, items: pd.DataFrame, category: str, *, n: int = 5, seed: int = 0
 ) -> None:
@@ -243,9 +268,13 @@ def section(
     650 MB), which a notebook variable would hold to the end of the run; they carry only
     the summary's item columns (`SUMMARY_ITEMS`), the shown few get the rest.
     """
-    found = cases(judgments, items, category, item_columns=SUMMARY_ITEMS)
-    out.table(summary(found), "examples")
-    shown = examples(found, n, seed=seed)
+    found = _found(judgments, items, category, None, None, None, SUMMARY_ITEMS)
+    if isinstance(found, explore_lazy.Cases):  # summarised a part at a time, a few taken
+        out.table((summary(part) for part in found.parts()), "examples")
+        shown = found.rows(drawn(len(found), n, seed))
+    else:
+        out.table(summary(found), "examples")
+        shown = examples(found, n, seed=seed)
     if lazy.is_lazy(judgments) and len(shown) and "output_0" not in shown.columns:
         keys = explore_lazy.UNIT
         shown = shown.merge(explore_lazy.outputs_of(judgments, shown), on=keys, how="left")

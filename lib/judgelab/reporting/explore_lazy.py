@@ -8,6 +8,7 @@ outer merge sorts), so `explore.examples` draws the same seeded handful.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -66,6 +67,48 @@ def _keep(category: str) -> pl.Expr:
     return ~valid  # invalid
 
 
+#: Cases per part when a lazy table's cases are summarised (`Cases.parts`).
+PART_ROWS = 200_000
+
+
+class Cases:
+    """A lazy table's cases of one category: polars rows, taken to pandas in parts.
+
+    `rows(at)` gives the cases at positions `at` as `explore.cases` gives them (item columns
+    and `category` included), `parts()` all of them a slice at a time: a large source's
+    cases are summarised and written without a pandas frame of them all (10^7 judgment
+    rows: a million cases, ~180 MB in pandas).
+    """
+
+    def __init__(
+        self, frame: pl.DataFrame, items: pd.DataFrame, cols: list[str], category: str
+    ) -> None:
+        self.frame, self.cols, self.category = frame, cols, category
+        self.items = items.drop(columns=KEY)
+
+    def __len__(self) -> int:
+        return self.frame.height
+
+    def rows(self, at: np.ndarray | slice) -> pd.DataFrame:
+        """The cases at positions `at` (a slice or sorted positions), with their items."""
+        part = self.frame[at] if isinstance(at, slice) else self.frame[np.asarray(at)]
+        part = part.with_columns(pl.col(pl.Categorical).cast(pl.String))  # text, as it was
+        found = _as_merged(part.drop(_AT).to_pandas(), self.cols)
+        rest = self.items.iloc[part[_AT].to_numpy()].reset_index(drop=True)
+        if set(rest.columns) & set(found.columns):  # (no item column is named as a case's)
+            found = pd.concat([found, rest], axis=1)
+        else:
+            for c in rest.columns:  # added as they are: no second copy of the cases
+                found[c] = rest[c].array
+        return found.assign(category=self.category)
+
+    def parts(self, size: int | None = None) -> Iterator[pd.DataFrame]:
+        """All the cases in order, `size` (`PART_ROWS`) at a time (one, empty, if none)."""
+        size = size or PART_ROWS
+        for start in range(0, max(len(self), 1), size):
+            yield self.rows(slice(start, start + size))
+
+
 def pairwise_cases(
     lf: pl.LazyFrame,
     items: pd.DataFrame,
@@ -73,13 +116,13 @@ def pairwise_cases(
     *,
     outputs: bool = True,
     only_items: bool = False,
-) -> pd.DataFrame:
+) -> Cases:
     """Return the pairwise cases of `category` of a lazy table, as `explore._pairwise` does.
 
     `outputs=False` leaves out the raw outputs (`output_0`, `output_1`: the heaviest
     columns; at 10^7 rows the join held 2.7 GB with them), which `outputs_of` adds to a few.
-    `only_items`: `items` are a few of the table's (a category decided by the items), so
-    only their judgments are read and paired.
+    `only_items`: `items` are a few of the table's (a category decided by the items); only
+    their judgments are paired either way (the items' join comes first).
     """
     lf = bare(lf)  # pairing reads no cluster
     judges = lazy.passes(lf, True, lazy.ROWS_PER_PASS)  # a judge at a time at scale
@@ -88,27 +131,28 @@ def pairwise_cases(
     # the inner join keeps only known items, as `explore._pairwise`'s merge: each row gets
     # its item's row number (whose columns pandas then takes; at 10^7 rows: 1.6 million
     # cases, the pandas merge on text keys took 2.9 s) and its rank in key order, and the
-    # orders are paired on these numbers, not the text keys (10^7 rows: 390 -> MB a judge)
+    # orders are paired on these numbers, not the text keys (0.49 -> 0.37 s a judge)
     keys = pl.from_pandas(items[KEY].astype(str)).with_row_index(_AT)
     at = keys.sort(KEY, maintain_order=True).with_row_index(_RANK).lazy()
     cols = COLS if outputs else [c for c in COLS if c != "output"]
     parts = [
-        _paired(lf if only is None else lf.filter(only), at, category, cols).collect(
-            engine="streaming"
+        _compact(
+            _paired(lf if only is None else lf.filter(only), at, category, cols).collect(
+                engine="streaming"
+            )
         )
         for only in judges
     ]  # sorted by judge first: in order; a judge at a time, 10^7 rows: 2.4 -> 1.6 GB
-    cases = pl.concat(parts, rechunk=False)
-    del parts
-    rows = cases[_AT].to_numpy()
-    found = _as_merged(cases.drop(_AT).to_pandas(), cols)
-    del cases
-    rest = items.drop(columns=KEY).iloc[rows].reset_index(drop=True)
-    if set(rest.columns) & set(found.columns):  # (no item column is named as a case column)
-        return pd.concat([found, rest], axis=1)
-    for c in rest.columns:  # added as they are: no second copy of the cases
-        found[c] = rest[c].array
-    return found
+    return Cases(pl.concat(parts), items, cols, category)
+
+
+def _compact(found: pl.DataFrame) -> pl.DataFrame:
+    """`found` with its text columns as categoricals (`Cases.rows` gives them back as text).
+
+    A query's text columns can hold on to the buffers of every string it read (a string
+    column's values are views into them): a judge's few cases kept ~60 MB of them.
+    """
+    return found.with_columns(pl.col(pl.String).cast(pl.Categorical))
 
 
 def _paired(lf: pl.LazyFrame, at: pl.LazyFrame, category: str, cols: list[str]) -> pl.LazyFrame:

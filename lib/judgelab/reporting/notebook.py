@@ -5,6 +5,7 @@ from __future__ import annotations
 import html
 import json
 import warnings
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from judgelab.core import paths, tables
+from judgelab.core.atomic import atomic_path
 from judgelab.data import catalog
 from judgelab.reporting import figures, findings, html_export
 
@@ -93,10 +95,21 @@ class SavedTable(type(Path())):  # type: ignore[misc]  # Path subclasses need th
         printer.text(f"saved {self.parent.name}/{self.name}")
 
 
-def save_table(df: pd.DataFrame, name: str, *, notebook: str, run: str = "default") -> Path:
-    """Write a result table as CSV beside the run's figures and return its path."""
+def save_table(
+    df: pd.DataFrame | Iterable[pd.DataFrame], name: str, *, notebook: str, run: str = "default"
+) -> Path:
+    """Write a result table as CSV beside the run's figures and return its path.
+
+    `df` may come in parts (frames of the same columns, at least one): each is written in
+    turn, so a large table (a large source's Examples cases) is never held as a whole.
+    """
     target = paths.figures() / notebook / run / f"{name}.csv"
-    return SavedTable(tables.write_text(target, df.to_csv(index=False)))
+    if isinstance(df, pd.DataFrame):
+        return SavedTable(tables.write_text(target, df.to_csv(index=False)))
+    with atomic_path(target) as tmp, open(tmp, "w", encoding="utf-8", newline="") as fh:
+        for i, part in enumerate(df):
+            part.to_csv(fh, index=False, header=i == 0)
+    return SavedTable(target)
 
 
 class Outputs:
@@ -123,8 +136,8 @@ class Outputs:
     def __repr__(self) -> str:
         return f"outputs of {self.notebook} [{self.run}]"
 
-    def table(self, df: pd.DataFrame, name: str) -> Path:
-        """Write a result table as CSV beside the run's figures and return its path."""
+    def table(self, df: pd.DataFrame | Iterable[pd.DataFrame], name: str) -> Path:
+        """Write a result table (or its parts: `save_table`) as CSV beside the run's figures."""
         return save_table(df, name, notebook=self.notebook, run=self.run)
 
     def figure(
