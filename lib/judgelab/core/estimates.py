@@ -219,8 +219,8 @@ def wald(
     c = np.asarray(mult, dtype=np.float64)
     if not present.all():
         s, c, n_g = Sums(*(x[present] for x in s)), c[present], n_g[present]
-    else:  # contiguous copies (a column view of a cell's moments is strided): one pass each
-        s = Sums(*(np.ascontiguousarray(x) for x in s))
+    else:  # contiguous (a column view of a row-major cell's moments is strided): one pass each
+        s = Sums(*(x if x.flags.f_contiguous else np.ascontiguousarray(x) for x in s))
     G = int(c.sum())
     tot_num, tot_den = c @ s.num, c @ s.den
     nan = float("nan")

@@ -120,8 +120,16 @@ def cell_units(moments: np.ndarray, labels: np.ndarray) -> CellUnits:
     """Sum the per-item `moments` by unit label (labels sorted, as `estimates.sums` codes)."""
     if len(labels) == 0:
         return CellUnits(np.array([], dtype=object), np.zeros((0, moments.shape[1])))
+    if _coded(labels):  # codes in the labels' order (`scan_wild._coded`)
+        uniq, codes = np.unique(labels, return_inverse=True)
+        return CellUnits(uniq, clusters.sum_by(moments, codes.ravel()))
     uniq, codes = np.unique(np.asarray(labels, dtype=str), return_inverse=True)
     return CellUnits(uniq.astype(object), clusters.sum_by(moments, codes.ravel()))
+
+
+def _coded(labels: np.ndarray) -> bool:
+    """Whether unit labels are integer codes (in the labels' sorted order), not text."""
+    return np.asarray(labels).dtype.kind in "iu"
 
 
 def patterns(rows: np.ndarray, counts: np.ndarray | None = None) -> CellUnits:
@@ -137,7 +145,13 @@ def patterns(rows: np.ndarray, counts: np.ndarray | None = None) -> CellUnits:
 
 
 def union(cells: Sequence[CellUnits]) -> CellUnits:
-    """Merge cells into one (a unit in several cells: its sums added; patterns stay patterns)."""
+    """Merge cells into one (a unit in several cells: its sums added; patterns stay patterns).
+
+    Summed a moment column at a time, each unit's rows in cell order (the sums `cell_units`
+    gives the stacked rows, bit for bit), into column-major sums whose columns
+    `estimates.wald` reads without a copy; no stacked copy of the cells (10^5 units × 5
+    splits × ~70 moments: 0.4 s and 0.3 GB a judge).
+    """
     if any(c.labels is None for c in cells):
         return patterns(
             np.vstack([c.rows for c in cells]),
@@ -146,7 +160,17 @@ def union(cells: Sequence[CellUnits]) -> CellUnits:
             ),
         )
     labels = np.concatenate([c.labels for c in cells])
-    return cell_units(np.vstack([c.rows for c in cells]), labels)
+    if _coded(labels):
+        uniq, inverse = np.unique(labels, return_inverse=True)
+    else:
+        uniq, inverse = np.unique(labels.astype(str), return_inverse=True)
+        uniq = uniq.astype(object)
+    inverse = inverse.ravel()
+    out = np.empty((len(uniq), cells[0].rows.shape[1]), order="F")
+    for i in range(out.shape[1]):
+        column = np.concatenate([c.rows[:, i] for c in cells])
+        out[:, i] = np.bincount(inverse, weights=column, minlength=len(uniq))
+    return CellUnits(uniq, out)
 
 
 class Aligned(NamedTuple):
@@ -174,11 +198,18 @@ def align(cells: Sequence[CellUnits]) -> Aligned:
         return Aligned(np.concatenate(blocks), np.concatenate(counts))
     if J == 1:
         return Aligned(cells[0].rows[:, :, None], None)
-    labels = np.unique(np.concatenate([c.labels for c in cells]).astype(str))
-    arr = np.zeros((len(labels), width, J))
+    joined = np.concatenate([c.labels for c in cells])
+    text = not _coded(joined)
+    labels = np.unique(joined.astype(str) if text else joined)
+    # laid out moment by moment (unit fastest): a moment's (units × cells) slice, what
+    # `rate_sums` hands `estimates` per column, is one contiguous block (no copy there);
+    # filled a moment at a time (10^5 units × 5 splits × ~70 moments: 0.2 s, not 0.3-1.3)
+    base = np.zeros((width, J, len(labels)))
     for j, c in enumerate(cells):
-        arr[np.searchsorted(labels, c.labels.astype(str)), :, j] = c.rows
-    return Aligned(arr, None)
+        at = np.searchsorted(labels, c.labels.astype(str) if text else c.labels)
+        for w in range(width):
+            base[w, j, at] = c.rows[:, w]
+    return Aligned(base.transpose(2, 0, 1), None)
 
 
 def rate_sums(
