@@ -138,3 +138,46 @@ def test_import_file_to_falls_back_to_the_in_memory_import(tmp_path, monkeypatch
     assert len(tables.read_judgments(judg)) == 5
     assert mapping.import_file_to(path, RAW, items, judg) == (4, 5)  # streamed
     _same_files(_written(mapping.import_file(path, RAW), tmp_path / "ref"), out)
+
+
+def _csv(tmp_path, lines, *, name="data.csv", sep=",", head=b""):
+    path = tmp_path / name
+    path.write_bytes(head + "\n".join(ln.replace(",", sep) for ln in lines).encode() + b"\n")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("name", "sep", "head"),
+    [("data.csv", ",", b""), ("data.csv", ",", b"\xef\xbb\xbf"), ("data.tsv", "\t", b"")],
+    ids=["csv", "csv-with-bom", "tsv"],
+)
+def test_a_csv_file_is_read_a_part_at_a_time(tmp_path, monkeypatch, name, sep, head):
+    """Parts of 2 records: the streamed tables are the in-memory import's (quoted newlines
+    and an item whose rows fall in different parts included)."""
+    _small_parts(monkeypatch, rows=2)
+    lines = [*ROWS[:2], 'q2,"Q two, on\nthree lines\n",u,w,2,B,j1', *ROWS[3:]]
+    if sep == "\t":
+        lines = [ln.replace('"Q two, on', '"Q two on') for ln in lines]
+    path = _csv(tmp_path, lines, name=name, sep=sep, head=head)
+    fast = mapped_fast.fast_import([path], mapping.parse_mapping(RAW), allow_invalid=False)
+    assert fast is not None and fast.items["question"].str.contains("\n").any()
+    assert _stream(path, RAW, tmp_path / "out") == (4, 5)
+    _same_files(_written(fast, tmp_path / "ref"), tmp_path / "out")
+    parts = list(mapped_stream._csv_parts(path))
+    assert [len(p) for p in parts] == [2, 2, 1]
+    assert [p.index[0] for p in parts] == [1, 3, 5]  # records numbered as in the whole read
+
+
+@pytest.mark.parametrize(
+    "lines",
+    [ROWS[:1], [*ROWS[:3], "q9,Q \udcff,x,y,1,A,j1", *ROWS[3:]]],
+    ids=["no-record", "not-utf8-in-a-later-part"],
+)
+def test_a_csv_file_the_parts_cannot_read_writes_nothing(tmp_path, monkeypatch, lines):
+    _small_parts(monkeypatch, rows=2)
+    path = tmp_path / "data.csv"
+    path.write_bytes(("\n".join(lines) + "\n").encode("utf-8", "surrogateescape"))
+    out = tmp_path / "out"
+    out.mkdir()
+    assert _stream(path, RAW, out, flag=True) is None  # the record path reports it
+    assert list(out.iterdir()) == []

@@ -2,7 +2,8 @@
 
 `stream_import(files, fields, items_path, judgments_path)` computes what
 `mapped_fast.fast_import` does, on the parts `mapped_shapes.iter_frames` reads (2^18 rows
-and more; a CSV/TSV file or a join: one part), and appends each part's rows to both parquet
+and more; a CSV/TSV file 2^18 records at a time, `_csv_parts`; a join: one part), and
+appends each part's rows to both parquet
 tables as row groups of temporary files, renamed over the targets only at the end
 (`core.atomic.atomic_path`: nothing half-written; a fallback leaves the targets as they were).
 
@@ -31,11 +32,10 @@ from judgelab.core import schema
 from judgelab.core.atomic import atomic_path
 from judgelab.data.importers.mapped_fast import _Columns, eligible
 from judgelab.data.importers.mapped_shapes import Fallback, iter_frames
-from judgelab.data.importers.records import read_records
 
 _SPECS = {"items": schema.ITEMS, "judgments": schema.JUDGMENTS}
 _PART_ROWS = 1 << 18  # rows of a part (at least; a record batch is not split)
-_ONE_PART = (".csv", ".tsv")  # read whole (`records.read_records`), as a join is
+_CSV = (".csv", ".tsv")  # read by pandas' parser a part at a time (`_csv_parts`)
 
 
 def stream_import(
@@ -52,9 +52,7 @@ def stream_import(
     """
     if not eligible(files, fields) or "verdict" not in fields:
         return None
-    flat = not (fields.get("join") or fields.get("explode"))
-    single = fields.get("join") is not None or (flat and files[0].suffix.lower() in _ONE_PART)
-    stream = _Stream(fields, single=single)
+    stream = _Stream(fields, single=fields.get("join") is not None)
     try:
         with atomic_path(items_path) as items_tmp, atomic_path(judgments_path) as judg_tmp:
             stream.write(_parts(files[0], fields), {"items": items_tmp, "judgments": judg_tmp})
@@ -68,10 +66,40 @@ def stream_import(
 def _parts(path: Path, fields: dict[str, Any]) -> Iterator[pd.DataFrame]:
     """The file's mapped columns, part by part (as `fast_import` reads them whole)."""
     flat = not (fields.get("join") or fields.get("explode"))
-    if flat and path.suffix.lower() in _ONE_PART:
-        yield read_records(path, compact=True)[0]
+    if flat and path.suffix.lower() in _CSV:
+        yield from _csv_parts(path)
     else:
         yield from iter_frames(path, fields, rows=_PART_ROWS)
+
+
+def _csv_parts(path: Path) -> Iterator[pd.DataFrame]:
+    """A CSV/TSV file `_PART_ROWS` records at a time, as `records.read_records` reads it.
+
+    The same parser and options as its whole read (`compact`), records numbered from 1: at
+    10^7 rows the whole read held 7.7 GB (the file's bytes and every cell). A file the
+    parser or UTF-8 refuses, or one without a record, is the record path's to report
+    (`Fallback`: nothing is written here).
+    """
+    sep = "\t" if path.suffix.lower() == ".tsv" else ","
+    at = 1
+    try:
+        with pd.read_csv(
+            path,
+            sep=sep,
+            dtype=str,
+            keep_default_na=False,
+            na_values=[""],  # an empty cell is null
+            encoding="utf-8-sig",  # a BOM is not part of the first column's name
+            chunksize=_PART_ROWS,
+        ) as reader:
+            for part in reader:
+                part.index = pd.RangeIndex(at, at + len(part))
+                at += len(part)
+                yield part
+    except (UnicodeDecodeError, ValueError, pd.errors.ParserError, pd.errors.EmptyDataError):
+        raise Fallback from None
+    if at == 1:
+        raise Fallback  # no record: the record path's (empty) tables
 
 
 def _hashes(df: pd.DataFrame) -> np.ndarray:
