@@ -2,7 +2,7 @@
 
 `stream_import(files, fields, items_path, judgments_path)` computes what
 `mapped_fast.fast_import` does, on the parts `mapped_shapes.iter_frames` reads (2^18 rows
-and more; a CSV/TSV file 2^18 records at a time, `_csv_parts`; a join: one part), and
+and more; a CSV/TSV file 2^18 records at a time, `_csv_parts`), and
 appends each part's rows to both parquet
 tables as row groups of temporary files, renamed over the targets only at the end
 (`core.atomic.atomic_path`: nothing half-written; a fallback leaves the targets as they were).
@@ -52,7 +52,7 @@ def stream_import(
     """
     if not eligible(files, fields) or "verdict" not in fields:
         return None
-    stream = _Stream(fields, single=fields.get("join") is not None)
+    stream = _Stream(fields)
     try:
         with atomic_path(items_path) as items_tmp, atomic_path(judgments_path) as judg_tmp:
             stream.write(_parts(files[0], fields), {"items": items_tmp, "judgments": judg_tmp})
@@ -118,9 +118,8 @@ def _merged(sorted_: np.ndarray, new: np.ndarray) -> np.ndarray:
 class _Stream:
     """The state kept across parts, and the parts' tables appended to the writers."""
 
-    def __init__(self, fields: dict[str, Any], *, single: bool) -> None:
+    def __init__(self, fields: dict[str, Any]) -> None:
         self.fields = fields
-        self.single = single  # one part: no state to keep
         self.firsts: list[pd.DataFrame] = []  # each part's new items' first records
         self.starts = np.zeros(1, dtype=np.int64)  # the item number of each one's first
         self.item_hash = np.empty(0, dtype=np.uint64)  # sorted
@@ -152,19 +151,15 @@ class _Stream:
         frame = next(parts, None)
         if frame is None:
             return None
-        if self.single:
-            columns, k, n_items = _Columns(frame, self.fields), 0, None
-        else:
-            columns, k, n_items = self._with_earlier(frame)
+        columns, k, n_items = self._with_earlier(frame)
         del frame  # `tables` frees the part's columns once it has read them
         items, judgments = columns.tables(require_valid=False)
-        if judgments is None or n_items not in (None, len(items)):
+        if judgments is None or n_items != len(items):
             raise Fallback  # an earlier item's hash matched a key of another
         if k:
             items = items.iloc[k:].reset_index(drop=True)  # `schema.coerce`: a RangeIndex
             judgments = judgments.iloc[k:].reset_index(drop=True)
-        if not self.single:
-            self._check_judgment_keys(judgments)
+        self._check_judgment_keys(judgments)
         self.valid = self.valid or bool(judgments["valid"].any())
         return items, judgments
 
