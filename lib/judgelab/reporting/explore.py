@@ -144,7 +144,10 @@ def cases(
     `longer_worse` test reads): a large source's cases without every item text — and,
     from a lazy table, without the raw outputs (`explore_lazy.outputs_of` adds them).
     """
-    found = _found(judgments, items, category, judge, split, condition, item_columns)
+    found = _found(
+        judgments, items, category, judge=judge, split=split, condition=condition,
+        item_columns=item_columns,
+    )  # fmt: skip
     return found.rows(slice(None)) if isinstance(found, explore_lazy.Cases) else found
 
 
@@ -152,10 +155,11 @@ def _found(
     judgments: Any,
     items: pd.DataFrame,
     category: str,
-    judge: str | None,
-    split: str | None,
-    condition: str | None,
-    item_columns: tuple[str, ...] | None,
+    *,
+    judge: str | None = None,
+    split: str | None = None,
+    condition: str | None = None,
+    item_columns: tuple[str, ...] | None = None,
 ) -> pd.DataFrame | explore_lazy.Cases:
     """`cases`, a lazy table's pairwise ones left in polars (`explore_lazy.Cases`)."""
     if category not in CATEGORIES:
@@ -268,7 +272,7 @@ def section(
     650 MB), which a notebook variable would hold to the end of the run; they carry only
     the summary's item columns (`SUMMARY_ITEMS`), the shown few get the rest.
     """
-    found = _found(judgments, items, category, None, None, None, SUMMARY_ITEMS)
+    found = _found(judgments, items, category, item_columns=SUMMARY_ITEMS)
     if isinstance(found, explore_lazy.Cases):  # summarised a part at a time, a few taken
         out.table((summary(part) for part in found.parts()), "examples")
         shown = found.rows(drawn(len(found), n, seed))

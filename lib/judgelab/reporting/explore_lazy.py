@@ -1,9 +1,10 @@
 """`explore.cases` of a lazy (polars) judgments table: a large source's Examples section.
 
 The two orders are paired and the category's cases picked in polars (only the key, verdict
-and output columns are read); only those cases become a pandas frame, joined to their items.
-Rows come in the order `explore.cases` gives them on the same table (sorted by key, as its
-outer merge sorts), so `explore.examples` draws the same seeded handful.
+and output columns are read); the cases (`Cases`) become pandas, joined to their items, a
+part at a time or as a drawn few. Rows come in the order `explore.cases` gives them on the
+same table (sorted by key, as its outer merge sorts), so `explore.examples` draws the same
+seeded handful.
 """
 
 from __future__ import annotations
@@ -100,12 +101,9 @@ class Cases:
         for i, c in enumerate(KEY):  # the unit's columns in `UNIT` order
             found.insert(1 + i, c, keys[c].array)
         found = _as_merged(found, self.cols)
-        rest = self.items.iloc[at].reset_index(drop=True)
-        if set(rest.columns) & set(found.columns):  # (no item column is named as a case's)
-            found = pd.concat([found, rest], axis=1)
-        else:
-            for c in rest.columns:  # added as they are: no second copy of the cases
-                found[c] = rest[c].array
+        rest = self.items.iloc[at]
+        for c in rest.columns:  # added as they are (no item column is named as a case's)
+            found[c] = rest[c].array
         return found.assign(category=self.category)
 
     def parts(self, size: int | None = None) -> Iterator[pd.DataFrame]:

@@ -183,6 +183,8 @@ def from_table(
     Raises:
         FindingError: No row is left, or a column is missing.
     """
+    import pandas as pd  # a table's finding: pandas is loaded already (the module is not)
+
     cols = (subject,) if isinstance(subject, str) else tuple(subject)
     missing = [c for c in (value, *cols, *(where or {})) if c not in df.columns]
     if missing:
@@ -195,8 +197,6 @@ def from_table(
     pair = len(cols) == 2 and cols[0].endswith("_1") and cols[1].endswith("_2")
     if pair:  # a pair of judges: never a judge against itself
         rows = rows[rows[cols[0]].astype(str) != rows[cols[1]].astype(str)]
-    import pandas as pd
-
     rows = rows.assign(_v=pd.to_numeric(rows[value], errors="coerce")).dropna(subset=["_v"])
     if rows.empty:
         raise FindingError(f"finding {measure!r}: no row with a {value!r} left")

@@ -67,6 +67,7 @@ from judgelab.analyses.pairwise.scan_wild import (
     _moment_exprs,
     _wild_fused,
     cell_units,
+    coded,
 )
 from judgelab.core import stats, wild
 from judgelab.core.scan import filtered, scan_judgments
@@ -329,7 +330,7 @@ def _moment_units(
     )
     cells = _of_judges(items, need, keys).join(wanted.lazy(), on=keys, how="semi",
                                               nulls_equal=True)  # fmt: skip
-    got = unit_moments(cells, keys, moments, carry=False)
+    got = coded(unit_moments(cells, keys, moments, carry=False))
     for key, part in got.partition_by(keys, as_dict=True).items():
         out[key] = cell_units(part, spread)
     return out

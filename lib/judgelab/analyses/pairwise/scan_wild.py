@@ -65,7 +65,7 @@ def _wild_fused(
         if pats["_dup"].any():
             raise ValueError(_duplicate_message(raw, groups))
         _check_across(pats, across)
-        cells = _fused_cells(_coded(got), keys, spread)
+        cells = _fused_cells(got, keys, spread)
         rows_b, aggregates = wild_rows(cells, keys, across, lay, boot, wanted)
         split.update(rows_b)
         aggregated.update(aggregates)
@@ -97,18 +97,18 @@ def _judge_batches(lf: pl.LazyFrame, rows: int, across: str | None) -> list[list
 
 def _fused_cells(got: pl.DataFrame, keys: list[str], spread: np.ndarray) -> list[UnitCell]:
     """The `UnitCell`s of `unit_moments` rows, first seen first: units in label order."""
-    parts, order = _first_seen(got, keys)  # aggregates add their cells in first-seen order
+    parts, order = _first_seen(coded(got), keys)  # aggregates: their cells first-seen first
     return [UnitCell(k, cell_units(parts[k], spread),
                      float(parts[k].filter(pl.col(_UNIT).is_null())["_items"].sum()))
             for k in order]  # fmt: skip
 
 
-def _coded(got: pl.DataFrame) -> pl.DataFrame:
-    """`unit_moments` rows with `_code`: the unit label's rank among the batch's labels.
+def coded(got: pl.DataFrame) -> pl.DataFrame:
+    """`unit_moments` rows with `_code`: the unit label's rank among all of `got`'s labels.
 
     Sorted label order (UTF-8 byte order is code-point order, `np.unique`'s) as integers:
-    a judge's cells are merged and aligned (`units.union`, `units.align`) on these, not on
-    text (10^5 clusters × 5 splits a judge: a sort of 5·10^5 strings each time).
+    the cells of one `got` are merged and aligned (`units.union`, `units.align`) on these,
+    not on text (10^5 clusters × 5 splits a judge: a sort of 5·10^5 strings each time).
     """
     return got.with_columns((pl.col(_UNIT).rank("dense") - 1).cast(pl.Int64).alias(_CODE))
 
@@ -119,17 +119,14 @@ _CODE = "_code"
 def cell_units(part: pl.DataFrame, spread: np.ndarray) -> _units.CellUnits:
     """One cell's `unit_moments` rows as `units.CellUnits`: complete units in label order.
 
-    Sorted by label, these are `units.cell_units`' rows without its sort and sums, labelled
-    by their codes where the rows have them (`_coded`); `spread` lays the distinct moment
+    `part` comes from `coded` rows. Sorted by label, these are `units.cell_units`' rows
+    without its sort and sums, labelled by their codes; `spread` lays the distinct moment
     sums out as `units.moment_columns` (`_moment_exprs`).
     """
-    coded = _CODE in part.columns
-    done = part.filter(pl.col(_UNIT).is_not_null()).sort(_CODE if coded else _UNIT)
+    done = part.filter(pl.col(_UNIT).is_not_null()).sort(_CODE)
     cols = [f"_m{i}" for i in range(int(spread.max()) + 1)]
     rows = done.select(pl.col(cols).cast(pl.Float64)).to_numpy()[:, spread]  # column-major
-    if coded:
-        return _units.CellUnits(done[_CODE].to_numpy(), rows)
-    return _units.CellUnits(done[_UNIT].to_numpy().astype(object), rows)
+    return _units.CellUnits(done[_CODE].to_numpy(), rows)
 
 
 def _check_across(pats: pl.DataFrame, across: str | None) -> None:

@@ -2,10 +2,10 @@
 
 `stream_import(files, fields, items_path, judgments_path)` computes what
 `mapped_fast.fast_import` does, on the parts `mapped_shapes.iter_frames` reads (2^18 rows
-and more; a CSV/TSV file 2^18 records at a time, `_csv_parts`), and
-appends each part's rows to both parquet
-tables as row groups of temporary files, renamed over the targets only at the end
-(`core.atomic.atomic_path`: nothing half-written; a fallback leaves the targets as they were).
+and more; a CSV/TSV file 2^18 records at a time, `_csv_parts`), and appends each part's
+rows to both parquet tables as row groups of temporary files, renamed over the targets only
+at the end (`core.atomic.atomic_path`: nothing half-written; a fallback leaves the targets
+as they were).
 
 Kept across parts is per-item state only: each item's first record (its mapped values) and
 64-bit hashes of the item keys and of the judgment keys written. A later part's records of
@@ -104,7 +104,7 @@ def _csv_parts(path: Path) -> Iterator[pd.DataFrame]:
 
 def _hashes(df: pd.DataFrame) -> np.ndarray:
     """A 64-bit hash of every row's values (equal rows, equal hashes; in this process)."""
-    import polars as pl  # on first use: a one-part import (CSV) does without its ~40 MB
+    import polars as pl  # on first use (~40 MB): the importers load without it
 
     return pl.from_pandas(df).hash_rows(seed=38).to_numpy()
 
