@@ -144,10 +144,8 @@ def cases(
     `longer_worse` test reads): a large source's cases without every item text — and,
     from a lazy table, without the raw outputs (`explore_lazy.outputs_of` adds them).
     """
-    found = _found(
-        judgments, items, category, judge=judge, split=split, condition=condition,
-        item_columns=item_columns,
-    )  # fmt: skip
+    narrow = {"judge": judge, "split": split, "condition": condition}
+    found = _found(judgments, items, category, narrow, item_columns)
     return found.rows(slice(None)) if isinstance(found, explore_lazy.Cases) else found
 
 
@@ -155,13 +153,13 @@ def _found(
     judgments: Any,
     items: pd.DataFrame,
     category: str,
-    *,
-    judge: str | None = None,
-    split: str | None = None,
-    condition: str | None = None,
-    item_columns: tuple[str, ...] | None = None,
+    narrow: dict[str, str | None],
+    item_columns: tuple[str, ...] | None,
 ) -> pd.DataFrame | explore_lazy.Cases:
-    """`cases`, a lazy table's pairwise ones left in polars (`explore_lazy.Cases`)."""
+    """`cases` (`narrow`: its judge, split and condition filters), lazily where it can.
+
+    A lazy table's pairwise cases stay in polars (`explore_lazy.Cases`).
+    """
     if category not in CATEGORIES:
         raise ValueError(f"unknown category {category!r}; known: {', '.join(CATEGORIES)}")
     it = _shown_items(items)
@@ -172,16 +170,14 @@ def _found(
         unread = [c for c in lengths_of if c not in item_columns and c in it.columns]
     pairwise = bool((it["task"] == "pairwise").any())
     if lazy.is_lazy(judgments):  # a large source: pair and pick the cases in polars
-        j = explore_lazy.narrowed(
-            judgments, {"judge": judge, "split": split, "condition": condition}
-        )
+        j = explore_lazy.narrowed(judgments, narrow)
         if pairwise and (category == "invalid" or category in PAIRWISE):
             outputs = item_columns is None  # the light cases carry no raw outputs either
             return _lazy_pairwise(j, it, category, outputs, unread)
         judgments = j.drop(ROW, strict=False).collect().to_pandas()
-        judge, split, condition = None, None, None
+        narrow = {}  # narrowed in the scan
     j = judgments
-    for col, want in (("judge", judge), ("split", split), ("condition", condition)):
+    for col, want in narrow.items():
         if want is not None:
             j = j[j[col] == want]
     if pairwise and category == "invalid":
@@ -272,7 +268,7 @@ def section(
     650 MB), which a notebook variable would hold to the end of the run; they carry only
     the summary's item columns (`SUMMARY_ITEMS`), the shown few get the rest.
     """
-    found = _found(judgments, items, category, item_columns=SUMMARY_ITEMS)
+    found = _found(judgments, items, category, {}, SUMMARY_ITEMS)
     if isinstance(found, explore_lazy.Cases):  # summarised a part at a time, a few taken
         out.table((summary(part) for part in found.parts()), "examples")
         shown = found.rows(drawn(len(found), n, seed))
