@@ -185,3 +185,54 @@ def test_connect_timeout_is_a_spec_field():
     assert _spec("http://127.0.0.1:1/v1", "aiohttp", connect_timeout_s=2).connect_timeout_s == 2
     with pytest.raises(spec_mod.JudgeSpecError, match="connect_timeout_s"):
         _spec("http://127.0.0.1:1/v1", "aiohttp", connect_timeout_s=0)
+
+
+async def _dripping_server(body_s: float) -> tuple[asyncio.AbstractServer, int]:
+    """A server that sends its answer's headers, then one body byte every 0.1 s for `body_s`.
+
+    No read ever waits long, so only a bound on the whole call ends it.
+    """
+
+    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readuntil(b"\r\n\r\n")
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n")
+        writer.write(b"Content-Length: 100000\r\n\r\n")
+        loop = asyncio.get_running_loop()
+        end = loop.time() + body_s
+        try:
+            while loop.time() < end:
+                writer.write(b" ")
+                await writer.drain()
+                await asyncio.sleep(0.1)
+        except ConnectionError:
+            pass
+        writer.close()
+
+    server = await asyncio.start_server(answer, "127.0.0.1", 0)
+    return server, server.sockets[0].getsockname()[1]
+
+
+@pytest.mark.parametrize("client", clients.CLIENTS)
+def test_a_slowly_dripping_answer_times_out_after_timeout_s_in_all(client):
+    # aiohttp bounds the whole call with the session's total timeout (the runner then adds no
+    # timer of its own: `bounds_whole_call`); for the SDK the runner's timer does.
+    import time
+
+    from judgelab.judges import loop
+
+    async def go() -> float:
+        server, port = await _dripping_server(body_s=10.0)
+        spec = _spec(f"http://127.0.0.1:{port}/v1", client, timeout_s=0.6)
+        t0 = time.monotonic()
+        try:
+            async with clients.open_client(
+                client, spec.base_url, KEY, timeout_s=spec.timeout_s, concurrency=1
+            ) as c:
+                with pytest.raises(clients.RetryableError) as info:
+                    await loop._call(c, {"model": "m", "messages": []}, spec)
+        finally:
+            server.close()
+        assert info.value.reason == "timeout", info.value
+        return time.monotonic() - t0
+
+    assert asyncio.run(go()) < 3.0  # 0.6 s, not the 10 s the server drips for

@@ -149,14 +149,15 @@ def test_10k_requests_with_faults_and_two_kills(tmp_path, monkeypatch):
         assert cached and len(cached) < N_REQUESTS
         for k in cached:
             assert counts[sent[k]] == at_kill[sent[k]]
-    # Requests received but not cached at a kill were in flight: at most one per worker.
+    # Requests received but not cached at a kill: at most two per worker, one in flight and
+    # the answer before it while its commit is pending (`loop._GroupCommit`; 24-26 measured).
     in_flight = [{k for k in sent if at[sent[k]] and k not in cached} for at, cached in snapshots]
-    assert all(len(s) <= CONCURRENCY for s in in_flight)
+    assert all(len(s) <= 2 * CONCURRENCY for s in in_flight), [len(s) for s in in_flight]
     extra = {k: counts[sent[k]] - expected_receptions[k] for k in sent}
     repeated = {k for k, n in extra.items() if n > 0}
     assert all(n >= 0 for n in extra.values())  # every planned fault was met and retried
     assert repeated <= set().union(*in_flight)
-    assert sum(extra.values()) <= len(KILL_AT) * CONCURRENCY
+    assert sum(extra.values()) <= len(KILL_AT) * 2 * CONCURRENCY
 
     # 4. Retries within budget: no request was tried more than 1 + max_retries times in a run
     #    (a request in flight at a kill may add one reception per kill).

@@ -76,10 +76,11 @@ def test_kill_9_mid_run_then_rerun_loses_nothing_and_pays_once(tmp_path, monkeyp
         # What the server counted for each planned request (its key: the body it received).
         received = {p.key: counts[canonical_key(p.payload())] for p in planned}
         # No duplicate request for any answer stored before the kill; only requests in flight
-        # at the kill (at most CONCURRENCY) may have been sent twice.
+        # at the kill, or answered with their commit pending (at most two per worker), may
+        # have been sent twice.
         assert all(received[k] == 1 for k in stored_before)
         duplicates = sum(n - 1 for n in received.values())
-        assert duplicates <= CONCURRENCY
+        assert duplicates <= 2 * CONCURRENCY
         assert server.total == 2 * N_ITEMS + duplicates
         print(
             f"killed after {received_before} received / {len(stored_before)} stored; "

@@ -242,6 +242,9 @@ async def read_capped(resp: Any, limit: int | None) -> bytes:
 class AioHttpChat:
     """Chat requests over one `aiohttp.ClientSession` (keep-alive pool of `concurrency`)."""
 
+    #: The session's total timeout bounds connect, send and read: the runner adds no timer.
+    bounds_whole_call = True
+
     def __init__(
         self,
         base_url: str,

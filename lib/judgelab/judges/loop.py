@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import math
 import random
 import sqlite3
@@ -84,8 +85,11 @@ async def _call(
     """Make one chat request; return the record to cache or raise a `clients` error."""
     t0 = time.monotonic()
     try:
-        async with asyncio.timeout(spec.timeout_s):  # no extra task per call, as wait_for has
+        if getattr(client, "bounds_whole_call", False):  # its own total timeout: no 2nd timer
             resp = await client.complete(payload, body)
+        else:
+            async with asyncio.timeout(spec.timeout_s):  # no extra task, as wait_for has
+                resp = await client.complete(payload, body)
     except TimeoutError:
         raise clients.RetryableError("timeout", f"no answer within {spec.timeout_s:g} s") from None
     latency = time.monotonic() - t0
@@ -123,28 +127,36 @@ def progress_bar(spec: JudgeSpec, total: int, progress: bool) -> Any:
 class _GroupCommit:
     """Store answers in the cache, one transaction for all that arrived meanwhile.
 
-    A worker awaits its answer's commit before it takes the next request, so a kill loses at
-    most the one answer per worker that was not yet stored; but answers that arrive together
-    share a transaction, which costs a fraction of one commit per answer. The commit runs on
-    the loop. (Measured and removed in issue 32: committing in a writer thread while worker
-    processes share the cache bought nothing at 10,000 requests / concurrency 256 / 2 workers
-    — 25.6 s without it vs 26.0 s with it, medians of 4 at load 8 on 2 cores — and cost 5 %
-    more CPU per request.)
+    An answer is committed in the loop turn after it arrived, together with every answer
+    that arrived in the same turn (a fraction of one commit per answer). A worker sends its
+    next request before that commit completes (`submit` returns the commit's future) and
+    waits for it only when the next answer is in: the commit runs while the request is on
+    the wire instead of delaying it. So a kill loses at most two answers per worker (one in
+    flight, one being committed; 24-26 at concurrency 24 in the soak, where waiting for each
+    commit lost at most 24), and 20,000 requests at concurrency 256 took 4.9 s instead of
+    5.45 s (issue 38, `bench/scale_runner.py`, 2 workers). The commit runs on the loop: a
+    writer thread bought nothing, in issue 32 (25.6 vs 26.0 s, 5 % more CPU per request)
+    and again in issue 38 (ratio to the bare client 1.352 vs 1.356, medians of 3, 5 % more
+    CPU).
     """
 
     def __init__(self, cache: RequestCache):
         self.cache = cache
         self.pending: list[tuple[str, Any, dict[str, Any], asyncio.Future[None]]] = []
         self.writer: asyncio.Task[None] | None = None
+        #: Set when a commit failed for want of storage: no request should be sent any more.
+        self.unwritable = False
 
-    async def put(self, key: str, request: dict[str, Any] | str, record: dict[str, Any]) -> None:
-        """Queue one answer, commit it with the others queued meanwhile, then return."""
+    def submit(
+        self, key: str, request: dict[str, Any] | str, record: dict[str, Any]
+    ) -> asyncio.Future[None]:
+        """Queue one answer; return the future of its commit (its error: not stored)."""
         loop = asyncio.get_running_loop()
         done: asyncio.Future[None] = loop.create_future()
         self.pending.append((key, request, record, done))
         if self.writer is None:
             self.writer = loop.create_task(self._drain())
-        await done
+        return done
 
     async def _drain(self) -> None:
         try:
@@ -168,6 +180,7 @@ class _GroupCommit:
             rows = self.cache.encode([(k, q, r) for k, q, r, _ in batch])
             self.cache.write_rows(rows)
         except (sqlite3.OperationalError, OSError) as exc:  # disk full: every waiter sees it
+            self.unwritable = True
             return [exc] * len(batch)
         except Exception:
             # One bad answer must not cost the others: store them one by one, so each
@@ -211,6 +224,8 @@ class _Fetch:
             self.queue.put_nowait(p)
         self.bar = progress_bar(spec, len(todo), progress)
         self.fatal: list[str] = []
+        #: Commits of answers not settled yet (`_settled`).
+        self.committing: set[asyncio.Future[None]] = set()
         self.storage: list[str] = []
         # issue 19 item 9: an optional run deadline, and a line for each long wait
         self.deadline = time.monotonic() + spec.deadline_s if spec.deadline_s else None
@@ -244,8 +259,14 @@ class _Fetch:
         return self._client
 
     async def worker(self) -> None:
-        """Take requests off the queue until it is empty or the endpoint refused the key."""
-        while not (self.fatal or self.storage):
+        """Take requests off the queue until it is empty or the run must stop.
+
+        An answer is counted when its commit completes (`_settled`), while this worker has
+        gone on to its next request (`_GroupCommit`); the next answer waits for that commit,
+        so a worker holds at most one answer not stored and one request in flight.
+        """
+        prior: asyncio.Future[None] | None = None  # the commit of this worker's last answer
+        while not (self.fatal or self.storage or self.store.unwritable):
             try:
                 p = self.queue.get_nowait()
             except asyncio.QueueEmpty:
@@ -254,20 +275,58 @@ class _Fetch:
                 self._failed(p, f"not requested: {self._deadline_note()}")
                 continue
             client = self._client or await self.client()
-            if not await self._answer(client, p):
+            got = await self._answer(client, p)
+            if prior is not None and not prior.done():
+                await asyncio.wait([prior])
+            prior = None
+            if got is False:  # fatal: the endpoint refused the key
                 return
-            self.bar.update(1)  # the postfix changes only on a retry or a failure
-            if self.tick is not None:
-                self.tick()
+            if got is None:  # given up (counted)
+                self._done_with()
+                continue
+            text, record = got
+            done = self.store.submit(p.key, text, record)
+            self.committing.add(done)
+            done.add_done_callback(functools.partial(self._settled, p, record))
+            prior = done
 
-    async def _answer(self, client: Any, p: Planned) -> bool:
-        """Request `p` until it is stored or given up; return False on a fatal error."""
+    async def settle(self) -> None:
+        """Wait until every answer handed to the store is committed (or failed) and counted."""
+        while self.committing:
+            await asyncio.wait(list(self.committing))
+
+    def _settled(self, p: Planned, record: dict[str, Any], done: asyncio.Future[None]) -> None:
+        """Count one answer whose commit completed; a failed write stops the run."""
+        self.committing.discard(done)
+        exc = None if done.cancelled() else done.exception()
+        if done.cancelled():  # the loop is being torn down (interrupted): not stored
+            return
+        if isinstance(exc, (sqlite3.OperationalError, OSError)):  # disk full, I/O, read-only
+            self.storage.append(storage_problem(exc))
+            return
+        if exc is not None:  # this answer only (e.g. too big for SQLite)
+            self._failed(p, f"answer received but not stored: {type(exc).__name__}: {exc}")
+        else:
+            self._answered(p, record)
+        self._done_with()
+
+    def _done_with(self) -> None:
+        self.bar.update(1)  # the postfix changes only on a retry or a failure
+        if self.tick is not None:
+            self.tick()
+
+    async def _answer(self, client: Any, p: Planned) -> tuple[str, dict[str, Any]] | None | bool:
+        """Request `p` until answered or given up.
+
+        Returns (request text, answer) to store, None when given up (counted as failed), or
+        False on a fatal error.
+        """
         attempt = 0
         try:
-            text, body = request_texts(p.request)  # encoded once: the body and the cache row
+            text, body = request_texts(p.request)  # the body and the cache row
         except Exception as exc:  # e.g. text UTF-8 cannot encode: the request cannot be sent
             self._failed(p, f"{type(exc).__name__}: {exc}")
-            return True
+            return None
         payload = p.payload()
         while True:
             try:
@@ -275,12 +334,12 @@ class _Fetch:
             except clients.RetryableError as exc:
                 if attempt >= self.spec.max_retries:
                     self._failed(p, f"{exc} (gave up after {attempt} retries)")
-                    return True
+                    return None
                 if not await self._back_off(exc, attempt):
                     self._failed(
                         p, f"{exc} (gave up after {attempt} retries: {self._deadline_note()})"
                     )
-                    return True
+                    return None
                 attempt += 1
                 continue
             except clients.FatalError as exc:
@@ -288,21 +347,8 @@ class _Fetch:
                 return False
             except Exception as exc:  # non-retryable HTTP errors, unexpected bugs
                 self._failed(p, f"{type(exc).__name__}: {exc}")
-                return True
-            return await self._store(p, text, record)
-
-    async def _store(self, p: Planned, request: str, record: dict[str, Any]) -> bool:
-        """Store one answer; return False when the cache cannot be written (stop the run)."""
-        try:
-            await self.store.put(p.key, request, record)
-        except (sqlite3.OperationalError, OSError) as exc:  # disk full, I/O error, read-only
-            self.storage.append(storage_problem(exc))
-            return False
-        except Exception as exc:  # this answer only (e.g. too big for SQLite)
-            self._failed(p, f"answer received but not stored: {type(exc).__name__}: {exc}")
-            return True
-        self._answered(p, record)
-        return True
+                return None
+            return text, record
 
     async def _back_off(self, exc: clients.RetryableError, attempt: int) -> bool:
         """Count a retry and wait the server's wish (capped), else the jittered backoff.
@@ -407,6 +453,7 @@ async def fetch(
     try:
         async with state.exits:  # closes the client, if one was opened
             await asyncio.gather(*(state.worker() for _ in range(spec.concurrency)))
+            await state.settle()
     finally:
         state.bar.close()
     if state.storage:

@@ -38,13 +38,19 @@ def parse_condition(condition: str) -> dict[str, str]:
     >>> parse_condition("")
     {}
     """
+    return dict(_condition_pairs(condition))
+
+
+@functools.lru_cache(maxsize=1024)
+def _condition_pairs(condition: str) -> tuple[tuple[str, str], ...]:
+    """The pairs of `parse_condition`, parsed once per distinct condition (one per row)."""
     out: dict[str, str] = {}
     for part in filter(None, (p.strip() for p in condition.split(","))):
         if "=" not in part:
             raise ValueError(f"condition part {part!r} is not key=value (in {condition!r})")
         k, v = part.split("=", 1)
         out[k.strip()] = v.strip()
-    return out
+    return tuple(out.items())
 
 
 def format_condition(parts: Mapping[str, str]) -> str:
