@@ -6,7 +6,7 @@
   process and with two (`spec.workers`), and with a speed mechanism turned off, to show what
   it buys (`client:workers[:-mechanism]`, mechanisms in `OFF`: `aiohttp:1:-uvloop`,
   `aiohttp:2:-prebuild`). The ratio is judgelab's whole-run wall (plan + requests + table)
-  over the bare client's (target: at most 1.25), the request phase alone over the bare
+  over the bare client's (target: at most 1.35, issue 38), the request phase alone over the bare
   client's beside it, the time after the request phase (the table: what `prebuild` shortens)
   and the CPU per request of every process of the run (workers included).
 - `startup`: `judgelab --help` and a cached rerun of `judgelab judge` (every answer cached;
@@ -44,7 +44,7 @@ from bench.run import (
 
 SCALE = {"items": 10_000, "concurrency": 256, "latency_ms": 50.0}
 SCALE_SMOKE = {"items": 200, "concurrency": 8, "latency_ms": 2.0}
-TARGETS = {"runner_vs_bare": 1.25, "help_s": 0.3, "cached_rerun_s": 0.3}
+TARGETS = {"runner_vs_bare": 1.35, "help_s": 0.3, "cached_rerun_s": 0.3}
 
 
 CONFIGS = ("aiohttp:1", "aiohttp:1:-uvloop", "aiohttp:2", "aiohttp:2:-prebuild")
