@@ -298,9 +298,9 @@ class _Fetch:
     def _settled(self, p: Planned, record: dict[str, Any], done: asyncio.Future[None]) -> None:
         """Count one answer whose commit completed; a failed write stops the run."""
         self.committing.discard(done)
-        exc = None if done.cancelled() else done.exception()
         if done.cancelled():  # the loop is being torn down (interrupted): not stored
             return
+        exc = done.exception()
         if isinstance(exc, (sqlite3.OperationalError, OSError)):  # disk full, I/O, read-only
             self.storage.append(storage_problem(exc))
             return
