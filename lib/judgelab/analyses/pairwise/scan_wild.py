@@ -103,6 +103,9 @@ def _fused_cells(got: pl.DataFrame, keys: list[str], spread: np.ndarray) -> list
             for k in order]  # fmt: skip
 
 
+_CODE = "_code"  # `coded`'s column
+
+
 def coded(got: pl.DataFrame) -> pl.DataFrame:
     """`unit_moments` rows with `_code`: the unit label's rank among all of `got`'s labels.
 
@@ -111,9 +114,6 @@ def coded(got: pl.DataFrame) -> pl.DataFrame:
     not on text (10^5 clusters × 5 splits a judge: a sort of 5·10^5 strings each time).
     """
     return got.with_columns((pl.col(_UNIT).rank("dense") - 1).cast(pl.Int64).alias(_CODE))
-
-
-_CODE = "_code"
 
 
 def cell_units(part: pl.DataFrame, spread: np.ndarray) -> _units.CellUnits:

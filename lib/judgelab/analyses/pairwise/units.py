@@ -128,7 +128,7 @@ def _distinct(labels: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     """The distinct unit labels of the arrays `labels`, sorted, and each label's position.
 
     Labels are text (compared as text; returned as objects) or integer codes in the labels'
-    sorted order (`scan_wild._coded`: compared as they are, far faster); an empty array
+    sorted order (`scan_wild.coded`: compared as they are, far faster); an empty array
     counts as either. Positions follow the arrays' labels one after another.
     """
     given = [np.asarray(x) for x in labels if len(x)]

@@ -32,6 +32,7 @@ from judgelab.core import schema
 from judgelab.core.atomic import atomic_path
 from judgelab.data.importers.mapped_fast import _Columns, eligible
 from judgelab.data.importers.mapped_shapes import Fallback, iter_frames
+from judgelab.data.importers.records import csv_options
 
 _SPECS = {"items": schema.ITEMS, "judgments": schema.JUDGMENTS}
 _PART_ROWS = 1 << 18  # rows of a part (at least; a record batch is not split)
@@ -80,17 +81,10 @@ def _csv_parts(path: Path) -> Iterator[pd.DataFrame]:
     parser or UTF-8 refuses, or one without a record, is the record path's to report
     (`Fallback`: nothing is written here).
     """
-    sep = "\t" if path.suffix.lower() == ".tsv" else ","
     at = 1
     try:
-        with pd.read_csv(
-            path,
-            sep=sep,
-            dtype=str,
-            keep_default_na=False,
-            na_values=[""],  # an empty cell is null
-            encoding="utf-8-sig",  # a BOM is not part of the first column's name
-            chunksize=_PART_ROWS,
+        with pd.read_csv(  # a BOM is not part of the first column's name
+            path, encoding="utf-8-sig", chunksize=_PART_ROWS, **csv_options(path)
         ) as reader:
             for part in reader:
                 part.index = pd.RangeIndex(at, at + len(part))

@@ -13,6 +13,7 @@ import codecs
 import io
 import json
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pyarrow as pa
@@ -40,14 +41,7 @@ def read_records(
     suffix = p.suffix.lower()
     try:
         if suffix in (".csv", ".tsv"):
-            df = pd.read_csv(
-                io.BytesIO(_utf8_bytes(p)),
-                sep="\t" if suffix == ".tsv" else ",",
-                dtype=str,
-                keep_default_na=False,
-                na_values=[""],  # an empty cell is null
-                encoding="utf-8",
-            )
+            df = pd.read_csv(io.BytesIO(_utf8_bytes(p)), encoding="utf-8", **csv_options(p))
             if not compact:
                 for col in df.columns[df.isna().any().to_numpy()]:
                     df[col] = df[col].astype(object).where(df[col].notna(), None)
@@ -94,6 +88,12 @@ def read_records(
     if len(df) == 0:
         raise SourceFormatError(str(p), "empty file (no data rows)")
     return df, unit
+
+
+def csv_options(path: Path) -> dict[str, Any]:
+    """Return the `read_csv` options of a CSV/TSV file read as text (an empty cell: null)."""
+    sep = "\t" if path.suffix.lower() == ".tsv" else ","
+    return {"sep": sep, "dtype": str, "keep_default_na": False, "na_values": [""]}
 
 
 def _utf8_bytes(p: Path) -> bytes:
@@ -168,4 +168,4 @@ def _read_txt(p: Path, column: str | None) -> pd.DataFrame:
     return pd.DataFrame({column: values}, index=pd.RangeIndex(1, len(values) + 1), dtype=object)
 
 
-__all__ = ["read_records"]
+__all__ = ["csv_options", "read_records"]
