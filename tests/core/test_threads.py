@@ -6,6 +6,10 @@ import json
 import os
 import subprocess
 import sys
+import threading
+import time
+import warnings
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -111,3 +115,79 @@ def test_i34_6_a_reproduce_worker_may_change_a_cap_judgelab_set(monkeypatch):
     assert os.environ["OPENBLAS_NUM_THREADS"] == "3"
     monkeypatch.setenv("OMP_NUM_THREADS", "5")  # the user's
     assert threads.cap(2) is False and os.environ["OMP_NUM_THREADS"] == "5"
+
+
+def test_ordered_map_keeps_the_order_and_runs_pieces_at_once(monkeypatch):
+    monkeypatch.setenv(threads.MARK, "2")  # a two-core share, whatever this machine has
+    for var in threads.THREAD_VARS:
+        monkeypatch.delenv(var, raising=False)
+    assert threads.share() == min(2, len(os.sched_getaffinity(0)))
+    running, most = [0], [0]
+    lock = threading.Lock()
+
+    def work(x: int) -> int:
+        with lock:
+            running[0] += 1
+            most[0] = max(most[0], running[0])
+        time.sleep(0.02 * (5 - x))  # the first pieces finish last
+        with lock:
+            running[0] -= 1
+        return x * x
+
+    assert threads.ordered_map(work, range(5), workers=2) == [0, 1, 4, 9, 16]
+    assert most[0] == 2  # two at once, never more
+
+
+def test_ordered_map_takes_no_more_pieces_than_its_threads_work_on():
+    taken, gate = [], threading.Event()
+
+    def pieces():
+        for i in range(6):
+            taken.append(i)
+            yield i
+
+    def work(x: int) -> int:
+        if x == 0:
+            gate.wait(5)  # the first piece holds its thread while the pieces taken are counted
+        return x
+
+    with ThreadPoolExecutor(1) as side:
+        done = side.submit(threads.ordered_map, work, pieces(), workers=2)
+        time.sleep(0.2)
+        assert taken == [0, 1]  # one a thread; the next waits until the first is done
+        gate.set()
+        assert done.result() == list(range(6))
+
+
+def test_ordered_map_raises_a_pieces_error_and_one_worker_is_this_thread():
+    names = set()
+
+    def work(x: int) -> int:
+        names.add(threading.current_thread().name)
+        if x == 2:
+            raise ValueError("piece 2")
+        return x
+
+    with pytest.raises(ValueError, match="piece 2"):
+        threads.ordered_map(work, range(4), workers=1)
+    assert names == {threading.current_thread().name}
+    with pytest.raises(ValueError, match="piece 2"):
+        threads.ordered_map(work, range(4), workers=2)
+
+
+def test_caught_warnings_in_threads_at_once_each_catch_their_own_and_restore_the_state():
+    before = (list(warnings.filters), warnings.showwarning)
+
+    def catch(i: int) -> int:
+        with threads.caught_warnings(record=True) as got:
+            warnings.simplefilter("always")
+            time.sleep(0.001)  # another thread would enter here without the lock
+            warnings.warn(f"w{i}", UserWarning, stacklevel=1)
+            return sum(1 for w in got if str(w.message) == f"w{i}")
+
+    assert threads.ordered_map(catch, range(32), workers=4) == [1] * 32
+    assert (list(warnings.filters), warnings.showwarning) == before
+
+
+def test_release_freed_is_harmless_with_or_without_glibc():
+    threads.release_freed()

@@ -10,8 +10,19 @@ set in the environment (e.g. `OPENBLAS_NUM_THREADS`) is left alone.
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
+import threading
+import warnings
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+R = TypeVar("R")
 
 #: The variables BLAS and OpenMP runtimes read at start (children inherit them).
 THREAD_VARS = (
@@ -77,6 +88,93 @@ def cap_command(command: str | None) -> bool:
     return cap(COMMAND_THREADS)
 
 
+def share() -> int:
+    """Return the cores this process may use: its cap (`cap`, or the user's), else all it sees."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    cores = cores or 1
+    for var in (MARK, *THREAD_VARS):
+        value = os.environ.get(var, "")
+        if value.isdigit() and int(value) > 0:
+            return min(cores, int(value))
+    return cores
+
+
+def ordered_map(
+    fn: Callable[[T], R], items: Iterable[T], *, workers: int | None = None
+) -> list[R]:
+    """Return `[fn(x) for x in items]`, computed in `workers` threads (`share()`), in order.
+
+    For independent pieces of numeric work that release the GIL (one judge's GLM fits: the
+    numpy and BLAS work of statsmodels' Newton steps, CR2): two judges fit at once on two
+    cores, each on one BLAS thread. A threaded BLAS gains nothing on these 2·10^6 × 3 designs
+    (measured: the same wall time and 1.7× the CPU) and would compete with the other thread.
+    `items` is read as work is taken (at most `workers` pieces wait or run), so a generator
+    of large pieces (one judge's rows each) holds no more of them than the threads work on.
+    One worker (a one-core share): a plain loop. `fn` must not use `warnings.catch_warnings`
+    outside `caught_warnings` (the warnings module's state is one for all threads).
+    """
+    n = workers if workers is not None else share()
+    if n <= 1:
+        return [fn(x) for x in items]
+    from threadpoolctl import threadpool_limits
+
+    def piece(x: T) -> R:
+        try:
+            return fn(x)
+        finally:
+            release_freed()
+
+    out: list[R] = []
+    with threadpool_limits(1, user_api="blas"), ThreadPoolExecutor(n) as pool:
+        pending: deque[Any] = deque()
+        for x in items:
+            pending.append(pool.submit(piece, x))
+            if len(pending) >= n:
+                out.append(pending.popleft().result())
+        out.extend(f.result() for f in pending)
+    return out
+
+
+def release_freed() -> None:
+    """Hand the memory this process freed back to the system (glibc's `malloc_trim`).
+
+    glibc gives each thread that allocates its own arena and keeps what is freed there for
+    reuse: after `ordered_map`'s threads fit judge after judge (2·10^6-row arrays), the
+    kernel's resident memory grew by what every thread ever held at once (notebook 03 at 10^7
+    rows: 1.3 -> 2.1 GB). Trimming after each piece keeps it at what is in use. Elsewhere
+    than glibc (musl, macOS), nothing.
+    """
+    trim = _malloc_trim()
+    if trim is not None:
+        trim(0)
+
+
+@functools.cache
+def _malloc_trim() -> Any:
+    import ctypes
+    import ctypes.util
+
+    try:
+        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
+    except (OSError, AttributeError):
+        return None
+
+
+_WARNINGS = threading.RLock()
+
+
+@contextmanager
+def caught_warnings(*, record: bool = False) -> Iterator[list[warnings.WarningMessage] | None]:
+    """`warnings.catch_warnings`, one thread at a time (`ordered_map`'s threads may use it).
+
+    The warnings module keeps one filter list and one `showwarning` for the process; two
+    threads inside `catch_warnings` at once would restore each other's state on the way out
+    (leaving every later warning ignored or recorded into a list nobody reads).
+    """
+    with _WARNINGS, warnings.catch_warnings(record=record) as caught:
+        yield caught
+
+
 __all__ = [
     "COMMAND_THREADS",
     "KERNEL_COMMANDS",
@@ -84,6 +182,10 @@ __all__ = [
     "THREAD_VARS",
     "cap",
     "cap_command",
+    "caught_warnings",
+    "ordered_map",
     "per_job",
+    "release_freed",
+    "share",
     "user_capped",
 ]

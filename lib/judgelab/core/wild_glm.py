@@ -19,7 +19,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from judgelab.core import clusters, cr2, wild
+from judgelab.core import clusters, cr2, threads, wild
 
 #: GLM families by name.
 FAMILIES = ("binomial", "poisson")
@@ -56,7 +56,7 @@ def _fit(y: np.ndarray, X: np.ndarray, family: str, offset: np.ndarray | None, s
 
     import statsmodels.api as sm
 
-    with warnings.catch_warnings():
+    with threads.caught_warnings():  # one thread at a time: `threads.ordered_map`
         warnings.simplefilter("ignore")
         model = sm.GLM(y, X, family=_family(family), offset=offset)
         return model.fit(start_params=start, maxiter=MAX_ITER)

@@ -125,6 +125,54 @@ def test_point_fit_equals_statsmodels_logit_and_checks_rank_where_the_gram_is_sh
     assert checks == [False, True]
 
 
+@pytest.mark.parametrize("kind", ["separated", "quasi"])
+def test_point_fit_flags_separation_without_touching_the_warnings_state(kind):
+    """Perfect (or quasi-) separation is read from the fit, not from statsmodels' warning.
+
+    The Newton fit runs in threads (`core.threads.ordered_map`), where the warnings module's
+    state must not be touched; separation still goes to the GLM, whose note says so.
+    """
+    import warnings
+
+    from judgelab.analyses.length import glm
+
+    x = np.linspace(-3, 3, 200)
+    y = (x > 0).astype(float)
+    if kind == "quasi":
+        y[100] = 1.0 - y[100]  # one row on the wrong side at the boundary: still separated
+    X = pd.DataFrame({"const": 1.0, "x": x})
+    before = list(warnings.filters)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fit, note = glm.point_fit(y, X)
+        rows, term_note = glm.term_inference(y, X, np.arange(200) // 4, terms=["x"])
+    assert "separation" in note and "separation" in term_note
+    assert list(warnings.filters) == before
+    assert rows[0]["term"] == "x"
+    del caught
+
+
+def test_point_fit_takes_an_array_design_with_its_names_and_refuses_one_without():
+    from judgelab.analyses.length import glm
+
+    rng = np.random.default_rng(2)
+    X = pd.DataFrame({"const": 1.0, "x": rng.normal(size=300)})
+    y = (rng.random(300) < 1 / (1 + np.exp(-X["x"].to_numpy()))).astype(float)
+    by_frame, _ = glm.point_fit(y, X)
+    Xv = np.array(X.to_numpy(), order="F")  # writable, as a fit's own design
+    by_array, _ = glm.point_fit(y, Xv, ["const", "x"])
+    np.testing.assert_array_equal(by_frame.params, by_array.params)
+    rows_frame, _ = glm.term_inference(y, X, np.arange(300) // 3, terms=["x"])
+    kept = Xv.copy()
+    rows_array, _ = glm.term_inference(
+        y, Xv, np.arange(300) // 3, terms=["x"], columns=["const", "x"], overwrite=True
+    )
+    assert rows_frame == rows_array
+    assert not np.array_equal(Xv, kept)  # overwritten as allowed (its √w·X)
+    with pytest.raises(ValueError, match="column names"):
+        glm.point_fit(y, Xv)
+
+
 def test_default_fit_leaves_no_cycles_and_a_large_glm_fit_is_collected(monkeypatch):
     """The Logit path frees its data by reference count; a large GLM fit is collected at once.
 

@@ -347,30 +347,34 @@ def _core_chunks(
 ) -> Iterator[pd.DataFrame]:
     """`chunks` from the kept columns: each judge's rows read once for every request.
 
-    Only the item-level columns the request reads are gathered (a gather is eager: the
-    others would be built for every judge and request, then dropped).
+    One lazy query a judge over its kept rows: the item-level columns the request reads are
+    gathered by item code (`per_item`), and only the columns it selects are built (10^7
+    rows: 0.07 s and one frame's memory a judge, not 0.3 s and three frames eagerly).
     """
     exprs = [*columns.values(), *([where] if where is not None else [])]
     read = {*by, *(r for e in exprs for r in e.meta.root_names())}
     for judge in judges_of(table):
         core = _core(table, judge, cluster)
-        idx = core["_item"]
-        rows = core.with_columns(
-            pl.lit(judge).alias("judge"),
+        rows = core.lazy().with_columns(
+            pl.lit(judge).cast(pl.Categorical).alias("judge"),
             *[pl.col(c).cast(pl.Float64) for c in (*_FLOATS, *_SPARSE) if c in core.columns],
-            *[table.per_item[c].gather(idx).alias(c) for c in table.per_item.columns if c in read],
+            *[
+                pl.lit(table.per_item[c]).gather(pl.col("_item")).alias(c)
+                for c in table.per_item.columns
+                if c in read
+            ],
         )
         if where is not None:
             rows = rows.filter(where)
-        if rows.is_empty():
-            continue
         got = rows.select(
             *[pl.col(b) for b in by],
             *[e.alias(k) for k, e in columns.items()],
-            pl.col("unit").cast(pl.Int64),
-            pl.col("_item").cast(pl.Int64).alias("item"),
-        )
-        yield got.with_columns(pl.col(pl.Categorical).cast(pl.String)).to_pandas()
+            pl.col("unit"),
+            pl.col("_item").alias("item"),
+        ).collect()
+        if got.is_empty():
+            continue
+        yield got.with_columns(pl.col(pl.Categorical).exclude("judge").cast(pl.String)).to_pandas()
 
 
 def minimum(

@@ -23,7 +23,7 @@ from judgelab.analyses.length.rates import (
     unit_sums,
 )
 from judgelab.analyses.length.verdicts import KEYS, group_label, group_rows, item_key
-from judgelab.core import clusters, estimates, inference, stats
+from judgelab.core import clusters, estimates, inference, stats, threads
 from judgelab.core.schema import require_columns as _require
 from judgelab.errors import check_choice
 
@@ -104,27 +104,26 @@ def picks_longer(
         categories = frame["abs_diff_bin"].cat.categories if abs_diff_edges is not None else None
     if abs_diff_edges is not None:
         by = [*by, "abs_diff_bin"]
-    rows = []
-    for frame in frames:
-        groups = frame.groupby(by, sort=True, observed=True, dropna=True).indices
-        for key, idx in groups.items() if len(frame) else []:
-            key = key if isinstance(key, tuple) else (key,)
-            base = dict(zip(by, key, strict=True))
-            if inference == "wild":
-                rates = _wild_rates(
-                    group_rows(frame, idx),
-                    n_boot=n_boot,
-                    seed=seed,
-                    key=key,
-                    level=level,
-                    wanted=conditions,
-                )
-            else:
-                rng = stats.rng_for(seed, "picks_longer", *key)
-                rates = _condition_rates(
-                    group_rows(frame, idx), n_boot=n_boot, rng=rng, level=level, tested=conditions
-                )
-            rows.extend({**base, "condition": c, **r} for c, r in rates.items())
+
+    def pieces() -> Iterator[tuple[tuple, pd.DataFrame]]:
+        for frame in frames:
+            groups = frame.groupby(by, sort=True, observed=True, dropna=True).indices
+            for key, idx in groups.items() if len(frame) else []:
+                yield (key if isinstance(key, tuple) else (key,)), group_rows(frame, idx)
+
+    def rates_of(piece: tuple[tuple, pd.DataFrame]) -> list[dict[str, Any]]:
+        key, g = piece
+        if inference == "wild":
+            wild = dict(n_boot=n_boot, seed=seed, key=key, level=level, wanted=conditions)
+            rates = _wild_rates(g, **wild)
+        else:
+            rng = stats.rng_for(seed, "picks_longer", *key)
+            rates = _condition_rates(g, n_boot=n_boot, rng=rng, level=level, tested=conditions)
+        base = dict(zip(by, key, strict=True))
+        return [{**base, "condition": c, **r} for c, r in rates.items()]
+
+    # the groups at once on the machine's cores (each its own seeded generator)
+    rows = [row for got in threads.ordered_map(rates_of, pieces()) for row in got]
     columns = [*by, "condition", *RATE_COLUMNS, *TEST_COLUMNS, *SUPPORT_COLUMNS]
     out = pd.DataFrame(rows, columns=columns)
     out = out[out["condition"].isin(list(conditions))].reset_index(drop=True)

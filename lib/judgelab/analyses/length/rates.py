@@ -13,14 +13,14 @@ comparison. Where the value is 0/1 a Wilson interval (trials = rows) is given be
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from judgelab.analyses.length.verdicts import KEYS, item_key
-from judgelab.core import clusters, estimates, stats
+from judgelab.core import clusters, estimates, stats, threads
 from judgelab.core.schema import require_columns as _require
 from judgelab.errors import check_choice
 
@@ -255,28 +255,43 @@ def rates_of(
     Each frame holds `by`, `value`, `unit` (codes in sorted-label order), `item` (codes or
     keys) and, for the percentile bootstrap, `stratum`: one frame, or one per judge (`lazy`).
     """
-    rows = []
     levels = []
-    for frame in frames:
-        levels.append(frame[by].drop_duplicates())
-        v, units, items = (frame[c].to_numpy() for c in ("value", "unit", "item"))
-        strata = frame["stratum"].to_numpy() if "stratum" in frame else None
-        grouped = frame.groupby(by, sort=True, observed=False, dropna=True)
-        for key, idx in grouped.indices.items() if len(frame) else []:
-            key = key if isinstance(key, tuple) else (key,)
-            rng = stats.rng_for(seed, value, *key)
-            r = cluster_rate(
-                v[idx].astype(float),
-                units[idx],
-                n_boot=n_boot,
-                rng=rng,
-                level=level,
-                items=items[idx],
-                strata=None if strata is None else strata[idx],
-                inference=inference,
-            )
-            cols = [*RATE_COLUMNS, *SUPPORT_COLUMNS]
-            rows.append({**dict(zip(by, key, strict=True)), **{c: r[c] for c in cols}})
+
+    def pieces() -> Iterator[tuple[tuple, dict[str, np.ndarray | None]]]:
+        for frame in frames:
+            levels.append(frame[by].drop_duplicates())
+            v, units, items = (frame[c].to_numpy() for c in ("value", "unit", "item"))
+            strata = frame["stratum"].to_numpy() if "stratum" in frame else None
+            grouped = frame.groupby(by, sort=True, observed=False, dropna=True)
+            for key, idx in grouped.indices.items() if len(frame) else []:
+                yield (
+                    (key if isinstance(key, tuple) else (key,)),
+                    {
+                        "values": v[idx].astype(float),
+                        "units": units[idx],
+                        "items": items[idx],
+                        "strata": None if strata is None else strata[idx],
+                    },
+                )
+
+    def rate(piece: tuple[tuple, dict[str, np.ndarray | None]]) -> dict[str, Any]:
+        key, arrays = piece
+        rng = stats.rng_for(seed, value, *key)
+        r = cluster_rate(
+            arrays["values"],
+            arrays["units"],
+            n_boot=n_boot,
+            rng=rng,
+            level=level,
+            items=arrays["items"],
+            strata=arrays["strata"],
+            inference=inference,
+        )
+        cols = [*RATE_COLUMNS, *SUPPORT_COLUMNS]
+        return {**dict(zip(by, key, strict=True)), **{c: r[c] for c in cols}}
+
+    # the groups at once on the machine's cores (each its own seeded generator)
+    rows = threads.ordered_map(rate, pieces())
     out = pd.DataFrame(rows, columns=[*by, *RATE_COLUMNS, *SUPPORT_COLUMNS])
     seen = pd.concat(levels, ignore_index=True) if levels else pd.DataFrame(columns=by)
     cats = [c for c in by if isinstance(seen[c].dtype, pd.CategoricalDtype)]

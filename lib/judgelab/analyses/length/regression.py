@@ -33,7 +33,7 @@ from judgelab.analyses.length.verdicts import (
     item_key,
     length_unit,
 )
-from judgelab.core import clusters, estimates, wild
+from judgelab.core import clusters, estimates, threads, wild
 from judgelab.core import wild as wild_mod
 from judgelab.core.schema import require_columns as _require
 from judgelab.errors import check_choice
@@ -77,7 +77,7 @@ def design_length(diff: np.ndarray, transform: str) -> tuple[np.ndarray, float]:
     check_choice("transform", transform, DIFF_TRANSFORMS)
     sd = float(np.std(diff, ddof=1)) if diff.size > 1 else float("nan")
     z = diff / sd if sd > 0 else np.zeros_like(diff)
-    return (np.tanh(z) if transform == "tanh" else z), sd
+    return (np.tanh(z, out=z) if transform == "tanh" else z), sd
 
 
 def length_term(len_x: np.ndarray, len_y: np.ndarray, transform: str) -> tuple[np.ndarray, float]:
@@ -94,7 +94,10 @@ def length_term(len_x: np.ndarray, len_y: np.ndarray, transform: str) -> tuple[n
     diff = np.asarray(len_x, dtype=float) - np.asarray(len_y, dtype=float)
     if transform == "log_ratio":
         sd = float(np.std(diff, ddof=1)) if diff.size > 1 else float("nan")
-        return np.log2((np.asarray(len_x, float) + 1) / (np.asarray(len_y, float) + 1)), sd
+        del diff
+        ratio = np.asarray(len_x, dtype=float) + 1
+        ratio /= np.asarray(len_y, dtype=float) + 1
+        return np.log2(ratio, out=ratio), sd
     return design_length(diff, transform)
 
 
@@ -194,24 +197,33 @@ def _regressions(
             "length_regression",
         )
         frames = [_frame(verdicts, by, cluster)]
+
+    def pieces() -> Iterator[tuple[str, tuple, pd.DataFrame]]:
+        for frame in frames:
+            groups = frame.groupby(by, sort=True, observed=True, dropna=True).indices
+            for key, idx in groups.items() if len(frame) else []:
+                g = group_rows(frame, idx)
+                for t in transforms:
+                    yield t, key if isinstance(key, tuple) else (key,), g
+
+    def fit(piece: tuple[str, tuple, pd.DataFrame]) -> tuple[str, list[dict[str, Any]]]:
+        t, key, g = piece
+        got = _choice_regression(
+            g,
+            transform=t,
+            level=kw["level"],
+            inference=kw["inference"],
+            wild_mode=kw["wild"],
+            n_boot=kw["n_boot"],
+            rng=estimates.seeded(kw["seed"], "length_regression", t, *key),
+        )
+        base = dict(zip(by, key, strict=True))
+        return t, [{**base, **row, "transform": t, "len_unit": unit} for row in got]
+
     rows: dict[str, list[dict[str, Any]]] = {t: [] for t in transforms}
-    for frame in frames:
-        groups = frame.groupby(by, sort=True, observed=True, dropna=True).indices
-        for key, idx in groups.items() if len(frame) else []:
-            key = key if isinstance(key, tuple) else (key,)
-            base = {**dict(zip(by, key, strict=True))}
-            g = group_rows(frame, idx)
-            for t in transforms:
-                fit = _choice_regression(
-                    g,
-                    transform=t,
-                    level=kw["level"],
-                    inference=kw["inference"],
-                    wild_mode=kw["wild"],
-                    n_boot=kw["n_boot"],
-                    rng=estimates.seeded(kw["seed"], "length_regression", t, *key),
-                )
-                rows[t].extend({**base, **row, "transform": t, "len_unit": unit} for row in fit)
+    # the groups' fits at once on the machine's cores (each its own seeded generator)
+    for t, fitted in threads.ordered_map(fit, pieces()):
+        rows[t].extend(fitted)
     out = []
     for t in transforms:
         table = pd.DataFrame(rows[t], columns=[*by, *_REGRESSION_COLUMNS])
@@ -254,9 +266,16 @@ def _lazy_frames(
     return lazy.chunks(verdicts, by, columns, where=where, cluster=cluster)
 
 
-def _choice_design(g: pd.DataFrame, transform: str) -> tuple[np.ndarray, pd.DataFrame, str, float]:
-    """Return y (chose X), the design (intercept, length[, gold]), what X is, and SD(length)."""
-    order = g["order"].to_numpy(dtype=int)
+def _choice_design(
+    g: pd.DataFrame, transform: str
+) -> tuple[np.ndarray, np.ndarray, list[str], str, float]:
+    """Return y (chose X), the design, its column names, what X is, and SD(length).
+
+    The design (intercept, length[, gold]) is one float64 array (n × p, column-major), which
+    the fit, CR2 and the wild bootstrap all read (2·10^6 rows: 48 MB, not a frame and its
+    copies).
+    """
+    order = g["order"].to_numpy()
     chose_pos = g["chose_pos"].to_numpy(dtype=bool)
     lp, ln = g["len_pos"].to_numpy(float), g["len_neg"].to_numpy(float)
     both = clusters.n_distinct(order) == 2
@@ -270,11 +289,14 @@ def _choice_design(g: pd.DataFrame, transform: str) -> tuple[np.ndarray, pd.Data
         y = chose_pos.astype(float)
         len_x, len_y = lp, ln
         x_name = "pos slot (single presentation order)"
-    length, sd = length_term(len_x, len_y, transform)
-    X = pd.DataFrame({"intercept": 1.0, "length": length})
-    if both and gold_known:
-        X["gold"] = np.where(first_pos, 0.5, -0.5)
-    return y, X, x_name, sd
+    names = ["intercept", "length", *(["gold"] if both and gold_known else [])]
+    X = np.empty((len(y), len(names)), order="F")  # a column at a time, as pandas lays it out
+    X[:, 0] = 1.0
+    X[:, 1], sd = length_term(len_x, len_y, transform)
+    del len_x, len_y
+    if len(names) == 3:
+        X[:, 2] = np.where(first_pos, 0.5, -0.5)
+    return y, X, names, x_name, sd
 
 
 def _choice_regression(
@@ -288,13 +310,15 @@ def _choice_regression(
     rng: np.random.Generator,
 ) -> list[dict[str, Any]]:
     """Fit `length_regression` on one group; return one row per term (no `by`, no unit)."""
-    y, X, x_name, sd = _choice_design(g, transform)
+    y, X, names, x_name, sd = _choice_design(g, transform)
     units = g["unit"].to_numpy()
     terms, note = term_inference(
         y,
         X,
         units,
-        terms=list(X.columns),
+        terms=names,
+        columns=names,
+        overwrite=True,  # the design is this fit's own
         inference=inference,
         wild_mode=wild_mode,
         wild_terms=("length",),
