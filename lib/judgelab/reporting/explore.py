@@ -269,8 +269,8 @@ def section(
     the summary's item columns (`SUMMARY_ITEMS`), the shown few get the rest.
     """
     found = _found(judgments, items, category, {}, SUMMARY_ITEMS)
-    if isinstance(found, explore_lazy.Cases):  # summarised a part at a time, a few taken
-        out.table((summary(part) for part in found.parts()), "examples")
+    if isinstance(found, explore_lazy.Cases):  # summarised in polars, a few taken
+        out.table(found.summary(lambda q: clip(q, 80)), "examples")
         shown = found.rows(drawn(len(found), n, seed))
     else:
         out.table(summary(found), "examples")

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+import polars as pl
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
@@ -96,16 +97,25 @@ class SavedTable(type(Path())):  # type: ignore[misc]  # Path subclasses need th
 
 
 def save_table(
-    df: pd.DataFrame | Iterable[pd.DataFrame], name: str, *, notebook: str, run: str = "default"
+    df: pd.DataFrame | pl.DataFrame | Iterable[pd.DataFrame],
+    name: str,
+    *,
+    notebook: str,
+    run: str = "default",
 ) -> Path:
     """Write a result table as CSV beside the run's figures and return its path.
 
     `df` may come in parts (frames of the same columns, at least one): each is written in
-    turn, so a large table (a large source's Examples cases) is never held as a whole.
+    turn, so a large table is never held as a whole in pandas; or as a polars frame (a large
+    source's Examples cases), written by polars' CSV writer.
     """
     target = paths.figures() / notebook / run / f"{name}.csv"
     if isinstance(df, pd.DataFrame):
         return SavedTable(tables.write_text(target, df.to_csv(index=False)))
+    if isinstance(df, pl.DataFrame):
+        with atomic_path(target) as tmp:
+            df.write_csv(tmp)
+        return SavedTable(target)
     with atomic_path(target) as tmp, open(tmp, "w", encoding="utf-8", newline="") as fh:
         for i, part in enumerate(df):
             part.to_csv(fh, index=False, header=i == 0)
@@ -136,7 +146,7 @@ class Outputs:
     def __repr__(self) -> str:
         return f"outputs of {self.notebook} [{self.run}]"
 
-    def table(self, df: pd.DataFrame | Iterable[pd.DataFrame], name: str) -> Path:
+    def table(self, df: pd.DataFrame | pl.DataFrame | Iterable[pd.DataFrame], name: str) -> Path:
         """Write a result table (or its parts: `save_table`) as CSV beside the run's figures."""
         return save_table(df, name, notebook=self.notebook, run=self.run)
 

@@ -91,10 +91,28 @@ def test_cases_and_examples_equal_the_pandas_path(monkeypatch, home, category, j
     assert len(got[True][0]) > 0
 
 
+@pytest.mark.parametrize("category", ["flipped", "invalid", "longer_worse"])
+def test_a_lazy_tables_examples_csv_is_the_pandas_paths(monkeypatch, home, tmp_path, category):
+    """The cases' summary built in polars writes the very CSV the pandas summary writes."""
+    from judgelab.reporting import explore_lazy, notebook
+
+    monkeypatch.setenv("JUDGELAB_FIGURES", str(tmp_path))
+    written = {}
+    for lazy in (False, True):
+        loaded, table = _load(monkeypatch, home, lazy)
+        found = explore._found(table, loaded.items, category, {}, explore.SUMMARY_ITEMS)
+        assert isinstance(found, explore_lazy.Cases) == lazy
+        frame = found.summary(lambda q: explore.clip(q, 80)) if lazy else explore.summary(found)
+        written[lazy] = notebook.save_table(frame, f"{category}_{lazy}", notebook="nb")
+    assert written[True].read_bytes() == written[False].read_bytes()
+    assert len(written[True].read_text().splitlines()) > 1
+
+
 class _Written(dict):
     """A notebook's `out` that keeps the tables it is given."""
 
     def table(self, frame, name):
+        frame = frame.to_pandas() if isinstance(frame, pl.DataFrame) else frame
         parts = [frame] if isinstance(frame, pd.DataFrame) else list(frame)
         self[name] = pd.concat(parts, ignore_index=True)
 

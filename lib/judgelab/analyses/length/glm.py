@@ -254,19 +254,11 @@ def term_inference(
         n_eff = clusters.effective(influence, codes, icc=icc)
         w_low = w_high = w_p = np.nan
         if wild_mode != "none" and name in wild_terms:
+            interval = wild_mode == "interval"  # the companion: the same CR2 test, above
             wr = wild_glm.glm_wild_test(
-                yv,
-                Xv,
-                codes,
-                column=k,
-                null=0.0,
-                level=level,
-                n_boot=n_boot,
-                rng=rng,
-                interval=wild_mode == "interval",
-                fit=res,
-                companion=c,  # the same CR2 test, computed above
-            )
+                yv, Xv, codes, column=k, null=0.0, level=level, n_boot=n_boot, rng=rng,
+                interval=interval, fit=res, companion=c,
+            )  # fmt: skip
             w_low, w_high, w_p = wr.ci_low, wr.ci_high, wr.p_value
         row = {
             "term": name,
@@ -282,15 +274,8 @@ def term_inference(
             "n_eff_clusters": n_eff,
             "few_clusters": bool(not n_eff >= clusters.FEW_EFFECTIVE),
         }
-        chosen, method = _reported(
-            "cr2" if beyond and inference == "wild" else inference,
-            name,
-            c,
-            (w_low, w_high, w_p),
-            legacy,
-            level,
-            codes,
-        )
+        reported = "cr2" if beyond and inference == "wild" else inference
+        chosen, method = _reported(reported, name, c, (w_low, w_high, w_p), legacy, level, codes)
         method += BEYOND if beyond else ""
         row.update(ci_low=chosen[0], ci_high=chosen[1], p_value=chosen[2], method=method)
         rows.append(row)

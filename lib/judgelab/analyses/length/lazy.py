@@ -181,7 +181,8 @@ def verdicts(
             **_item_columns(pair, KEYS[:2]),
         }
     )  # fmt: skip
-    return LazyVerdicts(lf.select(*VERDICT_COLUMNS, "_item"), unit, per_item, {"source": selected})
+    memo = {"source": selected, **({} if cluster else {"side": side})}
+    return LazyVerdicts(lf.select(*VERDICT_COLUMNS, "_item"), unit, per_item, memo)
 
 
 def item_rows(
@@ -245,7 +246,8 @@ def item_rows(
             **_item_columns(lens, [*KEYS[:2], "task"]),
         }
     )
-    return LazyItems(out.select(cols), unit, per_item, {"source": selected})
+    memo = {"source": selected, **({} if cluster else {"side": side})}
+    return LazyItems(out.select(cols), unit, per_item, memo)
 
 
 def _unit_label(names: Sequence[str], cluster: str | None) -> pl.Expr:
@@ -321,15 +323,41 @@ def judges_of(table: LazyVerdicts | LazyItems) -> list[str]:
     return table.memo["judges"]
 
 
+def _item_units(table: LazyVerdicts | LazyItems, cluster: str | None) -> pl.Series | None:
+    """Each item's unit as a code in sorted-label order, by `_item` (labelled once).
+
+    None where the rows carry their own `cluster` (the unit is then a row's, not an item's).
+    A judge's rows then take their units' codes by item instead of labelling and ranking
+    2·10^6 texts (0.14 s a judge and table at 10^7 rows).
+    """
+    if "side" not in table.memo:
+        return None
+    key = ("units", cluster)
+    if key not in table.memo:
+        side = table.memo["side"].collect()  # the keys as text and the items' `cluster`
+        names = table.frame.collect_schema().names()  # the label the rows would get
+        label = _unit_label(names, cluster).rank("dense").cast(pl.UInt32)
+        coded = side.select(pl.col("_item"), label.alias("unit"))
+        units = np.zeros(int(coded["_item"].max()) + 1 if len(coded) else 0, dtype=np.uint32)
+        units[coded["_item"].to_numpy()] = coded["unit"].to_numpy()
+        table.memo[key] = pl.Series("unit", units)
+    return table.memo[key]
+
+
 def _core(table: LazyVerdicts | LazyItems, judge: str, cluster: str | None) -> pl.DataFrame:
     """One judge's rows: the compact `_CORE` columns, `_item` and `unit` (read once)."""
     key = (judge, cluster)
     if key not in table.memo:
         lf = table.frame.filter(pl.col("judge") == judge)
-        label = _unit_label(lf.collect_schema().names(), cluster)
         cast = [pl.col(c).cast(t) for c, t in _CORE[_kind(table)].items()]
-        got = lf.select(*cast, pl.col("_item").cast(pl.Int32), label.alias("unit"))
-        got = got.collect(engine="streaming")
+        units = _item_units(table, cluster)
+        if units is None:
+            label = _unit_label(lf.collect_schema().names(), cluster)
+            got = lf.select(*cast, pl.col("_item").cast(pl.Int32), label.alias("unit"))
+            got = got.collect(engine="streaming")
+        else:
+            got = lf.select(*cast, pl.col("_item").cast(pl.Int32)).collect(engine="streaming")
+            got = got.with_columns(units.gather(got["_item"]))
         empty = [c for c in _SPARSE if c in got.columns and got[c].null_count() == len(got)]
         table.memo[key] = got.with_columns(
             pl.col("unit").rank("dense").cast(pl.Int32) - 1,
