@@ -176,17 +176,17 @@ def diff_buckets(
     names_n = [f"N({t:g}+)" for t in reversed(ts)]
     names_p = [f"P({t:g}+)" for t in ts]
     order = [*names_n, EQUAL, *names_p]
-    parts = []
+    rows: dict[str, np.ndarray] = {EQUAL: np.flatnonzero(d == 0)}
     for i, t in enumerate(ts):
         upper = ts[i + 1] if (mode == "disjoint" and i + 1 < len(ts)) else np.inf
-        neg = (d <= -t) & (d > -upper)
-        pos = (d >= t) & (d < upper)
-        parts.append(table[neg].assign(bucket=f"N({t:g}+)"))
-        parts.append(table[pos].assign(bucket=f"P({t:g}+)"))
-    parts.append(table[d == 0].assign(bucket=EQUAL))
-    out = pd.concat(parts, ignore_index=True)
-    out["bucket"] = pd.Categorical(out["bucket"], categories=order, ordered=True)
-    return out.sort_values("bucket", kind="stable").reset_index(drop=True)
+        rows[f"N({t:g}+)"] = np.flatnonzero((d <= -t) & (d > -upper))
+        rows[f"P({t:g}+)"] = np.flatnonzero((d >= t) & (d < upper))
+    # the buckets in their order, each's rows in the table's: one take, the codes given
+    at = np.concatenate([rows[name] for name in order])
+    codes = np.repeat(np.arange(len(order)), [len(rows[name]) for name in order])
+    out = table.iloc[at].reset_index(drop=True)
+    out["bucket"] = pd.Categorical.from_codes(codes, categories=order, ordered=True)
+    return out
 
 
 def accuracy_by_length(

@@ -444,8 +444,10 @@ def any_value(table: LazyItems, column: str) -> bool:
 
 def item_codes(table: LazyVerdicts | LazyItems, cluster: str | None) -> np.ndarray:
     """The codes of the items the table holds (any judge), sorted."""
-    codes = [_core(table, j, cluster)["_item"].unique().to_numpy() for j in judges_of(table)]
-    return np.unique(np.concatenate(codes)) if codes else np.zeros(0, dtype=np.int64)
+    held = np.zeros(len(table.per_item), dtype=bool)  # codes are the rows of `per_item`
+    for j in judges_of(table):
+        held[_core(table, j, cluster)["_item"].to_numpy()] = True
+    return np.flatnonzero(held)
 
 
 def collect(table: LazyVerdicts | LazyItems, where: pl.Expr | None = None) -> pd.DataFrame:
