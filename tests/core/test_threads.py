@@ -159,7 +159,7 @@ def test_ordered_map_takes_no_more_pieces_than_its_threads_work_on():
         assert done.result() == list(range(6))
 
 
-def test_ordered_map_raises_a_pieces_error_and_one_worker_is_this_thread():
+def test_ordered_map_raises_a_pieces_error_and_one_worker_or_piece_is_this_thread():
     names = set()
 
     def work(x: int) -> int:
@@ -170,6 +170,8 @@ def test_ordered_map_raises_a_pieces_error_and_one_worker_is_this_thread():
 
     with pytest.raises(ValueError, match="piece 2"):
         threads.ordered_map(work, range(4), workers=1)
+    assert threads.ordered_map(work, iter([7]), workers=2) == [7]  # one piece: no pool
+    assert threads.ordered_map(work, [], workers=2) == []
     assert names == {threading.current_thread().name}
     with pytest.raises(ValueError, match="piece 2"):
         threads.ordered_map(work, range(4), workers=2)

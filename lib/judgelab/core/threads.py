@@ -11,6 +11,7 @@ set in the environment (e.g. `OPENBLAS_NUM_THREADS`) is left alone.
 from __future__ import annotations
 
 import functools
+import itertools
 import os
 import sys
 import threading
@@ -110,12 +111,16 @@ def ordered_map(
     (measured: the same wall time and 1.7× the CPU) and would compete with the other thread.
     `items` is read as work is taken (at most `workers` pieces wait or run), so a generator
     of large pieces (one judge's rows each) holds no more of them than the threads work on.
-    One worker (a one-core share): a plain loop. `fn` must not use `warnings.catch_warnings`
-    outside `caught_warnings` (the warnings module's state is one for all threads).
+    One worker (a one-core share) or one piece: a plain loop (a pool costs ~1 ms a call).
+    `fn` must not use `warnings.catch_warnings` outside `caught_warnings` (the warnings
+    module's state is one for all threads).
     """
     n = workers if workers is not None else share()
-    if n <= 1:
-        return [fn(x) for x in items]
+    items = iter(items)
+    head = list(itertools.islice(items, 2))
+    if n <= 1 or len(head) < 2:  # one core, or one piece: no threads to start
+        return [fn(x) for x in itertools.chain(head, items)]
+    items = itertools.chain(head, items)
     from threadpoolctl import threadpool_limits
 
     def piece(x: T) -> R:
