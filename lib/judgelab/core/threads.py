@@ -137,6 +137,7 @@ def ordered_map(
             if len(pending) >= n:
                 out.append(pending.popleft().result())
         out.extend(f.result() for f in pending)
+    release_freed()  # and what this thread freed of the pieces
     return out
 
 

@@ -119,7 +119,9 @@ def test_point_fit_equals_statsmodels_logit_and_checks_rank_where_the_gram_is_sh
         checks.append(check_rank)
         return real(endog, exog, check_rank=check_rank)
 
-    monkeypatch.setattr(sm, "Logit", spy)
+    from statsmodels.discrete import discrete_model
+
+    monkeypatch.setattr(discrete_model, "Logit", spy)
     glm.point_fit(y, X)
     glm.point_fit(y, X.assign(z=2 * x))  # rank 2 of 3
     assert checks == [False, True]
