@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pandas as pd
+import polars as pl
 import pytest
 
 from judgelab.core import schema
@@ -165,3 +166,7 @@ def test_a_table_written_in_parts_is_the_table_written_whole(tmp_path, monkeypat
     assert parts.read_bytes() == whole.read_bytes()
     empty = notebook.save_table(iter([frame.iloc[0:0]]), "empty", notebook="nb")
     assert empty.read_text() == frame.iloc[0:0].to_csv(index=False)
+    # polars parts (a large source's Examples) write the same text
+    polars_parts = (pl.from_pandas(frame.iloc[i : i + 2]) for i in (0, 2, 4))
+    mixed = notebook.save_table(polars_parts, "polars", notebook="nb")
+    assert mixed.read_bytes() == whole.read_bytes()

@@ -270,7 +270,7 @@ def section(
     """
     found = _found(judgments, items, category, {}, SUMMARY_ITEMS)
     if isinstance(found, explore_lazy.Cases):  # summarised in polars, a few taken
-        out.table(found.summary(lambda q: clip(q, 80)), "examples")
+        out.table(found.summaries(lambda q: clip(q, 80)), "examples")
         shown = found.rows(drawn(len(found), n, seed))
     else:
         out.table(summary(found), "examples")

@@ -69,8 +69,10 @@ def _keep(category: str) -> pl.Expr:
 
 
 _VERDICTS = ("verdict_0", "verdict_1")
-#: Cases per part when a lazy table's cases are summarised (`Cases.parts`).
+#: Cases per part when a lazy table's cases are taken to pandas (`Cases.parts`).
 PART_ROWS = 200_000
+#: Cases per part of their summary in polars (`Cases.summaries`; ~0.1 GB a part).
+SUMMARY_ROWS = 1_000_000
 
 
 class Cases:
@@ -107,30 +109,40 @@ class Cases:
             found[c] = rest[c].array
         return found.assign(category=self.category)
 
-    def summary(self, clip: Callable[[Any], str]) -> pl.DataFrame:
-        """`explore.summary` of every case, built in polars (written with its CSV writer).
+    def summaries(
+        self, clip: Callable[[Any], str], size: int | None = None
+    ) -> Iterator[pl.DataFrame]:
+        """`explore.summary` of every case, built in polars `size` cases at a time (in order).
 
         The same columns and values as `explore.summary` of `parts()`: judge, split, item,
         the verdict of each order (null where the unit lacks that order), gold and the
-        question cut by `clip` (each distinct question once). 10^7 rows: 1.6 million cases
-        in 0.3 s, where pandas took 1.7 s to take and write them a part at a time.
+        question cut by `clip` (each distinct question clipped once), for polars' CSV writer
+        (`notebook.save_table`). 10^7 rows: 1.6 million cases in 0.3 s, where pandas took
+        1.7 s to take and write them; a part at a time, as many cases as 10^8 rows give
+        (16 million) are never laid out at once.
         """
-        at = self.frame[_AT]
         keys = pl.from_pandas(self.keys[["split", "item_id"]])
-        columns = [
-            self.frame["judge"].cast(pl.String),
-            *(keys[c].gather(at) for c in ("split", "item_id")),
-            # an order a unit lacks has null verdicts already (the orders' outer join)
-            *(self.frame[c].cast(pl.String) for c in _VERDICTS if c in self.frame),
-        ]
+        gold = None
         if "gold" in self.items.columns:
-            gold = pl.from_pandas(self.items["gold"].astype("string"))
-            columns.append(gold.gather(at).alias("gold"))
+            gold = pl.from_pandas(self.items["gold"].astype("string")).alias("gold")
         question = self.items.get("question", pd.Series("", index=self.items.index))
         codes, distinct = pd.factorize(question)  # code -1 (missing): the last, ""
         clipped = pl.Series("question", [*(clip(q) for q in distinct), ""], dtype=pl.String)
-        rows = pl.Series(np.where(codes < 0, len(distinct), codes)).gather(at)
-        return pl.DataFrame([*columns, clipped.gather(rows)])
+        asked = pl.Series(np.where(codes < 0, len(distinct), codes))
+        size = size or SUMMARY_ROWS
+        for start in range(0, max(len(self), 1), size):
+            part = self.frame.slice(start, size)
+            at = part[_AT]
+            yield pl.DataFrame(
+                [
+                    part["judge"].cast(pl.String),
+                    *(keys[c].gather(at) for c in ("split", "item_id")),
+                    # an order a unit lacks has null verdicts already (the orders' outer join)
+                    *(part[c].cast(pl.String) for c in _VERDICTS if c in part),
+                    *([gold.gather(at)] if gold is not None else []),
+                    clipped.gather(asked.gather(at)),
+                ]
+            )
 
     def parts(self, size: int | None = None) -> Iterator[pd.DataFrame]:
         """All the cases in order, `size` (`PART_ROWS`) at a time (one, empty, if none)."""

@@ -97,7 +97,7 @@ class SavedTable(type(Path())):  # type: ignore[misc]  # Path subclasses need th
 
 
 def save_table(
-    df: pd.DataFrame | pl.DataFrame | Iterable[pd.DataFrame],
+    df: pd.DataFrame | pl.DataFrame | Iterable[pd.DataFrame | pl.DataFrame],
     name: str,
     *,
     notebook: str,
@@ -106,20 +106,26 @@ def save_table(
     """Write a result table as CSV beside the run's figures and return its path.
 
     `df` may come in parts (frames of the same columns, at least one): each is written in
-    turn, so a large table is never held as a whole in pandas; or as a polars frame (a large
-    source's Examples cases), written by polars' CSV writer.
+    turn, so a large table is never held as a whole. A polars frame (a large source's
+    Examples cases come as such parts) is written by polars' CSV writer.
     """
     target = paths.figures() / notebook / run / f"{name}.csv"
     if isinstance(df, pd.DataFrame):
         return SavedTable(tables.write_text(target, df.to_csv(index=False)))
-    if isinstance(df, pl.DataFrame):
-        with atomic_path(target) as tmp:
-            df.write_csv(tmp)
-        return SavedTable(target)
-    with atomic_path(target) as tmp, open(tmp, "w", encoding="utf-8", newline="") as fh:
-        for i, part in enumerate(df):
-            part.to_csv(fh, index=False, header=i == 0)
+    parts = [df] if isinstance(df, pl.DataFrame) else df
+    with atomic_path(target) as tmp, open(tmp, "wb") as fh:
+        for i, part in enumerate(parts):
+            if isinstance(part, pl.DataFrame):
+                _as_pandas_writes(part).write_csv(fh, include_header=i == 0)
+            else:
+                fh.write(part.to_csv(index=False, header=i == 0).encode("utf-8"))
     return SavedTable(target)
+
+
+def _as_pandas_writes(part: pl.DataFrame) -> pl.DataFrame:
+    """`part` with empty texts and NaN as null: polars then writes them as pandas does (empty)."""
+    floats = [c for c, t in part.schema.items() if t in (pl.Float32, pl.Float64)]
+    return part.with_columns(pl.col(pl.String).replace("", None), pl.col(floats).fill_nan(None))
 
 
 class Outputs:
@@ -146,7 +152,9 @@ class Outputs:
     def __repr__(self) -> str:
         return f"outputs of {self.notebook} [{self.run}]"
 
-    def table(self, df: pd.DataFrame | pl.DataFrame | Iterable[pd.DataFrame], name: str) -> Path:
+    def table(
+        self, df: pd.DataFrame | pl.DataFrame | Iterable[pd.DataFrame | pl.DataFrame], name: str
+    ) -> Path:
         """Write a result table (or its parts: `save_table`) as CSV beside the run's figures."""
         return save_table(df, name, notebook=self.notebook, run=self.run)
 

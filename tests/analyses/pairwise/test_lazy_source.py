@@ -102,9 +102,15 @@ def test_a_lazy_tables_examples_csv_is_the_pandas_paths(monkeypatch, home, tmp_p
         loaded, table = _load(monkeypatch, home, lazy)
         found = explore._found(table, loaded.items, category, {}, explore.SUMMARY_ITEMS)
         assert isinstance(found, explore_lazy.Cases) == lazy
-        frame = found.summary(lambda q: explore.clip(q, 80)) if lazy else explore.summary(found)
+        if lazy:  # in parts of 7 cases, and whole
+            frame = found.summaries(lambda q: explore.clip(q, 80), size=7)
+            whole = found.summaries(lambda q: explore.clip(q, 80))
+            written["whole"] = notebook.save_table(whole, f"{category}_whole", notebook="nb")
+        else:
+            frame = explore.summary(found)
         written[lazy] = notebook.save_table(frame, f"{category}_{lazy}", notebook="nb")
     assert written[True].read_bytes() == written[False].read_bytes()
+    assert written["whole"].read_bytes() == written[False].read_bytes()
     assert len(written[True].read_text().splitlines()) > 1
 
 
@@ -112,8 +118,8 @@ class _Written(dict):
     """A notebook's `out` that keeps the tables it is given."""
 
     def table(self, frame, name):
-        frame = frame.to_pandas() if isinstance(frame, pl.DataFrame) else frame
-        parts = [frame] if isinstance(frame, pd.DataFrame) else list(frame)
+        parts = [frame] if isinstance(frame, pd.DataFrame | pl.DataFrame) else list(frame)
+        parts = [p.to_pandas() if isinstance(p, pl.DataFrame) else p for p in parts]
         self[name] = pd.concat(parts, ignore_index=True)
 
 
