@@ -69,19 +69,17 @@ def _keep(category: str) -> pl.Expr:
 
 
 _VERDICTS = ("verdict_0", "verdict_1")
-#: Cases per part when a lazy table's cases are taken to pandas (`Cases.parts`).
-PART_ROWS = 200_000
 #: Cases per part of their summary in polars (`Cases.summaries`; ~0.1 GB a part).
 SUMMARY_ROWS = 1_000_000
 
 
 class Cases:
-    """A lazy table's cases of one category: polars rows, taken to pandas in parts.
+    """A lazy table's cases of one category: polars rows, a few taken to pandas.
 
     `rows(at)` gives the cases at positions `at` as `explore.cases` gives them (item columns
-    and `category` included), `parts()` all of them a slice at a time: a large source's
-    cases are summarised and written without a pandas frame of them all (10^7 judgment
-    rows: a million cases, ~180 MB in pandas).
+    and `category` included); `summaries()` the summary of all of them, in polars parts: a
+    large source's cases are summarised and written without a pandas frame of them all
+    (10^7 judgment rows: 1.6 million cases, ~180 MB in pandas).
     """
 
     def __init__(
@@ -114,7 +112,7 @@ class Cases:
     ) -> Iterator[pl.DataFrame]:
         """`explore.summary` of every case, built in polars `size` cases at a time (in order).
 
-        The same columns and values as `explore.summary` of `parts()`: judge, split, item,
+        The same columns and values as `explore.summary` of `rows(...)`: judge, split, item,
         the verdict of each order (null where the unit lacks that order), gold and the
         question cut by `clip` (each distinct question clipped once), for polars' CSV writer
         (`notebook.save_table`). 10^7 rows: 1.6 million cases in 0.3 s, where pandas took
@@ -143,12 +141,6 @@ class Cases:
                     clipped.gather(asked.gather(at)),
                 ]
             )
-
-    def parts(self, size: int | None = None) -> Iterator[pd.DataFrame]:
-        """All the cases in order, `size` (`PART_ROWS`) at a time (one, empty, if none)."""
-        size = size or PART_ROWS
-        for start in range(0, max(len(self), 1), size):
-            yield self.rows(slice(start, start + size))
 
 
 def pairwise_cases(

@@ -128,7 +128,7 @@ def test_section_writes_and_shows_the_same_cases_as_the_pandas_path(monkeypatch,
     """A lazy table's cases leave out item texts and raw outputs; the shown few get both."""
     from judgelab.reporting import explore_lazy
 
-    monkeypatch.setattr(explore_lazy, "PART_ROWS", 7)  # summarised in several parts
+    monkeypatch.setattr(explore_lazy, "SUMMARY_ROWS", 7)  # summarised in several parts
     got = {}
     for lazy in (False, True):
         loaded, table = _load(monkeypatch, home, lazy)
