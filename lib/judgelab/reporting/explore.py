@@ -270,7 +270,7 @@ def section(
     """
     found = _found(judgments, items, category, {}, SUMMARY_ITEMS)
     if isinstance(found, explore_lazy.Cases):  # summarised in polars, a few taken
-        out.table(found.summaries(lambda q: clip(q, 80)), "examples")
+        out.table(found.summaries(question_excerpts), "examples")
         shown = found.rows(drawn(len(found), n, seed))
     else:
         out.table(summary(found), "examples")
@@ -286,16 +286,25 @@ def section(
 
 def summary(found: pd.DataFrame) -> pd.DataFrame:
     """One line per case: judge, split, item, verdicts per order, gold, question excerpt."""
-    cols = [
-        c for c in ("judge", "split", "item_id", "verdict_0", "verdict_1", "gold") if c in found
-    ]
-    out = found[cols].copy()
-    question = found.get("question", pd.Series("", index=found.index))
-    # each distinct question clipped once (a large source repeats them across judges)
-    codes, distinct = pd.factorize(question)
-    clipped = np.array([*(clip(q, 80) for q in distinct), ""], dtype=object)
-    out["question"] = clipped[codes]  # code -1 (missing): the last, ""
+    out = found[[c for c in explore_lazy.SUMMARY if c in found]].copy()
+    texts, codes = question_excerpts(found.get("question", pd.Series("", index=found.index)))
+    out["question"] = np.array(texts, dtype=object)[codes]
     return out.reset_index(drop=True)
+
+
+#: Characters of a question's excerpt in a case's summary line.
+QUESTION_CHARS = 80
+
+
+def question_excerpts(question: pd.Series) -> tuple[list[str], np.ndarray]:
+    """Return the distinct questions' excerpts and each row's position among them.
+
+    Excerpts are `clip` to `QUESTION_CHARS`, with "" last for a missing question; each
+    question is cut once (a large source repeats them across judges and orders).
+    """
+    codes, distinct = pd.factorize(question)
+    texts = [*(clip(q, QUESTION_CHARS) for q in distinct), ""]
+    return texts, np.where(codes < 0, len(distinct), codes)
 
 
 def _block(title: str, text: Any) -> str:
@@ -443,6 +452,7 @@ __all__ = [
     "examples",
     "headless",
     "probe_cases",
+    "question_excerpts",
     "show",
     "summary",
     "view_html",

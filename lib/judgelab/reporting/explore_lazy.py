@@ -69,6 +69,10 @@ def _keep(category: str) -> pl.Expr:
 
 
 _VERDICTS = ("verdict_0", "verdict_1")
+#: The columns of a case's summary line before its question excerpt (those a case has).
+SUMMARY = ("judge", "split", "item_id", *_VERDICTS, "gold")
+#: A column's distinct excerpts and each row's position among them (`explore.question_excerpts`).
+Excerpts = Callable[[pd.Series], tuple[list[str], np.ndarray]]
 #: Cases per part of their summary in polars (`Cases.summaries`; ~0.1 GB a part).
 SUMMARY_ROWS = 1_000_000
 
@@ -107,39 +111,35 @@ class Cases:
             found[c] = rest[c].array
         return found.assign(category=self.category)
 
-    def summaries(
-        self, clip: Callable[[Any], str], size: int | None = None
-    ) -> Iterator[pl.DataFrame]:
+    def summaries(self, excerpts: Excerpts, size: int | None = None) -> Iterator[pl.DataFrame]:
         """`explore.summary` of every case, built in polars `size` cases at a time (in order).
 
-        The same columns and values as `explore.summary` of `rows(...)`: judge, split, item,
-        the verdict of each order (null where the unit lacks that order), gold and the
-        question cut by `clip` (each distinct question clipped once), for polars' CSV writer
-        (`notebook.save_table`). 10^7 rows: 1.6 million cases in 0.3 s, where pandas took
-        1.7 s to take and write them; a part at a time, as many cases as 10^8 rows give
-        (16 million) are never laid out at once.
+        The same columns (`SUMMARY`, then `question`) and values as `explore.summary` of
+        `rows(...)`: a verdict is null where the unit lacks that order, and the question is
+        its excerpt (`excerpts`: `explore.summary`'s, each distinct question cut once), for
+        polars' CSV writer (`notebook.save_table`). 10^7 rows: 1.6 million cases in 0.3 s,
+        where pandas took 1.7 s to take and write them; a part at a time, as many cases as
+        10^8 rows give (16 million) are never laid out at once.
         """
         keys = pl.from_pandas(self.keys[["split", "item_id"]])
         gold = None
         if "gold" in self.items.columns:
             gold = pl.from_pandas(self.items["gold"].astype("string")).alias("gold")
-        question = self.items.get("question", pd.Series("", index=self.items.index))
-        codes, distinct = pd.factorize(question)  # code -1 (missing): the last, ""
-        clipped = pl.Series("question", [*(clip(q) for q in distinct), ""], dtype=pl.String)
-        asked = pl.Series(np.where(codes < 0, len(distinct), codes))
+        texts, codes = excerpts(self.items.get("question", pd.Series("", index=self.items.index)))
+        clipped, asked = pl.Series("question", texts, dtype=pl.String), pl.Series(codes)
         size = size or SUMMARY_ROWS
         for start in range(0, max(len(self), 1), size):
             part = self.frame.slice(start, size)
             at = part[_AT]
+            columns = {
+                "judge": part["judge"].cast(pl.String),
+                **{c: keys[c].gather(at) for c in ("split", "item_id")},
+                # an order a unit lacks has null verdicts already (the orders' outer join)
+                **{c: part[c].cast(pl.String) for c in _VERDICTS if c in part},
+                **({"gold": gold.gather(at)} if gold is not None else {}),
+            }
             yield pl.DataFrame(
-                [
-                    part["judge"].cast(pl.String),
-                    *(keys[c].gather(at) for c in ("split", "item_id")),
-                    # an order a unit lacks has null verdicts already (the orders' outer join)
-                    *(part[c].cast(pl.String) for c in _VERDICTS if c in part),
-                    *([gold.gather(at)] if gold is not None else []),
-                    clipped.gather(asked.gather(at)),
-                ]
+                [*(columns[c] for c in SUMMARY if c in columns), clipped.gather(asked.gather(at))]
             )
 
 

@@ -103,8 +103,8 @@ def test_a_lazy_tables_examples_csv_is_the_pandas_paths(monkeypatch, home, tmp_p
         found = explore._found(table, loaded.items, category, {}, explore.SUMMARY_ITEMS)
         assert isinstance(found, explore_lazy.Cases) == lazy
         if lazy:  # in parts of 7 cases, and whole
-            frame = found.summaries(lambda q: explore.clip(q, 80), size=7)
-            whole = found.summaries(lambda q: explore.clip(q, 80))
+            frame = found.summaries(explore.question_excerpts, size=7)
+            whole = found.summaries(explore.question_excerpts)
             written["whole"] = notebook.save_table(whole, f"{category}_whole", notebook="nb")
         else:
             frame = explore.summary(found)

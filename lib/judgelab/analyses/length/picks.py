@@ -22,7 +22,7 @@ from judgelab.analyses.length.rates import (
     stratified_sums,
     unit_sums,
 )
-from judgelab.analyses.length.verdicts import KEYS, group_label, group_rows, item_key
+from judgelab.analyses.length.verdicts import KEYS, group_label, groups_of, item_key
 from judgelab.core import clusters, estimates, inference, stats, threads
 from judgelab.core.schema import require_columns as _require
 from judgelab.errors import check_choice
@@ -105,12 +105,6 @@ def picks_longer(
     if abs_diff_edges is not None:
         by = [*by, "abs_diff_bin"]
 
-    def pieces() -> Iterator[tuple[tuple, pd.DataFrame]]:
-        for frame in frames:
-            groups = frame.groupby(by, sort=True, observed=True, dropna=True).indices
-            for key, idx in groups.items() if len(frame) else []:
-                yield (key if isinstance(key, tuple) else (key,)), group_rows(frame, idx)
-
     def rates_of(piece: tuple[tuple, pd.DataFrame]) -> list[dict[str, Any]]:
         key, g = piece
         if inference == "wild":
@@ -123,7 +117,7 @@ def picks_longer(
         return [{**base, "condition": c, **r} for c, r in rates.items()]
 
     # the groups at once on the machine's cores (each its own seeded generator)
-    rows = [row for got in threads.ordered_map(rates_of, pieces()) for row in got]
+    rows = [row for got in threads.ordered_map(rates_of, groups_of(frames, by)) for row in got]
     columns = [*by, "condition", *RATE_COLUMNS, *TEST_COLUMNS, *SUPPORT_COLUMNS]
     out = pd.DataFrame(rows, columns=columns)
     out = out[out["condition"].isin(list(conditions))].reset_index(drop=True)

@@ -29,7 +29,7 @@ from judgelab.analyses.length.glm import INFERENCE, INFERENCE_COLUMNS, term_infe
 from judgelab.analyses.length.verdicts import (
     KEYS,
     group_label,
-    group_rows,
+    groups_of,
     item_key,
     length_unit,
 )
@@ -199,12 +199,9 @@ def _regressions(
         frames = [_frame(verdicts, by, cluster)]
 
     def pieces() -> Iterator[tuple[str, tuple, pd.DataFrame]]:
-        for frame in frames:
-            groups = frame.groupby(by, sort=True, observed=True, dropna=True).indices
-            for key, idx in groups.items() if len(frame) else []:
-                g = group_rows(frame, idx)
-                for t in transforms:
-                    yield t, key if isinstance(key, tuple) else (key,), g
+        for key, g in groups_of(frames, by):
+            for t in transforms:
+                yield t, key, g
 
     def fit(piece: tuple[str, tuple, pd.DataFrame]) -> tuple[str, list[dict[str, Any]]]:
         t, key, g = piece

@@ -13,7 +13,7 @@ tables need an items table that already carries `len_*` columns and `len_unit`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -99,6 +99,20 @@ def group_rows(frame: pd.DataFrame, idx: np.ndarray) -> pd.DataFrame:
     frame itself: no copy of 2·10^6 rows. Callers read the group, never write to it.
     """
     return frame if len(idx) == len(frame) else frame.iloc[idx]
+
+
+def groups_of(
+    frames: Iterable[pd.DataFrame], by: list[str]
+) -> Iterator[tuple[tuple, pd.DataFrame]]:
+    """Each group of each frame, in `by` order: its key (a tuple) and its rows (`group_rows`).
+
+    Groups are the observed `by` values; rows with a null key belong to none.
+    """
+    for frame in frames:
+        if not len(frame):
+            continue
+        for key, idx in frame.groupby(by, sort=True, observed=True, dropna=True).indices.items():
+            yield (key if isinstance(key, tuple) else (key,)), group_rows(frame, idx)
 
 
 def with_clusters(
