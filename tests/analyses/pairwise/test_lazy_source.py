@@ -73,6 +73,27 @@ def test_rates_and_coverage_equal_the_pandas_path(monkeypatch, home, inference, 
     assert set(got[True][0]["judge"]) == {"judge-00", "judge-02"}
 
 
+def test_coverage_splits_a_large_judge_by_item(monkeypatch, home):
+    """A judge beyond `ROWS_PER_PASS` is counted in parts (an item in one): the same table."""
+    from judgelab.analyses.pairwise import lazy as lazy_mod
+
+    loaded, table = _load(monkeypatch, home, lazy=False)
+    want = pairwise.coverage(pairwise.item_outcomes(table), loaded.items)
+    parts = []
+    real = lazy_mod.passes
+
+    def spy(lf, carry, rows):
+        parts.append(got := real(lf, carry, rows))
+        return got
+
+    monkeypatch.setattr(lazy_mod, "passes", spy)
+    monkeypatch.setattr(lazy_mod, "ROWS_PER_PASS", 250)  # ~600 rows a judge: 3 parts
+    loaded, table = _load(monkeypatch, home, lazy=True)
+    got = pairwise.coverage(pairwise.item_outcomes(table), loaded.items)
+    pd.testing.assert_frame_equal(want, got)
+    assert len(parts) == 1 and len(parts[0]) == 3 * len(want["judge"].unique())
+
+
 @pytest.mark.parametrize(
     "category", ["flipped", "consistently_wrong", "consistently_right", "invalid", "longer_worse"]
 )

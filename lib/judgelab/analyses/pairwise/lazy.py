@@ -118,7 +118,8 @@ def coverage(lazy: LazyOutcomes, items: pd.DataFrame, keys: Sequence[str]) -> pd
     if read is not None and set(unit) <= set(read.columns):  # a comparison read the units
         units = read.lazy().select(*unit, pl.col("complete") == 1).with_columns(cast)
         per = _coverage_counts(units, known, keys)
-    else:  # a judge at a time (a large scan: the group-by's memory by 1/judges)
+    else:  # a judge at a time, a large judge in parts by item (an item's orders in one):
+        # at 10^8 rows a judge's group-by held +2.3 GB, a part of 2·10^6 rows +0.45 GB
         scan = bare(lazy.judgments)  # counts need no clusters
         parts = [
             _coverage_counts(
@@ -130,7 +131,7 @@ def coverage(lazy: LazyOutcomes, items: pd.DataFrame, keys: Sequence[str]) -> pd
                 known,
                 keys,
             )
-            for only in passes(scan, True, ROWS_PER_PASS)
+            for only in passes(scan, False, ROWS_PER_PASS)
         ]
         per = pd.concat(parts, ignore_index=True)
     rows = []
