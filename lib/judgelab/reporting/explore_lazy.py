@@ -159,7 +159,8 @@ def pairwise_cases(
     their judgments are paired either way (the items' join comes first).
     """
     lf = bare(lf)  # pairing reads no cluster
-    judges = lazy.passes(lf, True, lazy.ROWS_PER_PASS)  # a judge at a time at scale
+    # a judge at a time at scale, a large judge in parts by item (10^8 rows: 2·10^7 a judge)
+    judges = lazy.judge_passes(lf, False, lazy.ROWS_PER_PASS)
     casts = [pl.col(c).cast(pl.String) for c in KEY]
     lf = lf.with_columns(casts)
     # the inner join keeps only known items, as `explore._pairwise`'s merge: each row gets
@@ -170,14 +171,24 @@ def pairwise_cases(
     at = keys.sort(KEY, maintain_order=True).with_row_index(_RANK).lazy()
     cols = COLS if outputs else [c for c in COLS if c != "output"]
     parts = [
-        _compact(
-            _paired(lf if only is None else lf.filter(only), at, category, cols).collect(
-                engine="streaming"
-            )
-        )
-        for only in judges
+        _compact(_judge_cases(lf, at, category, cols, wheres)) for wheres in judges
     ]  # sorted by judge first: in order; a judge at a time, 10^7 rows: 2.4 -> 1.6 GB
     return Cases(pl.concat(parts), items, cols, category)
+
+
+def _judge_cases(
+    lf: pl.LazyFrame, at: pl.LazyFrame, category: str, cols: list[str], wheres: list
+) -> pl.DataFrame:
+    """One judge's cases (`_paired`), read in the parts `wheres`, merged into unit order."""
+    got = [
+        _paired(lf if only is None else lf.filter(only), at, category, cols).collect(
+            engine="streaming"
+        )
+        for only in wheres
+    ]
+    if len(got) == 1:
+        return got[0].drop(_RANK)
+    return pl.concat(got).sort([_RANK, _AT, *UNIT[4:]]).drop(_RANK)
 
 
 def _compact(found: pl.DataFrame) -> pl.DataFrame:
@@ -199,7 +210,7 @@ def _paired(lf: pl.LazyFrame, at: pl.LazyFrame, category: str, cols: list[str]) 
     `at`: the items' keys, row numbers (`_AT`) and ranks in key order (`_RANK`); the rows
     of other items are left out. Sorted as by `UNIT` (the key's rank stands for the key);
     the unit's columns but the key, the orders' columns, then `_AT` (`Cases.rows` puts the
-    key back from the items).
+    key back from the items) and `_RANK` (parts of a judge are merged on it).
     """
     coded = lf.join(at, on=KEY, how="inner").drop(KEY)
     unit = ["judge", _RANK, _AT, *UNIT[4:]]
@@ -214,7 +225,7 @@ def _paired(lf: pl.LazyFrame, at: pl.LazyFrame, category: str, cols: list[str]) 
         )
     wide = wide.filter(_keep(category).fill_null(False)).sort(unit)
     rest = [c for c in wide.collect_schema().names() if c not in unit]
-    return wide.select("judge", *UNIT[4:], *rest, _AT)
+    return wide.select("judge", *UNIT[4:], *rest, _AT, _RANK)
 
 
 _AT = "_item_row"

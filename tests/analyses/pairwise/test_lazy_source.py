@@ -112,6 +112,27 @@ def test_cases_and_examples_equal_the_pandas_path(monkeypatch, home, category, j
     assert len(got[True][0]) > 0
 
 
+def test_a_large_judges_cases_are_paired_in_parts_in_order(monkeypatch, home):
+    """A judge beyond `ROWS_PER_PASS` is paired in parts by item, merged back in key order."""
+    from judgelab.analyses.pairwise import lazy as lazy_mod
+
+    loaded, table = _load(monkeypatch, home, lazy=False)
+    want = explore.cases(table, loaded.items, "flipped")
+    parts = []
+    real = lazy_mod.judge_passes
+
+    def spy(lf, carry, rows):
+        parts.extend(got := real(lf, carry, rows))
+        return got
+
+    monkeypatch.setattr(lazy_mod, "judge_passes", spy)
+    monkeypatch.setattr(lazy_mod, "ROWS_PER_PASS", 250)  # ~600 rows a judge: 3 parts
+    loaded, table = _load(monkeypatch, home, lazy=True)
+    got = explore.cases(table, loaded.items, "flipped")
+    pd.testing.assert_frame_equal(want, got, check_dtype=False)
+    assert [len(p) for p in parts] == [3] * len(want["judge"].unique())
+
+
 @pytest.mark.parametrize("category", ["flipped", "invalid", "longer_worse"])
 def test_a_lazy_tables_examples_csv_is_the_pandas_paths(monkeypatch, home, tmp_path, category):
     """The cases' summary built in polars writes the very CSV the pandas summary writes."""

@@ -81,21 +81,26 @@ def passes(lf: pl.LazyFrame, carry: bool, rows_per_pass: int) -> list[pl.Expr | 
     scan: a judge's files or row groups only), each split by a hash of `item_id` when the
     judge alone is too large (not with clusters: a cluster must stay in one pass).
     """
+    return [where for judge in judge_passes(lf, carry, rows_per_pass) for where in judge]
+
+
+def judge_passes(lf: pl.LazyFrame, carry: bool, rows_per_pass: int) -> list[list[pl.Expr | None]]:
+    """`passes`, grouped by judge (in judge order): a judge's parts together."""
     lf = bare(lf)  # counts need no clusters
     n = lf.select(pl.len()).collect(engine="streaming").item()
     if n <= rows_per_pass:
-        return [None]
+        return [[None]]
     judge = pl.col("judge").cast(pl.String)
     counts = lf.group_by(judge).agg(pl.len()).collect(engine="streaming").sort("judge")
-    out: list[pl.Expr | None] = []
+    out: list[list[pl.Expr | None]] = []
     for name, rows in counts.iter_rows():
         this = judge.is_null() if name is None else judge == name
         parts = 1 if carry else -(-rows // rows_per_pass)
         if parts == 1:
-            out.append(this)
+            out.append([this])
             continue
         slot = pl.col("item_id").cast(pl.String).hash(24) % parts
-        out.extend(this & (slot == part) for part in range(parts))
+        out.append([this & (slot == part) for part in range(parts)])
     return out
 
 
@@ -179,6 +184,7 @@ __all__ = [
     "cached",
     "coverage",
     "is_lazy",
+    "judge_passes",
     "passes",
     "remembered",
     "require_columns",
