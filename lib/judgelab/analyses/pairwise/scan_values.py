@@ -259,11 +259,11 @@ def unit_moments(
 
 def patterns_of(unit_rows: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
     """Return `_reduce`'s patterns from `unit_moments` rows (their first columns: the values)."""
-    named = unit_rows.rename({f"_m{i}": c for i, c in enumerate(VALUE_COLUMNS)})
+    named = unit_rows.lazy().rename({f"_m{i}": c for i, c in enumerate(VALUE_COLUMNS)})
     return named.group_by([*keys, *VALUE_COLUMNS]).agg(
         pl.len().alias("_count"), pl.col("_items").sum(), pl.col("_first").min(),
         pl.col("_dup").any(),
-    )  # fmt: skip
+    ).collect(engine="streaming")  # fmt: skip
 
 
 def _reduce(
