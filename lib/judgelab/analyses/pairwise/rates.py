@@ -286,9 +286,8 @@ def wild_table(
 
 def _totals(cell: units.CellUnits) -> np.ndarray:
     """Return the moment sums over all units of a cell."""
-    if cell.counts is None:
-        return cell.rows.sum(axis=0)
-    return cell.counts @ cell.rows
+    tot = cell.rows.sum(axis=0) if cell.counts is None else cell.counts @ cell.rows
+    return tot if cell.cols is None else tot[cell.cols]
 
 
 def _replicates(e: estimates.Estimate) -> int:

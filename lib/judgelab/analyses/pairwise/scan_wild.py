@@ -125,8 +125,8 @@ def cell_units(part: pl.DataFrame, spread: np.ndarray) -> _units.CellUnits:
     """
     done = part.filter(pl.col(_UNIT).is_not_null()).sort(_CODE)
     cols = [f"_m{i}" for i in range(int(spread.max()) + 1)]
-    rows = done.select(pl.col(cols).cast(pl.Float64)).to_numpy()[:, spread]  # column-major
-    return _units.CellUnits(done[_CODE].to_numpy(), rows)
+    rows = done.select(pl.col(cols).cast(pl.Float64)).to_numpy()  # column-major
+    return _units.CellUnits(done[_CODE].to_numpy(), rows, None, np.asarray(spread))
 
 
 def _check_across(pats: pl.DataFrame, across: str | None) -> None:
