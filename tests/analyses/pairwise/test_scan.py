@@ -268,6 +268,32 @@ def test_clusters_joined_from_the_items_table():
     assert (got["n_clusters"] < got["n_items"]).any()  # documents shared by items
 
 
+@pytest.mark.parametrize("collide", [False, True])
+def test_the_clusters_join_on_key_hashes_is_the_join_on_the_keys(monkeypatch, collide):
+    """Items keyed by two hashes of their keys get the clusters the text keys give them:
+    absent items and a null key match no item; colliding hashes fall back to the keys."""
+    from judgelab.core import scan as core_scan
+
+    df = judgments(seed=12, clusters=False)
+    keys = df[["benchmark", "split", "item_id"]].drop_duplicates().reset_index(drop=True)
+    items = keys.assign(cluster=[f"doc-{i // 4}" for i in range(len(keys))]).iloc[:-7]
+    df.loc[df.index[:5], "split"] = None  # keys of no item (a null key): their own unit
+    lazy = pl.from_pandas(df).lazy()
+    plain = core_scan._joined_units(
+        lazy.with_columns(pl.col(k).cast(pl.String) for k in ("benchmark", "split", "item_id")),
+        pl.from_pandas(items).lazy(),
+    ).collect()  # the join on the text keys
+    if collide:  # every item's hashes alike: the items cannot be told apart by them
+        monkeypatch.setattr(core_scan, "_SEEDS", (0, 0))
+        monkeypatch.setattr(pl.Expr, "hash", lambda self, seed=0: pl.lit(1, pl.UInt64))
+    hashed = core_scan._by_key_hashes(pl.from_pandas(items))
+    assert (core_scan.KEY_HASHES[0] in hashed.columns) is not collide
+    got = core_scan.attach_clusters(lazy, pl.from_pandas(items).lazy()).collect()
+    assert got["cluster"].to_list() == plain["cluster"].to_list()
+    assert got.columns == plain.columns
+    assert got["cluster"].n_unique() > len(items) // 4  # absent items: each its own unit
+
+
 def test_the_scans_distinct_moments_spread_to_every_moment_column():
     """Flag columns' squares and products are the columns themselves: only count columns
     get their own sums, and the spread gives back `units.moment_columns` exactly."""
